@@ -1,0 +1,44 @@
+# make demo / make test set everything up on a fresh machine (Python 3.10+, gcc).
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+SOURCES := setup.py pyproject.toml $(wildcard paimon_engine/_kernels/*.pyx paimon_engine/_kernels/*.pxd)
+
+.PHONY: demo test test-compiled test-pure bench bench-quick docs build clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip setuptools wheel "Cython>=3.0"
+
+$(STAMP): $(PY) $(SOURCES)
+	$(PY) -m pip install --quiet -e ".[test,spark,bench,docs]"
+	touch $(STAMP)
+
+# Incremental: recompiles only kernels whose .pyx changed since the last build.
+build: $(STAMP)
+	$(PY) setup.py --quiet build_ext --inplace
+
+demo: build
+	$(PY) -m paimon_engine demo
+
+test: build test-compiled test-pure
+
+test-compiled:
+	$(PY) -m pytest -q -p no:cacheprovider
+
+# The kernel-level tests again with the pure-Python twins.
+test-pure:
+	PAIMON_ENGINE_PUREPYTHON=1 $(PY) -m pytest -q -p no:cacheprovider -m "not spark" tests/kernels
+
+bench: build
+	$(VENV)/bin/asv machine --yes --config asv_bench/asv.conf.json > /dev/null
+	$(VENV)/bin/asv run --config asv_bench/asv.conf.json --python=same --show-stderr $(BENCH_ARGS)
+
+docs: build
+	$(VENV)/bin/mkdocs build --strict --site-dir site
+
+clean:
+	rm -rf build site .asv *.egg-info
+	find paimon_engine -name '*.so' -delete
+	find paimon_engine/_kernels -name '*.c' -delete

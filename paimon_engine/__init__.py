@@ -1,0 +1,39 @@
+"""paimon_engine: Paimon row files, Paimon file indexes, Fory rows and
+Iceberg-style tables for Python, with a Cython core.
+
+Heavy dependencies (pandas, pyspark, fastavro) are imported lazily.
+"""
+
+from .errors import (
+    AlreadyExistsError,
+    CommitConflictError,
+    CommitFailedError,
+    CorruptFileError,
+    InvalidArgumentError,
+    NotFoundError,
+    PaimonEngineError,
+    SchemaError,
+    UnsupportedTypeError,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "__version__",
+    "PaimonEngineError",
+    "CorruptFileError",
+    "UnsupportedTypeError",
+    "SchemaError",
+    "CommitConflictError",
+    "CommitFailedError",
+    "NotFoundError",
+    "AlreadyExistsError",
+    "InvalidArgumentError",
+    "kernels_implementation",
+]
+
+
+def kernels_implementation() -> dict:
+    """Which implementation each kernel uses: ``{'varint': 'cython', ...}``."""
+    from . import _speedups
+    return _speedups.report()

@@ -1,0 +1,1 @@
+"""Compiled Cython kernels. Import them through :mod:`paimon_engine._speedups`."""

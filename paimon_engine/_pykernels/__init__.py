@@ -1,0 +1,1 @@
+"""Pure-Python twins of the Cython kernels (same names, same signatures, same results)."""

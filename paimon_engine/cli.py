@@ -1,0 +1,42 @@
+"""Command line: ``paimon-engine`` / ``python -m paimon_engine``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .errors import PaimonEngineError
+
+EXIT_OK = 0
+EXIT_ERROR = 1
+EXIT_USAGE = 2
+
+
+def _build_parser():
+    parser = argparse.ArgumentParser(prog="paimon-engine", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    demo = sub.add_parser("demo", help="run the quickstart tour on a local warehouse")
+    demo.add_argument("--warehouse", default="warehouse", help="warehouse directory (default ./warehouse)")
+    sub.add_parser("kernels", help="show which kernel implementation is live")
+    return parser
+
+
+def main(argv=None) -> int:
+    parser = _build_parser()
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "demo":
+            from .demo import run
+            return run(args.warehouse)
+        if args.command == "kernels":
+            from . import _speedups
+            for name, impl in _speedups.report().items():
+                print(f"{name}\t{impl}")
+            return EXIT_OK
+    except PaimonEngineError as exc:
+        print(f"paimon-engine: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except FileNotFoundError as exc:
+        print(f"paimon-engine: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    return EXIT_USAGE

@@ -1,0 +1,95 @@
+"""The one exception hierarchy of paimon_engine.
+
+Every error the engine raises on purpose derives from :class:`PaimonEngineError`.
+Errors about bad bytes carry where they were found: the file (or source name),
+the byte offset, and where known the block, row and field.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "PaimonEngineError",
+    "CorruptFileError",
+    "UnsupportedTypeError",
+    "SchemaError",
+    "CommitConflictError",
+    "CommitFailedError",
+    "NotFoundError",
+    "AlreadyExistsError",
+    "InvalidArgumentError",
+]
+
+
+class PaimonEngineError(Exception):
+    """Root of every error raised by paimon_engine."""
+
+
+class CorruptFileError(PaimonEngineError, ValueError):
+    """Input bytes are truncated, malformed or inconsistent.
+
+    ``path`` names the file or source, ``offset`` the byte offset where the
+    problem was found; ``block``, ``row`` and ``field`` narrow it down further
+    where the format has those notions.
+    """
+
+    def __init__(self, message, *, path=None, offset=None, block=None, row=None, field=None):
+        self.reason = message
+        self.path = path
+        self.offset = offset
+        self.block = block
+        self.row = row
+        self.field = field
+        super().__init__(self._render())
+
+    def _render(self):
+        where = []
+        if self.path is not None:
+            where.append(f"file {self.path!s}")
+        if self.block is not None:
+            where.append(f"block {self.block}")
+        if self.row is not None:
+            where.append(f"row {self.row}")
+        if self.field is not None:
+            where.append(f"field {self.field!s}")
+        if self.offset is not None:
+            where.append(f"offset {self.offset}")
+        return f"{self.reason} ({', '.join(where)})" if where else self.reason
+
+    def located(self, *, path=None, offset=None, block=None, row=None, field=None):
+        """Return a copy with the missing location parts filled in."""
+        return type(self)(
+            self.reason,
+            path=self.path if self.path is not None else path,
+            offset=self.offset if self.offset is not None else offset,
+            block=self.block if self.block is not None else block,
+            row=self.row if self.row is not None else row,
+            field=self.field if self.field is not None else field,
+        )
+
+
+class UnsupportedTypeError(PaimonEngineError, TypeError):
+    """A logical type, or a value, that this operation cannot handle."""
+
+
+class SchemaError(PaimonEngineError, ValueError):
+    """A schema is invalid, or data does not match the schema."""
+
+
+class CommitConflictError(PaimonEngineError):
+    """A concurrent commit changed the table; the operation may be retried."""
+
+
+class CommitFailedError(PaimonEngineError):
+    """A commit could not be completed (retries exhausted or validation failed)."""
+
+
+class NotFoundError(PaimonEngineError, LookupError):
+    """A table, namespace, snapshot, file or column does not exist."""
+
+
+class AlreadyExistsError(PaimonEngineError):
+    """A table or namespace with that name exists already."""
+
+
+class InvalidArgumentError(PaimonEngineError, ValueError):
+    """An argument to a public API is out of range or inconsistent."""

@@ -1,0 +1,106 @@
+import datetime
+import decimal
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from paimon_engine.batch import Column, ColumnBatch, concat_batches
+from paimon_engine.errors import SchemaError
+from paimon_engine.types import IntType, RowType
+
+TABLE = pa.table({
+    "i": pa.array([1, None, 3, 4], pa.int64()),
+    "f": pa.array([1.5, 2.5, None, 4.0], pa.float32()),
+    "b": pa.array([True, None, False, True]),
+    "s": pa.array(["x", None, "zz", ""]),
+    "ls": pa.array(["x", "y", None, "w"], pa.large_string()),
+    "bin": pa.array([b"\x00", None, b"ab", b""]),
+    "d": pa.array([decimal.Decimal("1.25"), None, decimal.Decimal("-3.00"), decimal.Decimal("0")],
+                  pa.decimal128(10, 2)),
+    "dt": pa.array([datetime.date(2020, 1, 1), None, datetime.date(1960, 5, 5), datetime.date(2000, 2, 29)]),
+    "ts": pa.array([0, 1, None, -5], pa.timestamp("us", tz="UTC")),
+    "l": pa.array([[1, 2], None, [], [None, 5]], pa.list_(pa.int32())),
+    "m": pa.array([[("a", 1)], None, [], [("b", None), ("c", 3)]], pa.map_(pa.string(), pa.int32())),
+    "st": pa.array([{"x": 1, "y": "a"}, None, {"x": None, "y": "c"}, {"x": 4, "y": None}]),
+    "fx": pa.array([b"abcd", b"efgh", None, b"ijkl"], pa.binary(4)),
+})
+
+
+def test_arrow_roundtrip_is_exact_and_zero_copy():
+    batch = ColumnBatch.from_arrow(TABLE)
+    rb = batch.to_arrow()
+    assert rb.equals(TABLE.to_batches()[0])
+    i_col = batch.column("i")
+    assert np.shares_memory(i_col.values, np.frombuffer(rb.column(0).buffers()[1], dtype=np.int64))
+
+
+@pytest.mark.parametrize("start,stop", [(0, 4), (1, 3), (3, 4), (2, 2), (0, 1)])
+def test_slice_matches_arrow_slice(start, stop):
+    batch = ColumnBatch.from_arrow(TABLE)
+    expected = TABLE.slice(start, stop - start).to_pylist()
+    assert batch.slice(start, stop).to_arrow().to_pylist() == expected
+    # slice of a slice
+    assert batch.slice(1).slice(start, stop).to_pylist() == TABLE.slice(1).slice(start, stop - start).to_pylist()
+
+
+def test_from_sliced_arrow_arrays():
+    sliced = TABLE.slice(1, 3)
+    batch = ColumnBatch.from_arrow(sliced)
+    assert batch.to_pylist() == sliced.to_pylist()
+
+
+def test_to_pandas_uses_nullable_dtypes():
+    df = ColumnBatch.from_arrow(TABLE).to_pandas()
+    assert str(df["i"].dtype) == "Int64"
+    assert str(df["f"].dtype) == "Float32"
+    assert str(df["b"].dtype) == "boolean"
+    assert df["i"].isna().tolist() == [False, True, False, False]
+    assert df["s"].dtype.name.startswith("string")
+
+
+def test_to_numpy_masks_and_views():
+    batch = ColumnBatch.from_arrow(TABLE)
+    arrays = batch.to_numpy()
+    assert arrays["i"].mask.tolist() == [False, True, False, False]
+    assert arrays["i"].compressed().tolist() == [1, 3, 4]
+    assert arrays["ts"].dtype == np.dtype("datetime64[us]")
+    assert arrays["b"].compressed().tolist() == [True, False, True]
+    assert arrays["s"][2] == "zz"
+    sliced = batch.slice(1, 3).to_numpy()
+    assert sliced["i"].mask.tolist() == [True, False]
+
+
+def test_concat_and_select():
+    batch = ColumnBatch.from_arrow(TABLE)
+    both = concat_batches([batch, batch.slice(2)])
+    assert both.num_rows == 6
+    assert both.to_pylist() == TABLE.to_pylist() + TABLE.slice(2).to_pylist()
+    assert batch.select(["s", "i"]).names == ["s", "i"]
+
+
+def test_schema_mismatch_errors():
+    with pytest.raises(SchemaError):
+        ColumnBatch(RowType.of(("a", IntType())), [])
+    a = Column.from_numpy(np.arange(3, dtype=np.int32))
+    b = Column.from_numpy(np.arange(4, dtype=np.int32))
+    with pytest.raises(SchemaError, match="rows"):
+        ColumnBatch(RowType.of(("a", IntType()), ("b", IntType())), [a, b])
+    with pytest.raises(SchemaError):
+        concat_batches([ColumnBatch.from_arrow(TABLE), ColumnBatch.from_arrow(TABLE.select(["i"]))])
+
+
+def test_from_numpy_and_pandas():
+    col = Column.from_numpy(np.array([True, False, True]))
+    assert col.to_arrow().to_pylist() == [True, False, True]
+    import pandas as pd
+    batch = ColumnBatch.from_pandas(pd.DataFrame({"a": [1, 2], "b": ["x", None]}))
+    assert batch.to_pylist() == [{"a": 1, "b": "x"}, {"a": 2, "b": None}]
+    assert ColumnBatch.from_pydict({"a": [1]}).num_rows == 1
+
+
+def test_empty_table():
+    empty = TABLE.slice(0, 0)
+    batch = ColumnBatch.from_arrow(empty)
+    assert batch.num_rows == 0
+    assert batch.to_arrow().num_rows == 0
