@@ -12,8 +12,16 @@ from __future__ import annotations
 import importlib
 import os
 
+def _discover():
+    # Every module in _pykernels (but the status codes) is a kernel with a twin.
+    import pkgutil
+
+    from . import _pykernels
+    return tuple(sorted(m.name for m in pkgutil.iter_modules(_pykernels.__path__) if m.name != "status"))
+
+
 #: Every kernel module name; each exists in ``_kernels`` (.pyx) and ``_pykernels`` (.py).
-KERNELS = ("varint", "bitmap")
+KERNELS = _discover()
 
 PURE_PYTHON = os.environ.get("PAIMON_ENGINE_PUREPYTHON", "") not in ("", "0")
 
