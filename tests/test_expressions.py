@@ -1,0 +1,123 @@
+import datetime
+import decimal
+
+import pyarrow as pa
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from paimon_engine.errors import InvalidArgumentError, SchemaError
+from paimon_engine.expressions import (
+    AlwaysFalse, AlwaysTrue, And, Not, Or, Predicate, col, evaluate_arrow, parse, referenced_names, rewrite_not,
+    simplify, to_arrow_expression,
+)
+from paimon_engine.types import parse_paimon_type
+
+SCHEMA = parse_paimon_type(
+    "ROW<x INT, y STRING, z DOUBLE, d DATE, ts TIMESTAMP(6), dec DECIMAL(10, 2), s ROW<a BIGINT>, b BYTES>")
+
+
+def test_builder_and_parser_agree():
+    built = ((col("x") > 5) & col("y").isin(["a", "b"])) | ~col("z").is_null()
+    assert parse("x > 5 and y in ('a', 'b') or not z is null") == built
+    assert parse("5 < x") == (col("x") > 5)
+    assert parse("`weird name` = 'it''s'") == (col("weird name") == "it's")
+    assert parse("x between 1 and 3") == And(col("x") >= 1, col("x") <= 3)
+    assert parse("y like 'ab%'") == col("y").starts_with("ab")
+    assert parse("y not like 'ab%'") == col("y").not_starts_with("ab")
+    assert parse("d = date '2024-02-29'") == (col("d") == datetime.date(2024, 2, 29))
+    assert parse("s.a is not null") == col("s.a").not_null()
+    assert parse("x not in (1, 2)") == col("x").not_in([1, 2])
+    assert parse("b = X'00ff'") == (col("b") == b"\x00\xff")
+    assert parse("is_nan(z)") == col("z").is_nan()
+    assert parse("") == AlwaysTrue() and parse("false") == AlwaysFalse()
+    assert (col("x") == None) == col("x").is_null()  # noqa: E711
+
+
+@pytest.mark.parametrize("bad", ["x >", "x = = 1", "(x = 1", "x = 1 y", "x like 'a%b'", "x = null", "x in ()",
+                                 "'a' 'b'", "x ~ 1", "date 'nope' = d"])
+def test_parser_errors(bad):
+    with pytest.raises(InvalidArgumentError):
+        parse(bad)
+
+
+def test_repr_roundtrips_through_the_parser():
+    e = parse("x >= 2 and (y = 'a''b' or y is null) and not ts < timestamp '2024-01-01T00:00:00'")
+    assert parse(repr(e)) == e
+
+
+def test_bind_converts_literals_and_records_ids():
+    b = parse("x = 5.0 and dec < 1.5 and d > '2020-01-01' and s.a in (1, 2)").bind(SCHEMA)
+    leaves = [b.left.left.left, b.left.left.right, b.left.right, b.right]
+    assert leaves[0].literal == 5 and isinstance(leaves[0].literal, int) and leaves[0].field_id == 0
+    assert leaves[1].literal == decimal.Decimal("1.50")
+    assert leaves[2].literal == datetime.date(2020, 1, 1)
+    assert leaves[3].field_id == 0 and leaves[3].name == "s.a"
+    with pytest.raises(SchemaError, match="no column"):
+        parse("nope = 1").bind(SCHEMA)
+    with pytest.raises(InvalidArgumentError, match="out of range"):
+        (col("x") == 1 << 40).bind(SCHEMA)
+    with pytest.raises(InvalidArgumentError):
+        (col("dec") == decimal.Decimal("1.234")).bind(SCHEMA)
+    with pytest.raises(SchemaError):
+        col("x").is_nan().bind(SCHEMA)
+    with pytest.raises(SchemaError):
+        (col("s") == 1).bind(SCHEMA)
+    assert col("x").isin([]).bind(SCHEMA) == AlwaysFalse()
+    assert col("X").is_null().bind(SCHEMA, case_sensitive=False).field_id == 0
+
+
+def test_rewrite_not_and_simplify():
+    e = ~((col("x") > 1) & ~col("y").is_null())
+    assert rewrite_not(e) == Or(col("x") <= 1, col("y").is_null())
+    assert simplify(And(AlwaysTrue(), col("x") == 1)) == (col("x") == 1)
+    assert simplify(Or(AlwaysTrue(), col("x") == 1)) == AlwaysTrue()
+    assert simplify(Not(AlwaysFalse())) == AlwaysTrue()
+    assert referenced_names(e) == {"x", "y"}
+    with pytest.raises(TypeError):
+        bool(col("x") == 1)
+
+
+TABLE = pa.table({
+    "x": pa.array([1, 5, None, 7], pa.int32()),
+    "y": pa.array(["ab", None, "abc", "b"]),
+    "z": pa.array([1.0, float("nan"), None, 2.0]),
+    "s": pa.array([{"a": 1}, {"a": None}, None, {"a": 4}]),
+})
+
+
+def test_evaluate_sql_null_semantics():
+    ev = lambda text: evaluate_arrow(parse(text), TABLE).to_pylist()  # noqa: E731
+    assert ev("x > 1") == [False, True, False, True]
+    assert ev("not x > 1") == [True, False, False, False]  # null is neither
+    assert ev("x != 5") == [True, False, False, True]
+    assert ev("x in (1, 7)") == [True, False, False, True]
+    assert ev("x not in (1, 7)") == [False, True, False, False]
+    assert ev("x is null") == [False, False, True, False]
+    assert ev("y like 'ab%'") == [True, False, True, False]
+    assert ev("is_nan(z)") == [False, True, False, False]
+    assert ev("s.a >= 1") == [True, False, False, True]
+    assert ev("true") == [True] * 4
+    assert ev("x > 1 or y is null") == [False, True, False, True]
+    assert evaluate_arrow(col("x") > 1, TABLE.to_batches()[0]).null_count == 0
+
+
+def test_arrow_expression_matches_evaluate():
+    import pyarrow.dataset as ds
+    for text in ["x > 1", "not x > 1", "x not in (1, 7)", "y like 'ab%' or x is null", "x != 5"]:
+        expected = TABLE.filter(evaluate_arrow(parse(text), TABLE))
+        got = ds.dataset(TABLE).to_table(filter=to_arrow_expression(parse(text)))
+        assert got.select(["x", "y"]).to_pylist() == expected.select(["x", "y"]).to_pylist(), text
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.integers(-5, 5)), min_size=1, max_size=20),
+       st.sampled_from(["eq", "ne", "lt", "le", "gt", "ge"]), st.integers(-5, 5), st.booleans())
+def test_evaluate_matches_python(values, op, lit, negate):
+    import operator
+    table = pa.table({"v": pa.array(values, pa.int64())})
+    e = Predicate(op, "v", lit)
+    e = ~e if negate else e
+    fn = {"eq": operator.eq, "ne": operator.ne, "lt": operator.lt, "le": operator.le, "gt": operator.gt,
+          "ge": operator.ge}[op]
+    expected = [v is not None and (fn(v, lit) != negate) for v in values]
+    assert evaluate_arrow(e, table).to_pylist() == expected
