@@ -1,0 +1,197 @@
+"""Iceberg's single-value binary serialization (manifest bounds, partition summaries) and the internal value
+representation used throughout the table layer.
+
+Internal representation of values (what transforms return and partition tuples hold):
+boolean -> bool, int/long -> int, float/double -> float, date -> int days since epoch, time -> int microseconds,
+timestamp/timestamptz -> int microseconds (nanoseconds for the ``_ns`` types), string -> str, uuid -> bytes (16),
+fixed/binary -> bytes, decimal -> ``decimal.Decimal``.
+"""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+import struct
+import uuid as _uuid
+
+from ..errors import CorruptFileError, UnsupportedTypeError
+from .. import types as T
+
+__all__ = ["to_bytes", "from_bytes", "to_internal", "from_internal", "truncate_lower", "truncate_upper",
+           "type_name"]
+
+_EPOCH_DATE = datetime.date(1970, 1, 1)
+_EPOCH_TS = datetime.datetime(1970, 1, 1)
+_EPOCH_TSTZ = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+
+
+def type_name(t: T.DataType) -> str:
+    """The Iceberg primitive name of a logical type (``long``, ``decimal(9, 2)``, ...)."""
+    ice = t.to_iceberg()
+    return ice if isinstance(ice, str) else ice["type"]
+
+
+def _unscaled_bytes(unscaled: int) -> bytes:
+    n = max(1, (unscaled + (unscaled < 0)).bit_length() // 8 + 1)
+    return unscaled.to_bytes(n, "big", signed=True)
+
+
+def to_bytes(t: T.DataType, value) -> bytes:
+    """Serialize one internal value in Iceberg's single-value binary form."""
+    if isinstance(t, T.BooleanType):
+        return b"\x01" if value else b"\x00"
+    if isinstance(t, (T.TinyIntType, T.SmallIntType, T.IntType, T.DateType)):
+        return struct.pack("<i", value)
+    if isinstance(t, (T.BigIntType, T.TimeType, T.TimestampType, T.LocalZonedTimestampType)):
+        return struct.pack("<q", value)
+    if isinstance(t, T.FloatType):
+        return struct.pack("<f", value)
+    if isinstance(t, T.DoubleType):
+        return struct.pack("<d", value)
+    if isinstance(t, (T.VarCharType, T.CharType)):
+        return value.encode("utf-8")
+    if isinstance(t, T.UuidType):
+        return value.bytes if isinstance(value, _uuid.UUID) else bytes(value)
+    if isinstance(t, (T.BinaryType, T.VarBinaryType)):
+        return bytes(value)
+    if isinstance(t, T.DecimalType):
+        if isinstance(value, decimal.Decimal):
+            value = int(value.scaleb(t.scale).to_integral_value())
+        return _unscaled_bytes(int(value))
+    raise UnsupportedTypeError(f"no single-value serialization for {t.to_paimon_string()}")
+
+
+def from_bytes(t: T.DataType, b: bytes):
+    """Inverse of :func:`to_bytes`; raises CorruptFileError for a wrong length."""
+    try:
+        if isinstance(t, T.BooleanType):
+            return b != b"\x00"
+        if isinstance(t, (T.TinyIntType, T.SmallIntType, T.IntType, T.DateType)):
+            if len(b) == 8:   # a promoted int->long bound read through the old type keeps working
+                return struct.unpack("<q", b)[0]
+            return struct.unpack("<i", b)[0]
+        if isinstance(t, (T.BigIntType, T.TimeType, T.TimestampType, T.LocalZonedTimestampType)):
+            if len(b) == 4:   # written as int before an int->long promotion
+                return struct.unpack("<i", b)[0]
+            return struct.unpack("<q", b)[0]
+        if isinstance(t, T.FloatType):
+            return struct.unpack("<f", b)[0]
+        if isinstance(t, T.DoubleType):
+            if len(b) == 4:
+                return struct.unpack("<f", b)[0]
+            return struct.unpack("<d", b)[0]
+        if isinstance(t, (T.VarCharType, T.CharType)):
+            return bytes(b).decode("utf-8")
+        if isinstance(t, T.UuidType):
+            if len(b) != 16:
+                raise struct.error("uuid needs 16 bytes")
+            return bytes(b)
+        if isinstance(t, (T.BinaryType, T.VarBinaryType)):
+            return bytes(b)
+        if isinstance(t, T.DecimalType):
+            return decimal.Decimal(int.from_bytes(b, "big", signed=True)).scaleb(-t.scale)
+    except (struct.error, UnicodeDecodeError) as exc:
+        raise CorruptFileError(f"bad single-value bytes {bytes(b)[:32].hex()} for {type_name(t)}: {exc}") from None
+    raise UnsupportedTypeError(f"no single-value serialization for {t.to_paimon_string()}")
+
+
+def _ts_unit_per_sec(t) -> int:
+    return 1_000_000_000 if t.precision > 6 else 1_000_000
+
+
+def to_internal(t: T.DataType, value):
+    """A Python value (datetime, date, Decimal, UUID, ...) -> the internal representation."""
+    if value is None:
+        return None
+    if isinstance(t, T.DateType):
+        if isinstance(value, datetime.datetime):
+            value = value.date()
+        if isinstance(value, datetime.date):
+            return (value - _EPOCH_DATE).days
+        return int(value)
+    if isinstance(t, T.TimeType):
+        if isinstance(value, datetime.time):
+            return ((value.hour * 60 + value.minute) * 60 + value.second) * 1_000_000 + value.microsecond
+        return int(value)
+    if isinstance(t, (T.TimestampType, T.LocalZonedTimestampType)):
+        if isinstance(value, datetime.datetime):
+            if value.tzinfo is not None:
+                delta = value - _EPOCH_TSTZ
+            else:
+                delta = value - _EPOCH_TS
+            micros = (delta.days * 86400 + delta.seconds) * 1_000_000 + delta.microseconds
+            return micros * 1000 if t.precision > 6 else micros
+        if hasattr(value, "value") and hasattr(value, "tz_localize"):   # pandas Timestamp
+            ns = int(value.value)
+            return ns if t.precision > 6 else ns // 1000
+        return int(value)
+    if isinstance(t, T.UuidType):
+        if isinstance(value, _uuid.UUID):
+            return value.bytes
+        if isinstance(value, str):
+            return _uuid.UUID(value).bytes
+        return bytes(value)
+    if isinstance(t, T.DecimalType):
+        if isinstance(value, decimal.Decimal):
+            return value.quantize(decimal.Decimal(1).scaleb(-t.scale))
+        return decimal.Decimal(value).quantize(decimal.Decimal(1).scaleb(-t.scale))
+    if isinstance(t, (T.TinyIntType, T.SmallIntType, T.IntType, T.BigIntType)):
+        return int(value)
+    if isinstance(t, (T.FloatType, T.DoubleType)):
+        return float(value)
+    if isinstance(t, T.BooleanType):
+        return bool(value)
+    if isinstance(t, (T.BinaryType, T.VarBinaryType)):
+        return bytes(value)
+    return value
+
+
+def from_internal(t: T.DataType, value):
+    """Internal representation -> the natural Python value (date, datetime, UUID, ...)."""
+    if value is None:
+        return None
+    if isinstance(t, T.DateType):
+        return _EPOCH_DATE + datetime.timedelta(days=value)
+    if isinstance(t, T.TimestampType):
+        return _EPOCH_TS + datetime.timedelta(microseconds=value // (1000 if t.precision > 6 else 1))
+    if isinstance(t, T.LocalZonedTimestampType):
+        return _EPOCH_TSTZ + datetime.timedelta(microseconds=value // (1000 if t.precision > 6 else 1))
+    if isinstance(t, T.TimeType):
+        s, us = divmod(value, 1_000_000)
+        m, s = divmod(s, 60)
+        h, m = divmod(m, 60)
+        return datetime.time(h, m, s, us)
+    if isinstance(t, T.UuidType):
+        return _uuid.UUID(bytes=bytes(value))
+    return value
+
+
+def truncate_lower(t: T.DataType, value, width: int = 16):
+    """A lower bound no longer than ``width`` code points / bytes."""
+    if isinstance(t, (T.VarCharType, T.CharType)) and len(value) > width:
+        return value[:width]
+    if isinstance(t, (T.VarBinaryType,)) and len(value) > width:
+        return bytes(value[:width])
+    return value
+
+
+def truncate_upper(t: T.DataType, value, width: int = 16):
+    """An upper bound no longer than ``width``: truncate, then increment the last code point / byte that can be
+    incremented. ``None`` when no such bound exists (every position at its maximum)."""
+    if isinstance(t, (T.VarCharType, T.CharType)) and len(value) > width:
+        chars = list(value[:width])
+        for i in range(len(chars) - 1, -1, -1):
+            cp = ord(chars[i]) + 1
+            if 0xD800 <= cp <= 0xDFFF:
+                cp = 0xE000
+            if cp <= 0x10FFFF:
+                return "".join(chars[:i]) + chr(cp)
+        return None
+    if isinstance(t, (T.VarBinaryType,)) and len(value) > width:
+        bs = bytearray(value[:width])
+        for i in range(len(bs) - 1, -1, -1):
+            if bs[i] < 0xFF:
+                bs[i] += 1
+                return bytes(bs[: i + 1])
+        return None
+    return value

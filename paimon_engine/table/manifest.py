@@ -1,0 +1,525 @@
+"""Manifests: Avro files of :class:`ManifestEntry` records, each holding a :class:`DataFile` (data or delete file).
+
+Avro schemas are exactly the spec's for format versions 1 and 2 (record names ``manifest_entry``, ``r2``,
+``r102``, ``k117_v118``..., field ids as ``field-id`` attributes, int-keyed maps as arrays with
+``logicalType: map``). Reading tolerates other writers' deviations (``equality_ids`` as ``list<long>``, missing
+``schema-id``, v1 column names) and applies the inheritance rules: a null snapshot id comes from the manifest's
+``added_snapshot_id``; a null sequence number is inherited only by ADDED entries.
+
+Two optional extension fields (ids 2100000001, 2100000002) record what ``row`` data files need and Iceberg has no
+field for; see ``docs/format-extensions.md``. They are written only when set, and other readers ignore them.
+"""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+import io as _io
+import json
+import uuid
+
+from .. import types as T
+from ..errors import CorruptFileError, InvalidArgumentError
+
+__all__ = ["DataFile", "ManifestEntry", "ManifestWriter", "read_manifest", "write_manifest", "manifest_schema",
+           "STATUS_EXISTING", "STATUS_ADDED", "STATUS_DELETED", "CONTENT_DATA", "CONTENT_POSITION_DELETES",
+           "CONTENT_EQUALITY_DELETES", "EXT_WRITER_SCHEMA_ID", "EXT_FILE_INDEX"]
+
+STATUS_EXISTING, STATUS_ADDED, STATUS_DELETED = 0, 1, 2
+CONTENT_DATA, CONTENT_POSITION_DELETES, CONTENT_EQUALITY_DELETES = 0, 1, 2
+EXT_WRITER_SCHEMA_ID = 2100000001
+EXT_FILE_INDEX = 2100000002
+
+
+class DataFile:
+    """A data or delete file and its metrics. ``partition`` is a tuple of internal values in spec field order;
+    metric maps are keyed by field id; bounds are single-value serialized bytes."""
+
+    __slots__ = ("content", "file_path", "file_format", "partition", "record_count", "file_size_in_bytes",
+                 "column_sizes", "value_counts", "null_value_counts", "nan_value_counts", "lower_bounds",
+                 "upper_bounds", "key_metadata", "split_offsets", "equality_ids", "sort_order_id",
+                 "referenced_data_file", "spec_id", "writer_schema_id", "file_index", "block_size_in_bytes")
+
+    def __init__(self, file_path, file_format="PARQUET", partition=(), record_count=0, file_size_in_bytes=0, *,
+                 content=CONTENT_DATA, column_sizes=None, value_counts=None, null_value_counts=None,
+                 nan_value_counts=None, lower_bounds=None, upper_bounds=None, key_metadata=None,
+                 split_offsets=None, equality_ids=None, sort_order_id=None, referenced_data_file=None, spec_id=0,
+                 writer_schema_id=None, file_index=None, block_size_in_bytes=None):
+        self.content = int(content)
+        self.file_path = file_path
+        self.file_format = str(file_format).upper()
+        self.partition = tuple(partition)
+        self.record_count = int(record_count)
+        self.file_size_in_bytes = int(file_size_in_bytes)
+        self.column_sizes = column_sizes
+        self.value_counts = value_counts
+        self.null_value_counts = null_value_counts
+        self.nan_value_counts = nan_value_counts
+        self.lower_bounds = lower_bounds
+        self.upper_bounds = upper_bounds
+        self.key_metadata = key_metadata
+        self.split_offsets = split_offsets
+        self.equality_ids = equality_ids
+        self.sort_order_id = sort_order_id
+        self.referenced_data_file = referenced_data_file
+        self.spec_id = spec_id
+        self.writer_schema_id = writer_schema_id
+        self.file_index = file_index
+        self.block_size_in_bytes = block_size_in_bytes
+
+    def __repr__(self):
+        kind = ("data", "position-deletes", "equality-deletes")[self.content]
+        return f"DataFile({kind}, {self.file_path!r}, rows={self.record_count})"
+
+    def __eq__(self, other):
+        return isinstance(other, DataFile) and all(getattr(self, s) == getattr(other, s) for s in self.__slots__)
+
+    def __hash__(self):
+        return hash(self.file_path)
+
+
+class ManifestEntry:
+    __slots__ = ("status", "snapshot_id", "sequence_number", "file_sequence_number", "data_file")
+
+    def __init__(self, status, snapshot_id, data_file, sequence_number=None, file_sequence_number=None):
+        self.status = int(status)
+        self.snapshot_id = snapshot_id
+        self.sequence_number = sequence_number
+        self.file_sequence_number = file_sequence_number
+        self.data_file = data_file
+
+    def __repr__(self):
+        st = ("EXISTING", "ADDED", "DELETED")[self.status]
+        return f"ManifestEntry({st}, snap={self.snapshot_id}, seq={self.sequence_number}, {self.data_file!r})"
+
+
+# ---------------------------------------------------------------------------
+# Avro schemas
+# ---------------------------------------------------------------------------
+
+def _opt(avro_type):
+    return ["null", avro_type]
+
+
+def _f(name, fid, avro_type, optional=False, doc=None):
+    d = {"name": name, "type": _opt(avro_type) if optional else avro_type, "field-id": fid}
+    if optional:
+        d["default"] = None
+    if doc:
+        d["doc"] = doc
+    return d
+
+
+def _int_map(kid, vid, value_type, name, fid):
+    rec = {"type": "record", "name": f"k{kid}_v{vid}",
+           "fields": [{"name": "key", "type": "int", "field-id": kid},
+                      {"name": "value", "type": value_type, "field-id": vid}]}
+    return _f(name, fid, {"type": "array", "items": rec, "logicalType": "map"}, optional=True)
+
+
+def _decimal_bytes(precision):
+    n = 1
+    while 2 ** (8 * n - 1) < 10 ** precision:
+        n += 1
+    return n
+
+
+def sanitize_avro_name(name: str) -> str:
+    """Iceberg's Avro name sanitization: invalid characters become ``_x<HEX>`` (a leading digit ``_<digit>``)."""
+    out = []
+    for i, ch in enumerate(name):
+        ok = ch.isascii() and (ch.isalpha() or ch == "_" or (i > 0 and ch.isdigit()))
+        if ok:
+            out.append(ch)
+        elif i == 0 and ch.isdigit():
+            out.append("_" + ch)
+        else:
+            out.append("_x" + format(ord(ch), "X"))
+    return "".join(out) or "_"
+
+
+def _avro_type(t: T.DataType, fixed_names):
+    if isinstance(t, T.BooleanType):
+        return "boolean"
+    if isinstance(t, (T.TinyIntType, T.SmallIntType, T.IntType)):
+        return "int"
+    if isinstance(t, T.BigIntType):
+        return "long"
+    if isinstance(t, T.FloatType):
+        return "float"
+    if isinstance(t, T.DoubleType):
+        return "double"
+    if isinstance(t, T.DateType):
+        return {"type": "int", "logicalType": "date"}
+    if isinstance(t, T.TimeType):
+        return {"type": "long", "logicalType": "time-micros"}
+    if isinstance(t, T.TimestampType):
+        return {"type": "long", "logicalType": "timestamp-micros", "adjust-to-utc": False}
+    if isinstance(t, T.LocalZonedTimestampType):
+        return {"type": "long", "logicalType": "timestamp-micros", "adjust-to-utc": True}
+    if isinstance(t, (T.VarCharType, T.CharType)):
+        return "string"
+    if isinstance(t, T.UuidType):
+        return _named_fixed(fixed_names, "uuid_fixed", 16, {"logicalType": "uuid"})
+    if isinstance(t, T.BinaryType):
+        return _named_fixed(fixed_names, f"fixed_{t.length}", t.length, {})
+    if isinstance(t, T.VarBinaryType):
+        return "bytes"
+    if isinstance(t, T.DecimalType):
+        return _named_fixed(fixed_names, f"decimal_{t.precision}_{t.scale}", _decimal_bytes(t.precision),
+                            {"logicalType": "decimal", "precision": t.precision, "scale": t.scale})
+    raise InvalidArgumentError(f"partition values of type {t.to_paimon_string()} cannot be stored")
+
+
+def _named_fixed(names, name, size, extra):
+    if name in names:
+        return name
+    names.add(name)
+    d = {"type": "fixed", "name": name, "size": size}
+    d.update(extra)
+    return d
+
+
+def partition_avro(partition_type: T.RowType) -> dict:
+    names = set()
+    return {"type": "record", "name": "r102",
+            "fields": [_f(sanitize_avro_name(f.name), f.id, _avro_type(f.type, names), optional=True)
+                       for f in partition_type.fields]}
+
+
+def data_file_avro(partition_type: T.RowType, format_version: int, extensions: bool = False) -> dict:
+    part = _f("partition", 102, partition_avro(partition_type), doc="Partition data tuple, schema based on the "
+              "partition spec")
+    common_metrics = [
+        _int_map(117, 118, "long", "column_sizes", 108),
+        _int_map(119, 120, "long", "value_counts", 109),
+        _int_map(121, 122, "long", "null_value_counts", 110),
+        _int_map(138, 139, "long", "nan_value_counts", 137),
+        _int_map(126, 127, "bytes", "lower_bounds", 125),
+        _int_map(129, 130, "bytes", "upper_bounds", 128),
+        _f("key_metadata", 131, "bytes", optional=True),
+        _f("split_offsets", 132, {"type": "array", "items": "long", "element-id": 133}, optional=True),
+    ]
+    if format_version == 1:
+        fields = [_f("file_path", 100, "string"), _f("file_format", 101, "string"), part,
+                  _f("record_count", 103, "long"), _f("file_size_in_bytes", 104, "long"),
+                  _f("block_size_in_bytes", 105, "long")] + common_metrics + [
+                  _f("sort_order_id", 140, "int", optional=True)]
+    else:
+        fields = [_f("content", 134, "int"), _f("file_path", 100, "string"), _f("file_format", 101, "string"),
+                  part, _f("record_count", 103, "long"), _f("file_size_in_bytes", 104, "long")] + common_metrics + [
+                  _f("equality_ids", 135, {"type": "array", "items": "int", "element-id": 136}, optional=True),
+                  _f("sort_order_id", 140, "int", optional=True),
+                  _f("referenced_data_file", 143, "string", optional=True)]
+    if extensions:
+        fields += [_f("pe_writer_schema_id", EXT_WRITER_SCHEMA_ID, "int", optional=True),
+                   _f("pe_file_index", EXT_FILE_INDEX, "string", optional=True)]
+    return {"type": "record", "name": "r2", "fields": fields}
+
+
+def manifest_schema(partition_type: T.RowType, format_version: int, extensions: bool = False) -> dict:
+    df = _f("data_file", 2, data_file_avro(partition_type, format_version, extensions))
+    if format_version == 1:
+        fields = [_f("status", 0, "int"), _f("snapshot_id", 1, "long"), df]
+    else:
+        fields = [_f("status", 0, "int"), _f("snapshot_id", 1, "long", optional=True),
+                  _f("sequence_number", 3, "long", optional=True),
+                  _f("file_sequence_number", 4, "long", optional=True), df]
+    return {"type": "record", "name": "manifest_entry", "fields": fields}
+
+
+_PARSED = {}
+
+
+def _parsed(partition_type, format_version, extensions):
+    import fastavro
+    key = (partition_type, format_version, extensions)
+    s = _PARSED.get(key)
+    if s is None:
+        if len(_PARSED) > 256:
+            _PARSED.clear()
+        s = _PARSED[key] = fastavro.parse_schema(manifest_schema(partition_type, format_version, extensions))
+    return s
+
+
+# ---------------------------------------------------------------------------
+# conversion of partition values between Avro and the internal representation
+# ---------------------------------------------------------------------------
+
+_EPOCH_DATE = datetime.date(1970, 1, 1)
+_EPOCH_TSTZ = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+
+
+def _from_avro(t):
+    if isinstance(t, T.DateType):
+        return lambda v: (v - _EPOCH_DATE).days if isinstance(v, datetime.date) else v
+    if isinstance(t, (T.TimestampType, T.LocalZonedTimestampType)):
+        def ts(v):
+            if isinstance(v, datetime.datetime):
+                if v.tzinfo is None:
+                    v = v.replace(tzinfo=datetime.timezone.utc)
+                d = v - _EPOCH_TSTZ
+                return (d.days * 86400 + d.seconds) * 1_000_000 + d.microseconds
+            return v
+        return ts
+    if isinstance(t, T.TimeType):
+        def tm(v):
+            if isinstance(v, datetime.time):
+                return ((v.hour * 60 + v.minute) * 60 + v.second) * 1_000_000 + v.microsecond
+            return v
+        return tm
+    if isinstance(t, T.UuidType):
+        return lambda v: v.bytes if isinstance(v, uuid.UUID) else v
+    if isinstance(t, T.DecimalType):
+        def dec(v):
+            if isinstance(v, (bytes, bytearray)):
+                return decimal.Decimal(int.from_bytes(v, "big", signed=True)).scaleb(-t.scale)
+            return v
+        return dec
+    return None
+
+
+def _map_to_dict(items, field, path):
+    if items is None:
+        return None
+    try:
+        return {int(kv["key"]): kv["value"] for kv in items}
+    except (TypeError, KeyError, ValueError):
+        raise CorruptFileError(f"bad {field} map in manifest", path=path, field=field) from None
+
+
+def _dict_to_map(d):
+    if d is None:
+        return None
+    return [{"key": k, "value": v} for k, v in d.items()]
+
+
+# ---------------------------------------------------------------------------
+# writing
+# ---------------------------------------------------------------------------
+
+class ManifestWriter:
+    """Collects entries for one manifest and writes it; ``to_manifest_file()`` gives the manifest-list entry.
+
+    ``sequence_number`` / ``min_sequence_number`` of the result are None while entries inherit the sequence number
+    of the commit; the manifest-list writer fills them in.
+    """
+
+    def __init__(self, spec, schema, format_version: int, snapshot_id: int, content: int = 0):
+        self.spec = spec
+        self.schema = schema
+        self.format_version = format_version
+        self.snapshot_id = snapshot_id
+        self.content = content
+        self.partition_type = spec.partition_type(schema)
+        self.entries = []
+
+    def add(self, data_file: DataFile, status=STATUS_ADDED, snapshot_id=None, sequence_number=None,
+            file_sequence_number=None):
+        if status == STATUS_ADDED:
+            entry = ManifestEntry(status, self.snapshot_id, data_file, None, None)
+        else:
+            entry = ManifestEntry(status, snapshot_id if status == STATUS_EXISTING else self.snapshot_id,
+                                  data_file, sequence_number, file_sequence_number)
+        self.entries.append(entry)
+
+    def add_entry(self, entry: ManifestEntry):
+        self.entries.append(entry)
+
+    def write(self, io, path):
+        from .manifest_list import ManifestFile, summarize_partitions
+        import fastavro
+        fv = self.format_version
+        ext = any(e.data_file.writer_schema_id is not None or e.data_file.file_index is not None
+                  for e in self.entries)
+        parsed = _parsed(self.partition_type, fv, ext)
+        names = [sanitize_avro_name(f.name) for f in self.partition_type.fields]
+        records = []
+        for e in self.entries:
+            df = e.data_file
+            if len(df.partition) != len(names):
+                raise InvalidArgumentError(f"{df.file_path}: partition tuple {df.partition!r} does not match "
+                                           f"spec {self.spec.spec_id}")
+            rec = {"file_path": df.file_path, "file_format": df.file_format,
+                   "partition": dict(zip(names, df.partition)), "record_count": df.record_count,
+                   "file_size_in_bytes": df.file_size_in_bytes,
+                   "column_sizes": _dict_to_map(df.column_sizes), "value_counts": _dict_to_map(df.value_counts),
+                   "null_value_counts": _dict_to_map(df.null_value_counts),
+                   "nan_value_counts": _dict_to_map(df.nan_value_counts),
+                   "lower_bounds": _dict_to_map(df.lower_bounds), "upper_bounds": _dict_to_map(df.upper_bounds),
+                   "key_metadata": df.key_metadata, "split_offsets": df.split_offsets,
+                   "sort_order_id": df.sort_order_id}
+            if fv == 1:
+                if df.content != CONTENT_DATA:
+                    raise InvalidArgumentError("format version 1 tables cannot hold delete files")
+                rec["block_size_in_bytes"] = df.block_size_in_bytes or 67108864
+            else:
+                rec["content"] = df.content
+                rec["equality_ids"] = list(df.equality_ids) if df.equality_ids is not None else None
+                rec["referenced_data_file"] = df.referenced_data_file
+            if ext:
+                rec["pe_writer_schema_id"] = df.writer_schema_id
+                rec["pe_file_index"] = df.file_index
+            entry = {"status": e.status, "snapshot_id": e.snapshot_id, "data_file": rec}
+            if fv >= 2:
+                entry["sequence_number"] = e.sequence_number
+                entry["file_sequence_number"] = e.file_sequence_number
+            records.append(entry)
+        meta = {"schema": json.dumps(self.schema.to_dict(), separators=(",", ":")),
+                "schema-id": str(self.schema.schema_id),
+                "partition-spec": json.dumps([f.to_dict() for f in self.spec.fields], separators=(",", ":")),
+                "partition-spec-id": str(self.spec.spec_id), "format-version": str(fv)}
+        if fv >= 2:
+            meta["content"] = "deletes" if self.content else "data"
+        buf = _io.BytesIO()
+        fastavro.writer(buf, parsed, records, metadata=meta, codec="deflate")
+        data = buf.getvalue()
+        io.write_bytes(path, data)
+
+        counts = {STATUS_ADDED: [0, 0], STATUS_EXISTING: [0, 0], STATUS_DELETED: [0, 0]}
+        seqs = []
+        for e in self.entries:
+            c = counts[e.status]
+            c[0] += 1
+            c[1] += e.data_file.record_count
+            if e.status != STATUS_ADDED and e.sequence_number is not None and e.status != STATUS_DELETED:
+                seqs.append(e.sequence_number)
+        has_added = counts[STATUS_ADDED][0] > 0
+        min_seq = None if has_added or not seqs else min(seqs)
+        if not has_added and not seqs:
+            min_seq = None
+        return ManifestFile(
+            manifest_path=path, manifest_length=len(data), partition_spec_id=self.spec.spec_id,
+            content=self.content, sequence_number=None, min_sequence_number=min_seq,
+            added_snapshot_id=self.snapshot_id,
+            added_files_count=counts[STATUS_ADDED][0], existing_files_count=counts[STATUS_EXISTING][0],
+            deleted_files_count=counts[STATUS_DELETED][0], added_rows_count=counts[STATUS_ADDED][1],
+            existing_rows_count=counts[STATUS_EXISTING][1], deleted_rows_count=counts[STATUS_DELETED][1],
+            partitions=summarize_partitions(self.partition_type, [e.data_file.partition for e in self.entries]))
+
+
+def write_manifest(io, path, entries, spec, schema, format_version, snapshot_id, content=0):
+    w = ManifestWriter(spec, schema, format_version, snapshot_id, content)
+    for e in entries:
+        w.add_entry(e)
+    return w.write(io, path)
+
+
+# ---------------------------------------------------------------------------
+# reading
+# ---------------------------------------------------------------------------
+
+_V1_NAMES = {"added_data_files_count": "added_files_count"}
+
+
+def read_manifest(io, manifest, partition_type: T.RowType | None = None, schema=None, spec=None,
+                  include_deleted: bool = True):
+    """Entries of one manifest, with snapshot ids and sequence numbers inherited from ``manifest`` (a
+    :class:`~paimon_engine.table.manifest_list.ManifestFile`). ``partition_type`` defaults to the one derived from
+    the manifest's own ``schema``/``partition-spec`` metadata."""
+    import fastavro
+    path = manifest.manifest_path
+    data = io.read_bytes(path)
+    try:
+        reader = fastavro.reader(_io.BytesIO(data))
+        meta = reader.metadata
+        records = list(reader)
+    except CorruptFileError:
+        raise
+    except Exception as exc:   # fastavro raises many types for bad bytes
+        raise CorruptFileError(f"cannot read manifest: {type(exc).__name__}: {exc}", path=path) from None
+    if partition_type is None:
+        partition_type = _partition_type_from_meta(meta, path, schema, spec)
+    converters = [(sanitize_avro_name(f.name), f.name, _from_avro(f.type)) for f in partition_type.fields]
+    writer_part_names = _writer_partition_names(reader.writer_schema)
+    inherited_snap = manifest.added_snapshot_id
+    manifest_seq = manifest.sequence_number or 0
+    spec_id = manifest.partition_spec_id
+    out = []
+    for i, rec in enumerate(records):
+        try:
+            status = rec["status"]
+            if status not in (0, 1, 2):
+                raise CorruptFileError(f"bad manifest entry status {status}", path=path, row=i, field="status")
+            if not include_deleted and status == STATUS_DELETED:
+                continue
+            df = rec["data_file"]
+            part = df.get("partition") or {}
+            pvals = []
+            for j, (aname, name, conv) in enumerate(converters):
+                if aname in part:
+                    v = part[aname]
+                elif name in part:
+                    v = part[name]
+                elif writer_part_names is not None and j < len(writer_part_names):
+                    v = part.get(writer_part_names[j])
+                else:
+                    v = None
+                pvals.append(conv(v) if conv is not None and v is not None else v)
+            eq = df.get("equality_ids")
+            datafile = DataFile(
+                df["file_path"], df["file_format"], tuple(pvals), df["record_count"], df["file_size_in_bytes"],
+                content=df.get("content", 0) or 0,
+                column_sizes=_map_to_dict(df.get("column_sizes"), "column_sizes", path),
+                value_counts=_map_to_dict(df.get("value_counts"), "value_counts", path),
+                null_value_counts=_map_to_dict(df.get("null_value_counts"), "null_value_counts", path),
+                nan_value_counts=_map_to_dict(df.get("nan_value_counts"), "nan_value_counts", path),
+                lower_bounds=_map_to_dict(df.get("lower_bounds"), "lower_bounds", path),
+                upper_bounds=_map_to_dict(df.get("upper_bounds"), "upper_bounds", path),
+                key_metadata=df.get("key_metadata"), split_offsets=df.get("split_offsets"),
+                equality_ids=[int(x) for x in eq] if eq is not None else None,
+                sort_order_id=df.get("sort_order_id"), referenced_data_file=df.get("referenced_data_file"),
+                spec_id=spec_id, writer_schema_id=df.get("pe_writer_schema_id"),
+                file_index=df.get("pe_file_index"), block_size_in_bytes=df.get("block_size_in_bytes"))
+            if datafile.content not in (0, 1, 2):
+                raise CorruptFileError(f"bad data file content {datafile.content}", path=path, row=i,
+                                       field="content")
+            if datafile.record_count < 0 or datafile.file_size_in_bytes < 0:
+                raise CorruptFileError("negative record count or file size", path=path, row=i)
+        except CorruptFileError:
+            raise
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise CorruptFileError(f"bad manifest entry: {type(exc).__name__}: {exc}", path=path, row=i) from None
+        snap = rec.get("snapshot_id")
+        if snap is None:
+            snap = inherited_snap
+        seq = rec.get("sequence_number")
+        fseq = rec.get("file_sequence_number")
+        if status == STATUS_ADDED:
+            if seq is None:
+                seq = manifest_seq
+            if fseq is None:
+                fseq = manifest_seq
+        if seq is None:
+            seq = 0 if manifest_seq == 0 else seq
+        out.append(ManifestEntry(status, snap, datafile, seq, fseq))
+    return out
+
+
+def _writer_partition_names(writer_schema):
+    try:
+        for f in writer_schema["fields"]:
+            if f["name"] == "data_file":
+                for g in f["type"]["fields"]:
+                    if g["name"] == "partition":
+                        t = g["type"]
+                        if isinstance(t, list):
+                            t = [x for x in t if x != "null"][0]
+                        return [p["name"] for p in t.get("fields", [])]
+    except (KeyError, TypeError, IndexError):
+        return None
+    return None
+
+
+def _partition_type_from_meta(meta, path, schema=None, spec=None):
+    from .partitioning import PartitionSpec
+    from .schema import Schema
+    try:
+        if schema is None:
+            schema = Schema.from_dict(json.loads(meta["schema"]))
+        if spec is None:
+            spec = PartitionSpec.from_fields(json.loads(meta["partition-spec"]),
+                                             int(meta.get("partition-spec-id", 0)))
+        return spec.partition_type(schema)
+    except Exception as exc:
+        raise CorruptFileError(f"manifest metadata has no usable schema/partition-spec: {exc}", path=path) from None

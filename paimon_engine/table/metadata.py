@@ -1,0 +1,479 @@
+"""Table metadata JSON (format versions 1 and 2): :class:`TableMetadata`, :class:`Snapshot`, :class:`SnapshotRef`,
+snapshot and metadata logs.
+
+``from_dict`` validates and raises :class:`~paimon_engine.errors.CorruptFileError` naming the bad field;
+``to_dict`` writes the spec's layout for the table's format version. Every v1/v2 difference is handled in
+:func:`_read_versioned` and :func:`_write_versioned`. Unknown top-level, snapshot and ref fields are kept and
+written back unchanged. :func:`parse_metadata` reads plain or gzip-compressed JSON.
+"""
+
+from __future__ import annotations
+
+import copy
+import gzip
+import json
+import time
+import uuid
+
+from ..errors import CorruptFileError, PaimonEngineError
+from .partitioning import PartitionSpec, PARTITION_FIELD_ID_START
+from .schema import Schema
+from .sorting import SortOrder
+
+__all__ = ["TableMetadata", "Snapshot", "SnapshotRef", "SnapshotLogEntry", "MetadataLogEntry",
+           "parse_metadata", "serialize_metadata", "new_table_metadata", "SUPPORTED_FORMAT_VERSIONS"]
+
+SUPPORTED_FORMAT_VERSIONS = (1, 2)
+MAIN_BRANCH = "main"
+
+
+def _bad(msg, field):
+    return CorruptFileError(msg, field=field)
+
+
+def _req(d, key, kind, where=""):
+    if key not in d or d[key] is None:
+        raise _bad(f"{where}missing required field {key!r}", key)
+    return _typed(d[key], key, kind, where)
+
+
+def _opt(d, key, kind, default=None, where=""):
+    v = d.get(key)
+    if v is None:
+        return default
+    return _typed(v, key, kind, where)
+
+
+def _typed(v, key, kind, where=""):
+    if kind is int:
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise _bad(f"{where}field {key!r} must be an integer, got {v!r:.80}", key)
+    elif kind is str:
+        if not isinstance(v, str):
+            raise _bad(f"{where}field {key!r} must be a string, got {v!r:.80}", key)
+    elif kind is dict:
+        if not isinstance(v, dict):
+            raise _bad(f"{where}field {key!r} must be an object, got {type(v).__name__}", key)
+    elif kind is list:
+        if not isinstance(v, list):
+            raise _bad(f"{where}field {key!r} must be a list, got {type(v).__name__}", key)
+    return v
+
+
+class SnapshotRef:
+    """A named branch or tag pointing at a snapshot, with its retention settings."""
+
+    __slots__ = ("snapshot_id", "type", "min_snapshots_to_keep", "max_snapshot_age_ms", "max_ref_age_ms", "extra")
+
+    def __init__(self, snapshot_id: int, type: str = "branch", min_snapshots_to_keep=None,
+                 max_snapshot_age_ms=None, max_ref_age_ms=None, extra=None):
+        if type not in ("branch", "tag"):
+            raise _bad(f"ref type must be 'branch' or 'tag', got {type!r}", "type")
+        self.snapshot_id = int(snapshot_id)
+        self.type = type
+        self.min_snapshots_to_keep = min_snapshots_to_keep
+        self.max_snapshot_age_ms = max_snapshot_age_ms
+        self.max_ref_age_ms = max_ref_age_ms
+        self.extra = dict(extra or {})
+
+    _KEYS = ("snapshot-id", "type", "min-snapshots-to-keep", "max-snapshot-age-ms", "max-ref-age-ms")
+
+    @classmethod
+    def from_dict(cls, d, name=""):
+        where = f"ref {name!r}: "
+        _typed(d, name, dict, "refs: ")
+        return cls(_req(d, "snapshot-id", int, where), _req(d, "type", str, where),
+                   _opt(d, "min-snapshots-to-keep", int, None, where), _opt(d, "max-snapshot-age-ms", int, None, where),
+                   _opt(d, "max-ref-age-ms", int, None, where),
+                   {k: v for k, v in d.items() if k not in cls._KEYS})
+
+    def to_dict(self):
+        d = {"snapshot-id": self.snapshot_id, "type": self.type}
+        for key, val in (("min-snapshots-to-keep", self.min_snapshots_to_keep),
+                         ("max-snapshot-age-ms", self.max_snapshot_age_ms),
+                         ("max-ref-age-ms", self.max_ref_age_ms)):
+            if val is not None:
+                d[key] = val
+        d.update(self.extra)
+        return d
+
+    def __eq__(self, other):
+        return isinstance(other, SnapshotRef) and self.to_dict() == other.to_dict()
+
+    def __repr__(self):
+        return f"SnapshotRef({self.snapshot_id}, {self.type})"
+
+
+class Snapshot:
+    """One snapshot: id, parent, sequence number, timestamp, manifest list (or v1 inline manifests), summary."""
+
+    __slots__ = ("snapshot_id", "parent_snapshot_id", "sequence_number", "timestamp_ms", "manifest_list",
+                 "manifests", "summary", "schema_id", "extra")
+
+    _KEYS = ("snapshot-id", "parent-snapshot-id", "sequence-number", "timestamp-ms", "manifest-list", "manifests",
+             "summary", "schema-id")
+
+    def __init__(self, snapshot_id, parent_snapshot_id=None, sequence_number=0, timestamp_ms=0,
+                 manifest_list=None, manifests=None, summary=None, schema_id=None, extra=None):
+        self.snapshot_id = int(snapshot_id)
+        self.parent_snapshot_id = parent_snapshot_id
+        self.sequence_number = int(sequence_number or 0)
+        self.timestamp_ms = int(timestamp_ms)
+        self.manifest_list = manifest_list
+        self.manifests = manifests
+        self.summary = dict(summary or {"operation": "append"})
+        self.schema_id = schema_id
+        self.extra = dict(extra or {})
+
+    @property
+    def operation(self) -> str:
+        return self.summary.get("operation", "append")
+
+    @classmethod
+    def from_dict(cls, d, format_version: int):
+        if not isinstance(d, dict):
+            raise _bad(f"snapshot must be an object, got {type(d).__name__}", "snapshots")
+        sid = _req(d, "snapshot-id", int, "snapshot: ")
+        where = f"snapshot {sid}: "
+        ml = _opt(d, "manifest-list", str, None, where)
+        manifests = _opt(d, "manifests", list, None, where)
+        if format_version >= 2:
+            seq = _req(d, "sequence-number", int, where)
+            if ml is None:
+                raise _bad(f"{where}missing required field 'manifest-list'", "manifest-list")
+        else:
+            seq = _opt(d, "sequence-number", int, 0, where)
+            if ml is None and manifests is None:
+                raise _bad(f"{where}needs 'manifest-list' or 'manifests'", "manifest-list")
+        summary = _opt(d, "summary", dict, None, where)
+        if summary is not None and format_version >= 2 and "operation" not in summary:
+            raise _bad(f"{where}summary is missing required field 'operation'", "summary.operation")
+        if summary is not None:
+            summary = {str(k): str(v) for k, v in summary.items()}
+        parent = _opt(d, "parent-snapshot-id", int, None, where)
+        return cls(sid, parent, seq, _req(d, "timestamp-ms", int, where), ml, manifests,
+                   summary or {"operation": "append"}, _opt(d, "schema-id", int, None, where),
+                   {k: v for k, v in d.items() if k not in cls._KEYS})
+
+    def to_dict(self, format_version: int):
+        d = {"snapshot-id": self.snapshot_id}
+        if self.parent_snapshot_id is not None:
+            d["parent-snapshot-id"] = self.parent_snapshot_id
+        if format_version >= 2:
+            d["sequence-number"] = self.sequence_number
+        d["timestamp-ms"] = self.timestamp_ms
+        d["summary"] = dict(self.summary)
+        if self.manifest_list is not None:
+            d["manifest-list"] = self.manifest_list
+        elif self.manifests is not None:
+            d["manifests"] = list(self.manifests)
+        if self.schema_id is not None:
+            d["schema-id"] = self.schema_id
+        d.update(self.extra)
+        return d
+
+    def __repr__(self):
+        return f"Snapshot({self.snapshot_id}, seq={self.sequence_number}, {self.operation})"
+
+
+class SnapshotLogEntry:
+    __slots__ = ("timestamp_ms", "snapshot_id")
+
+    def __init__(self, timestamp_ms, snapshot_id):
+        self.timestamp_ms = int(timestamp_ms)
+        self.snapshot_id = int(snapshot_id)
+
+    def to_dict(self):
+        return {"timestamp-ms": self.timestamp_ms, "snapshot-id": self.snapshot_id}
+
+
+class MetadataLogEntry:
+    __slots__ = ("timestamp_ms", "metadata_file")
+
+    def __init__(self, timestamp_ms, metadata_file):
+        self.timestamp_ms = int(timestamp_ms)
+        self.metadata_file = str(metadata_file)
+
+    def to_dict(self):
+        return {"timestamp-ms": self.timestamp_ms, "metadata-file": self.metadata_file}
+
+
+_KNOWN = {"format-version", "table-uuid", "location", "last-sequence-number", "last-updated-ms", "last-column-id",
+          "schema", "schemas", "current-schema-id", "partition-spec", "partition-specs", "default-spec-id",
+          "last-partition-id", "properties", "current-snapshot-id", "snapshots", "snapshot-log", "metadata-log",
+          "sort-orders", "default-sort-order-id", "refs", "statistics", "partition-statistics"}
+
+
+class TableMetadata:
+    """The state of a table. Treat instances as values: ``copy()`` then change, as the commit code does."""
+
+    __slots__ = ("format_version", "table_uuid", "location", "last_sequence_number", "last_updated_ms",
+                 "last_column_id", "schemas", "current_schema_id", "specs", "default_spec_id", "last_partition_id",
+                 "properties", "current_snapshot_id", "snapshots", "snapshot_log", "metadata_log", "sort_orders",
+                 "default_sort_order_id", "refs", "statistics", "partition_statistics", "extra",
+                 "metadata_location", "_snap_by_id")
+
+    def __init__(self, **kw):
+        for name in self.__slots__:
+            setattr(self, name, kw.get(name))
+        self._snap_by_id = None
+
+    def copy(self) -> "TableMetadata":
+        new = TableMetadata(**{n: getattr(self, n) for n in self.__slots__})
+        new.schemas = list(self.schemas)
+        new.specs = list(self.specs)
+        new.sort_orders = list(self.sort_orders)
+        new.properties = dict(self.properties)
+        new.snapshots = list(self.snapshots)
+        new.snapshot_log = list(self.snapshot_log)
+        new.metadata_log = list(self.metadata_log)
+        new.refs = dict(self.refs)
+        new.extra = copy.deepcopy(self.extra)
+        new._snap_by_id = None
+        return new
+
+    # -- lookups ---------------------------------------------------------------
+    def schema(self, schema_id: int | None = None) -> Schema:
+        sid = self.current_schema_id if schema_id is None else schema_id
+        for s in self.schemas:
+            if s.schema_id == sid:
+                return s
+        raise PaimonEngineError(f"table has no schema with id {sid}")
+
+    def spec(self, spec_id: int | None = None) -> PartitionSpec:
+        sid = self.default_spec_id if spec_id is None else spec_id
+        for s in self.specs:
+            if s.spec_id == sid:
+                return s
+        raise PaimonEngineError(f"table has no partition spec with id {sid}")
+
+    def specs_by_id(self) -> dict:
+        return {s.spec_id: s for s in self.specs}
+
+    def sort_order(self, order_id: int | None = None) -> SortOrder:
+        oid = self.default_sort_order_id if order_id is None else order_id
+        for s in self.sort_orders:
+            if s.order_id == oid:
+                return s
+        raise PaimonEngineError(f"table has no sort order with id {oid}")
+
+    def snapshot_by_id(self, snapshot_id: int) -> Snapshot | None:
+        if self._snap_by_id is None:
+            self._snap_by_id = {s.snapshot_id: s for s in self.snapshots}
+        return self._snap_by_id.get(snapshot_id)
+
+    def current_snapshot(self) -> Snapshot | None:
+        if self.current_snapshot_id is None:
+            return None
+        return self.snapshot_by_id(self.current_snapshot_id)
+
+    def snapshot_by_ref(self, name: str) -> Snapshot | None:
+        ref = self.refs.get(name)
+        return None if ref is None else self.snapshot_by_id(ref.snapshot_id)
+
+    def snapshot_as_of(self, timestamp_ms: int) -> Snapshot | None:
+        """The snapshot that was current at ``timestamp_ms`` (from the snapshot log)."""
+        found = None
+        for entry in self.snapshot_log:
+            if entry.timestamp_ms <= timestamp_ms:
+                found = entry.snapshot_id
+        return None if found is None else self.snapshot_by_id(found)
+
+    def ancestors(self, snapshot_id: int | None = None):
+        """Snapshots from ``snapshot_id`` (default current) back through parents."""
+        sid = self.current_snapshot_id if snapshot_id is None else snapshot_id
+        while sid is not None:
+            s = self.snapshot_by_id(sid)
+            if s is None:
+                return
+            yield s
+            sid = s.parent_snapshot_id
+
+    def __repr__(self):
+        return (f"TableMetadata(v{self.format_version}, {self.location!r}, snapshots={len(self.snapshots)}, "
+                f"current={self.current_snapshot_id})")
+
+    # -- JSON ------------------------------------------------------------------
+    @classmethod
+    def from_dict(cls, d) -> "TableMetadata":
+        if not isinstance(d, dict):
+            raise _bad(f"table metadata must be a JSON object, got {type(d).__name__}", None)
+        fv = _req(d, "format-version", int)
+        if fv not in SUPPORTED_FORMAT_VERSIONS:
+            raise _bad(f"unsupported table format version {fv}; supported: {SUPPORTED_FORMAT_VERSIONS}",
+                       "format-version")
+        md = cls(format_version=fv)
+        md.location = _req(d, "location", str)
+        md.last_updated_ms = _req(d, "last-updated-ms", int)
+        md.last_column_id = _req(d, "last-column-id", int)
+        md.properties = {str(k): str(v) for k, v in _opt(d, "properties", dict, {}).items()}
+        _read_versioned(md, d, fv)
+        snaps = _opt(d, "snapshots", list, [])
+        md.snapshots = [Snapshot.from_dict(s, fv) for s in snaps]
+        ids = [s.snapshot_id for s in md.snapshots]
+        if len(set(ids)) != len(ids):
+            raise _bad("duplicate snapshot ids", "snapshots")
+        cur = _opt(d, "current-snapshot-id", int, None)
+        md.current_snapshot_id = None if cur in (None, -1) else cur
+        if md.current_snapshot_id is not None and md.snapshot_by_id(md.current_snapshot_id) is None:
+            raise _bad(f"current-snapshot-id {cur} is not a known snapshot", "current-snapshot-id")
+        md.snapshot_log = []
+        for e in _opt(d, "snapshot-log", list, []):
+            _typed(e, "snapshot-log", dict)
+            md.snapshot_log.append(SnapshotLogEntry(_req(e, "timestamp-ms", int, "snapshot-log: "),
+                                                    _req(e, "snapshot-id", int, "snapshot-log: ")))
+        md.metadata_log = []
+        for e in _opt(d, "metadata-log", list, []):
+            _typed(e, "metadata-log", dict)
+            md.metadata_log.append(MetadataLogEntry(_req(e, "timestamp-ms", int, "metadata-log: "),
+                                                    _req(e, "metadata-file", str, "metadata-log: ")))
+        md.refs = {}
+        for name, r in _opt(d, "refs", dict, {}).items():
+            ref = SnapshotRef.from_dict(r, name)
+            if md.snapshot_by_id(ref.snapshot_id) is None:
+                raise _bad(f"ref {name!r} points at unknown snapshot {ref.snapshot_id}", f"refs.{name}")
+            md.refs[name] = ref
+        if MAIN_BRANCH not in md.refs and md.current_snapshot_id is not None:
+            md.refs[MAIN_BRANCH] = SnapshotRef(md.current_snapshot_id, "branch")
+        md.statistics = _opt(d, "statistics", list, [])
+        md.partition_statistics = _opt(d, "partition-statistics", list, [])
+        md.extra = {k: v for k, v in d.items() if k not in _KNOWN}
+        return md
+
+    def to_dict(self) -> dict:
+        d = {"format-version": self.format_version, "table-uuid": self.table_uuid, "location": self.location}
+        if self.format_version >= 2:
+            d["last-sequence-number"] = self.last_sequence_number
+        d["last-updated-ms"] = self.last_updated_ms
+        d["last-column-id"] = self.last_column_id
+        _write_versioned(self, d)
+        d["properties"] = dict(self.properties)
+        d["current-snapshot-id"] = self.current_snapshot_id if self.current_snapshot_id is not None else -1
+        d["refs"] = {name: r.to_dict() for name, r in self.refs.items()}
+        d["snapshots"] = [s.to_dict(self.format_version) for s in self.snapshots]
+        d["statistics"] = list(self.statistics or [])
+        d["partition-statistics"] = list(self.partition_statistics or [])
+        d["snapshot-log"] = [e.to_dict() for e in self.snapshot_log]
+        d["metadata-log"] = [e.to_dict() for e in self.metadata_log]
+        d.update(self.extra)
+        return d
+
+
+def _read_versioned(md: TableMetadata, d: dict, fv: int) -> None:
+    """Every field whose presence or default differs between v1 and v2."""
+    if fv >= 2:
+        md.table_uuid = _req(d, "table-uuid", str)
+        md.last_sequence_number = _req(d, "last-sequence-number", int)
+        for key in ("schemas", "current-schema-id", "partition-specs", "default-spec-id", "last-partition-id",
+                    "sort-orders", "default-sort-order-id"):
+            if d.get(key) is None:
+                raise _bad(f"format version 2 requires field {key!r}", key)
+    else:
+        md.table_uuid = _opt(d, "table-uuid", str, None) or str(uuid.uuid4())
+        md.last_sequence_number = 0
+    # schemas
+    if d.get("schemas") is not None:
+        md.schemas = [_schema(s, i) for i, s in enumerate(_typed(d["schemas"], "schemas", list))]
+        md.current_schema_id = _req(d, "current-schema-id", int)
+    elif d.get("schema") is not None:
+        md.schemas = [_schema(_typed(d["schema"], "schema", dict), 0)]
+        md.current_schema_id = md.schemas[0].schema_id
+    else:
+        raise _bad("missing required field 'schemas' (or v1 'schema')", "schemas")
+    if not any(s.schema_id == md.current_schema_id for s in md.schemas):
+        raise _bad(f"current-schema-id {md.current_schema_id} is not in 'schemas'", "current-schema-id")
+    # partition specs
+    try:
+        if d.get("partition-specs") is not None:
+            md.specs = [PartitionSpec.from_dict(s) for s in _typed(d["partition-specs"], "partition-specs", list)]
+            md.default_spec_id = _req(d, "default-spec-id", int)
+        elif d.get("partition-spec") is not None:
+            md.specs = [PartitionSpec.from_fields(_typed(d["partition-spec"], "partition-spec", list), 0)]
+            md.default_spec_id = 0
+        else:
+            raise _bad("missing required field 'partition-specs' (or v1 'partition-spec')", "partition-specs")
+    except CorruptFileError:
+        raise
+    except PaimonEngineError as exc:
+        raise _bad(f"bad partition spec: {exc}", "partition-specs") from None
+    if not any(s.spec_id == md.default_spec_id for s in md.specs):
+        raise _bad(f"default-spec-id {md.default_spec_id} is not in 'partition-specs'", "default-spec-id")
+    last_pid = _opt(d, "last-partition-id", int, None)
+    if last_pid is None:
+        last_pid = max((s.last_assigned_field_id for s in md.specs), default=PARTITION_FIELD_ID_START - 1)
+    md.last_partition_id = last_pid
+    # sort orders
+    try:
+        orders = _opt(d, "sort-orders", list, None)
+        md.sort_orders = [SortOrder.from_dict(o) for o in orders] if orders is not None else [SortOrder((), 0)]
+    except PaimonEngineError as exc:
+        raise _bad(f"bad sort order: {exc}", "sort-orders") from None
+    md.default_sort_order_id = _opt(d, "default-sort-order-id", int, md.sort_orders[0].order_id
+                                    if md.sort_orders else 0)
+
+
+def _schema(s, index):
+    try:
+        return Schema.from_dict(s, index)
+    except PaimonEngineError as exc:
+        raise _bad(f"bad schema: {exc}", "schemas") from None
+
+
+def _write_versioned(md: TableMetadata, d: dict) -> None:
+    if md.format_version == 1:
+        d["schema"] = md.schema().to_dict()
+    d["current-schema-id"] = md.current_schema_id
+    d["schemas"] = [s.to_dict() for s in md.schemas]
+    if md.format_version == 1:
+        d["partition-spec"] = [f.to_dict() for f in md.spec().fields]
+    d["default-spec-id"] = md.default_spec_id
+    d["partition-specs"] = [s.to_dict() for s in md.specs]
+    d["last-partition-id"] = md.last_partition_id
+    d["default-sort-order-id"] = md.default_sort_order_id
+    d["sort-orders"] = [o.to_dict() for o in md.sort_orders]
+
+
+def parse_metadata(data: bytes, path: str | None = None) -> TableMetadata:
+    """Parse metadata JSON bytes (gzip-compressed too); errors name the file and the bad field."""
+    try:
+        if data[:2] == b"\x1f\x8b":
+            data = gzip.decompress(data)
+        doc = json.loads(data)
+    except (OSError, EOFError, gzip.BadGzipFile) as exc:
+        raise CorruptFileError(f"bad gzip-compressed table metadata: {exc}", path=path) from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise CorruptFileError(f"table metadata is not valid JSON: {exc}", path=path,
+                               offset=getattr(exc, "pos", None)) from None
+    except RecursionError:
+        raise CorruptFileError("table metadata JSON is nested too deeply", path=path) from None
+    try:
+        md = TableMetadata.from_dict(doc)
+    except CorruptFileError as exc:
+        raise exc.located(path=path) from None
+    except RecursionError:
+        raise CorruptFileError("table metadata schema is nested too deeply", path=path) from None
+    md.metadata_location = path
+    return md
+
+
+def serialize_metadata(md: TableMetadata) -> bytes:
+    return json.dumps(md.to_dict(), separators=(",", ":")).encode()
+
+
+def new_table_metadata(schema: Schema, spec: PartitionSpec, location: str, *, sort_order: SortOrder | None = None,
+                       properties: dict | None = None, format_version: int = 2, table_uuid: str | None = None
+                       ) -> TableMetadata:
+    """Metadata of a new, empty table. Schema, spec and sort order get ids 0, 0 and (1 or 0)."""
+    if format_version not in SUPPORTED_FORMAT_VERSIONS:
+        raise PaimonEngineError(f"unsupported table format version {format_version}")
+    schema = Schema(schema.struct, 0, schema.identifier_field_ids)
+    spec = PartitionSpec(spec.fields, 0)
+    order = sort_order if sort_order is not None else SortOrder((), 0)
+    return TableMetadata(
+        format_version=format_version, table_uuid=table_uuid or str(uuid.uuid4()), location=location.rstrip("/"),
+        last_sequence_number=0, last_updated_ms=int(time.time() * 1000),
+        last_column_id=schema.highest_field_id, schemas=[schema], current_schema_id=0, specs=[spec],
+        default_spec_id=0, last_partition_id=max(spec.last_assigned_field_id, PARTITION_FIELD_ID_START - 1),
+        properties=dict(properties or {}), current_snapshot_id=None, snapshots=[], snapshot_log=[],
+        metadata_log=[], sort_orders=[order], default_sort_order_id=order.order_id, refs={}, statistics=[],
+        partition_statistics=[], extra={}, metadata_location=None)

@@ -1,0 +1,124 @@
+import datetime
+import decimal
+
+import fastavro
+import pytest
+
+from paimon_engine import types as T
+from paimon_engine.errors import CorruptFileError
+from paimon_engine.io import FileIO
+from paimon_engine.table.conversions import to_bytes
+from paimon_engine.table.manifest import (STATUS_ADDED, STATUS_DELETED, STATUS_EXISTING, DataFile, ManifestWriter,
+                                          manifest_schema, read_manifest)
+from paimon_engine.table.manifest_list import read_manifest_list, write_manifest_list
+from paimon_engine.table.partitioning import PartitionSpec
+from paimon_engine.table.schema import Schema
+
+SCHEMA = Schema(T.RowType.of(("id", T.BigIntType(False)), ("d", T.DateType()), ("s", T.STRING()),
+                             ("amt", T.DecimalType(9, 2)), ("ts", T.TimestampType(6)), start_id=1))
+SPEC = PartitionSpec.build(SCHEMA, ("d", "identity"), ("id", "bucket[4]"), ("amt", "identity"), ("ts", "hour"),
+                           ("s", "truncate[2]"))
+
+
+def _df(path, part, rows=10, content=0, **kw):
+    return DataFile(path, "PARQUET", part, rows, 1000, content=content, spec_id=0,
+                    value_counts={1: rows}, null_value_counts={1: 0}, lower_bounds={1: to_bytes(T.BigIntType(), 0)},
+                    upper_bounds={1: to_bytes(T.BigIntType(), rows)}, **kw)
+
+
+@pytest.mark.parametrize("fv", [1, 2])
+def test_manifest_round_trip_and_inheritance(tmp_path, fv):
+    io = FileIO()
+    w = ManifestWriter(SPEC, SCHEMA, fv, snapshot_id=55)
+    p1 = (17486, 3, decimal.Decimal("1.50"), 419686, "ab")
+    p2 = (None, 0, None, None, None)
+    w.add(_df("/d/a.parquet", p1))
+    w.add(_df("/d/b.parquet", p2), STATUS_EXISTING, snapshot_id=44, sequence_number=4, file_sequence_number=4)
+    w.add(_df("/d/c.parquet", p1), STATUS_DELETED, snapshot_id=44, sequence_number=3, file_sequence_number=3)
+    mf = w.write(io, str(tmp_path / "m0.avro"))
+    assert (mf.added_files_count, mf.existing_files_count, mf.deleted_files_count) == (1, 1, 1)
+    assert mf.sequence_number is None
+    write_manifest_list(io, str(tmp_path / "snap.avro"), [mf], format_version=fv, snapshot_id=55,
+                        parent_snapshot_id=44, sequence_number=7)
+    [m] = read_manifest_list(io, str(tmp_path / "snap.avro"))
+    assert m.sequence_number == (7 if fv == 2 else 0)
+    assert m.partitions[0].contains_null and m.partitions[0].lower_bound == to_bytes(T.DateType(), 17486)
+    entries = read_manifest(io, m)
+    assert [e.data_file.file_path for e in entries] == ["/d/a.parquet", "/d/b.parquet", "/d/c.parquet"]
+    a, b, c = entries
+    assert a.data_file.partition == p1 and b.data_file.partition == p2
+    assert a.snapshot_id == 55 and b.snapshot_id == 44
+    if fv == 2:
+        assert (a.sequence_number, a.file_sequence_number) == (7, 7)     # ADDED inherits
+        assert (b.sequence_number, c.sequence_number) == (4, 3)          # others are explicit
+    assert a.data_file.value_counts == {1: 10} and a.data_file.upper_bounds[1] == to_bytes(T.BigIntType(), 10)
+    assert len(read_manifest(io, m, include_deleted=False)) == 2
+    with open(tmp_path / "m0.avro", "rb") as f:
+        r = fastavro.reader(f)
+        meta = r.metadata
+        ws = r.writer_schema
+    assert meta["format-version"] == str(fv) and meta["partition-spec-id"] == "0"
+    df_schema = ws["fields"][-1]["type"]
+    assert ws["name"] == "manifest_entry" and df_schema["name"] == "r2"
+    part = [f for f in df_schema["fields"] if f["name"] == "partition"][0]["type"]
+    assert part["name"] == "r102" and [f["field-id"] for f in part["fields"]] == [1000, 1001, 1002, 1003, 1004]
+    names = [f["name"] for f in ws["fields"]]
+    assert names == (["status", "snapshot_id", "data_file"] if fv == 1 else
+                     ["status", "snapshot_id", "sequence_number", "file_sequence_number", "data_file"])
+
+
+def test_schema_matches_spec_ids():
+    s = manifest_schema(SPEC.partition_type(SCHEMA), 2)
+    df = s["fields"][-1]["type"]
+    ids = {f["name"]: f["field-id"] for f in df["fields"]}
+    assert ids == {"content": 134, "file_path": 100, "file_format": 101, "partition": 102, "record_count": 103,
+                   "file_size_in_bytes": 104, "column_sizes": 108, "value_counts": 109, "null_value_counts": 110,
+                   "nan_value_counts": 137, "lower_bounds": 125, "upper_bounds": 128, "key_metadata": 131,
+                   "split_offsets": 132, "equality_ids": 135, "sort_order_id": 140, "referenced_data_file": 143}
+    lb = [f for f in df["fields"] if f["name"] == "lower_bounds"][0]["type"][1]
+    assert lb["logicalType"] == "map" and lb["items"]["name"] == "k126_v127"
+
+
+def test_pyiceberg_reads_our_manifests(tmp_path):
+    from pyiceberg.io.pyarrow import PyArrowFileIO
+    from pyiceberg.manifest import read_manifest_list as pyi_read_list
+    io = FileIO()
+    w = ManifestWriter(SPEC, SCHEMA, 2, snapshot_id=9)
+    w.add(_df(str(tmp_path / "a.parquet"), (17486, 1, decimal.Decimal("2.00"), 5, "xy")))
+    w2 = ManifestWriter(SPEC, SCHEMA, 2, snapshot_id=9, content=1)
+    w2.add(_df(str(tmp_path / "del.parquet"), (17486, 1, decimal.Decimal("2.00"), 5, "xy"), rows=2, content=1,
+               referenced_data_file=str(tmp_path / "a.parquet")))
+    mfs = [w.write(io, str(tmp_path / "m0.avro")), w2.write(io, str(tmp_path / "m1.avro"))]
+    write_manifest_list(io, str(tmp_path / "l.avro"), mfs, format_version=2, snapshot_id=9, parent_snapshot_id=None,
+                        sequence_number=3)
+    pio = PyArrowFileIO()
+    got = list(pyi_read_list(pio.new_input(str(tmp_path / "l.avro"))))
+    assert [m.sequence_number for m in got] == [3, 3] and [int(m.content) for m in got] == [0, 1]
+    e = got[0].fetch_manifest_entry(pio)[0]
+    assert e.sequence_number == 3 and e.snapshot_id == 9
+    assert e.data_file.partition[0] == 17486 and e.data_file.partition[4] == "xy"
+    assert e.data_file.value_counts == {1: 10}
+    d = got[1].fetch_manifest_entry(pio)[0]
+    assert int(d.data_file.content) == 1
+
+
+def test_corrupt_manifest_raises(tmp_path):
+    io = FileIO()
+    w = ManifestWriter(SPEC, SCHEMA, 2, snapshot_id=1)
+    w.add(_df("/x.parquet", (1, 1, None, 1, "a")))
+    mf = w.write(io, str(tmp_path / "m.avro"))
+    data = (tmp_path / "m.avro").read_bytes()
+    for cut in (0, 10, len(data) // 2, len(data) - 3):
+        (tmp_path / "bad.avro").write_bytes(data[:cut])
+        mf.manifest_path = str(tmp_path / "bad.avro")
+        with pytest.raises(CorruptFileError) as ei:
+            read_manifest(io, mf)
+        assert "bad.avro" in str(ei.value)
+    flipped = bytearray(data)
+    flipped[len(data) - 20] ^= 0xFF
+    (tmp_path / "bad.avro").write_bytes(bytes(flipped))
+    with pytest.raises(CorruptFileError):
+        read_manifest(io, mf)
+    (tmp_path / "bad.avro").write_bytes(b"garbage")
+    with pytest.raises(CorruptFileError):
+        read_manifest_list(io, str(tmp_path / "bad.avro"))

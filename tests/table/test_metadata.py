@@ -1,0 +1,186 @@
+import copy
+import gzip
+import json
+
+import pytest
+
+from paimon_engine import types as T
+from paimon_engine.errors import CorruptFileError, SchemaError
+from paimon_engine.table.metadata import TableMetadata, new_table_metadata, parse_metadata, serialize_metadata
+from paimon_engine.table.partitioning import PartitionSpec, evolve_spec
+from paimon_engine.table.schema import Schema
+
+from .java_docs import V1_VALID, V2_VALID
+
+
+def _round(doc):
+    md = TableMetadata.from_dict(copy.deepcopy(doc))
+    return md, json.loads(serialize_metadata(md))
+
+
+def test_v2_valid_parses_and_round_trips():
+    md, out = _round(V2_VALID)
+    assert md.format_version == 2 and md.last_sequence_number == 34
+    assert md.schema().identifier_field_ids == (1, 2)
+    assert md.schema().find_field("y").description == "comment"
+    assert md.spec().fields[0].name == "x" and md.last_partition_id == 1000
+    assert md.sort_order().order_id == 3 and str(md.sort_order().fields[1].transform) == "bucket[4]"
+    assert md.current_snapshot().parent_snapshot_id == 3051729675574597004
+    assert md.refs["main"].snapshot_id == 3055729675574597004
+    assert [s.snapshot_id for s in md.ancestors()] == [3055729675574597004, 3051729675574597004]
+    assert md.snapshot_as_of(1515100955771).snapshot_id == 3051729675574597004
+    for key, val in V2_VALID.items():
+        assert out[key] == val, key
+    # a second round trip is a fixed point
+    assert json.loads(serialize_metadata(TableMetadata.from_dict(out))) == out
+
+
+def test_v1_valid_parses_and_round_trips():
+    md, out = _round(V1_VALID)
+    assert md.format_version == 1 and md.current_snapshot() is None
+    assert md.spec().fields[0].field_id == 1000 and md.last_partition_id == 1000
+    assert out["schema"]["fields"] == V1_VALID["schema"]["fields"]
+    assert out["partition-spec"] == V1_VALID["partition-spec"]
+    assert out["current-snapshot-id"] == -1
+    assert "last-sequence-number" not in out
+    md2 = TableMetadata.from_dict(out)
+    assert md2.schema() == md.schema()
+
+
+def test_unknown_fields_are_preserved():
+    doc = copy.deepcopy(V2_VALID)
+    doc["x-vendor"] = {"a": [1, 2]}
+    doc["snapshots"][0]["x-snap"] = 7
+    doc["refs"] = {"main": {"snapshot-id": 3055729675574597004, "type": "branch", "x-ref": True},
+                   "tag1": {"snapshot-id": 3051729675574597004, "type": "tag", "max-ref-age-ms": 10}}
+    _, out = _round(doc)
+    assert out["x-vendor"] == {"a": [1, 2]}
+    assert out["snapshots"][0]["x-snap"] == 7
+    assert out["refs"] == doc["refs"]
+
+
+def test_gzip_metadata(tmp_path):
+    data = gzip.compress(json.dumps(V2_VALID).encode())
+    md = parse_metadata(data, "x.gz.metadata.json")
+    assert md.format_version == 2
+
+
+@pytest.mark.parametrize("mutate,field", [
+    (lambda d: d.pop("location"), "location"),
+    (lambda d: d.update({"format-version": 9}), "format-version"),
+    (lambda d: d.update({"format-version": "2"}), "format-version"),
+    (lambda d: d.pop("last-sequence-number"), "last-sequence-number"),
+    (lambda d: d.pop("schemas"), "schemas"),
+    (lambda d: d.update({"current-schema-id": 42}), "current-schema-id"),
+    (lambda d: d.update({"default-spec-id": 5}), "default-spec-id"),
+    (lambda d: d.update({"current-snapshot-id": 12}), "current-snapshot-id"),
+    (lambda d: d["snapshots"][1].pop("manifest-list"), "manifest-list"),
+    (lambda d: d["snapshots"][1].pop("sequence-number"), "sequence-number"),
+    (lambda d: d["snapshots"][1].update({"summary": {"x": "y"}}), "summary.operation"),
+    (lambda d: d.update({"refs": {"b": {"snapshot-id": 1, "type": "branch"}}}), "refs.b"),
+    (lambda d: d.update({"refs": {"b": {"snapshot-id": 3051729675574597004, "type": "nope"}}}), "type"),
+    (lambda d: d["schemas"][0].update({"fields": "x"}), "schemas"),
+    (lambda d: d["schemas"][0]["fields"][0].update({"type": "varchar"}), "schemas"),
+    (lambda d: d["partition-specs"][0]["fields"][0].update({"transform": "zorder"}), "partition-specs"),
+    (lambda d: d["snapshot-log"].append({"snapshot-id": 1}), "timestamp-ms"),
+])
+def test_hostile_metadata_names_field(mutate, field):
+    doc = copy.deepcopy(V2_VALID)
+    mutate(doc)
+    with pytest.raises(CorruptFileError) as ei:
+        parse_metadata(json.dumps(doc).encode(), "/t/metadata/v3.metadata.json")
+    assert ei.value.field == field
+    assert ei.value.path == "/t/metadata/v3.metadata.json"
+    assert "v3.metadata.json" in str(ei.value)
+
+
+@pytest.mark.parametrize("data", [b"", b"{", b"[1,2]", b"\x1f\x8b\x08garbage", b"\xff\xfe", b"null",
+                                  b"[" * 100000 + b"]" * 100000])
+def test_garbage_metadata(data):
+    with pytest.raises(CorruptFileError):
+        parse_metadata(data, "m.json")
+
+
+def test_new_table_metadata_and_copy():
+    schema = Schema(T.RowType.of(("id", T.BigIntType(False)), ("s", T.STRING()), start_id=1))
+    spec = PartitionSpec.build(schema, ("id", "bucket[4]"))
+    md = new_table_metadata(schema, spec, "/w/t/", properties={"a": "b"})
+    assert md.location == "/w/t" and md.last_column_id == 2 and md.last_partition_id == 1000
+    out = json.loads(serialize_metadata(md))
+    assert out["partition-specs"][0]["fields"][0] == {"name": "id_bucket", "transform": "bucket[4]",
+                                                      "source-id": 1, "field-id": 1000}
+    md2 = md.copy()
+    md2.properties["c"] = "d"
+    assert "c" not in md.properties
+    v1 = new_table_metadata(schema, spec, "/w/t", format_version=1)
+    assert TableMetadata.from_dict(json.loads(serialize_metadata(v1))).format_version == 1
+
+
+def test_schema_evolution():
+    s = Schema(T.RowType([
+        T.DataField(1, "id", T.IntType(False)),
+        T.DataField(2, "name", T.STRING()),
+        T.DataField(3, "loc", T.RowType([T.DataField(4, "lat", T.FloatType()), T.DataField(5, "lon", T.FloatType())])),
+    ]), 0, [1])
+    new, last = (s.update(5)
+                 .add_column("tags", T.ArrayType(T.STRING()))
+                 .add_column("loc.alt", T.DoubleType())
+                 .rename_column("name", "full_name")
+                 .update_column("id", T.BigIntType())
+                 .update_column("loc.lat", T.DoubleType())
+                 .move_first("tags")
+                 .delete_column("loc.lon")
+                 .apply())
+    assert last == 8
+    assert new.names == ["tags", "id", "full_name", "loc"]
+    assert new.find_field("tags").id == 7 and new.find_field("tags").type.element_id == 6
+    assert new.find_field("loc.alt").id == 8
+    assert isinstance(new.find_type("id"), T.BigIntType) and not new.find_type("id").nullable
+    assert new.find_field(2).name == "full_name"
+    assert new.identifier_field_ids == (1,)
+    assert [f.name for f in new.find_type("loc").fields] == ["lat", "alt"]
+    assert isinstance(new.find_type("loc.lat"), T.DoubleType)
+    rt = Schema.from_dict(new.to_dict())
+    assert rt.struct == new.struct
+    with pytest.raises(SchemaError):
+        s.update().update_column("name", T.IntType())
+    with pytest.raises(SchemaError):
+        s.update().update_column("id", T.STRING())
+    with pytest.raises(SchemaError):
+        s.update().add_column("name", T.IntType())
+    with pytest.raises(SchemaError):
+        s.update().delete_column("id")
+    with pytest.raises(SchemaError):
+        s.update().add_column("x", T.IntType(), required=True)
+    with pytest.raises(SchemaError):
+        s.update().rename_column("nope", "x")
+    d = s.update().update_column("loc", None).apply()[0]
+    assert d.struct == s.struct
+    with pytest.raises(SchemaError):
+        Schema(T.RowType([T.DataField(1, "a", T.IntType()), T.DataField(1, "b", T.IntType())]))
+    with pytest.raises(SchemaError):
+        Schema(T.RowType([T.DataField(1, "a", T.IntType())]), 0, [1])   # optional identifier
+
+
+def test_decimal_widening_and_move():
+    s = Schema(T.RowType.of(("a", T.DecimalType(9, 2)), ("b", T.IntType()), ("c", T.IntType()), start_id=1))
+    n, _ = s.update().update_column("a", T.DecimalType(18, 2)).move_after("a", "c").move_before("c", "b").apply()
+    assert n.names == ["c", "b", "a"] and n.find_type("a") == T.DecimalType(18, 2)
+    with pytest.raises(SchemaError):
+        s.update().update_column("a", T.DecimalType(18, 3))
+
+
+def test_partition_evolution():
+    schema = Schema(T.RowType.of(("id", T.BigIntType()), ("ts", T.TimestampType(6)), start_id=1))
+    spec = PartitionSpec.build(schema, ("ts", "day"))
+    assert spec.fields[0].name == "ts_day" and spec.fields[0].field_id == 1000
+    v2 = evolve_spec(spec, schema, 1000, 2, add=[("id", "bucket[8]")], remove=["ts_day"])
+    assert [(f.name, f.field_id) for f in v2.fields] == [("id_bucket", 1001)]
+    v1 = evolve_spec(spec, schema, 1000, 1, add=[("ts", "hour")], remove=["ts_day"])
+    assert [(f.name, str(f.transform), f.field_id) for f in v1.fields] == [("ts_day", "void", 1000),
+                                                                           ("ts_hour", "hour", 1001)]
+    r = evolve_spec(spec, schema, 1000, 2, rename={"ts_day": "d"})
+    assert r.fields[0].name == "d"
+    assert spec.partition_path((17486,), schema) == "ts_day=2017-11-16"
+    pt = spec.partition_type(schema)
+    assert pt.fields[0].id == 1000 and isinstance(pt.fields[0].type, T.DateType)
