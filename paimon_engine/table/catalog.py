@@ -1,0 +1,561 @@
+"""Catalogs: where a table's current metadata file is recorded, and the atomic step of a commit.
+
+* :class:`FileSystemCatalog` — ``<warehouse>/<ns...>/<table>/metadata/v<N>.metadata.json`` plus
+  ``version-hint.text``. A commit creates ``v<N+1>.metadata.json`` with an atomic create-if-absent
+  (``FileIO.create_exclusive``); whoever creates it first wins, the other sees a conflict. Never an overwriting
+  rename. The hint is only a hint: loading probes past it.
+* :class:`SqlCatalog` — a SQLite database with the same tables as pyiceberg's ``SqlCatalog`` (``iceberg_tables``,
+  ``iceberg_namespace_properties``), so either library opens the other's catalog. A commit is a compare-and-swap
+  ``UPDATE ... WHERE metadata_location = <the one we started from>``. Metadata files are named
+  ``<NNNNN>-<uuid>.metadata.json``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sqlite3
+import time
+import uuid
+
+from ..errors import (AlreadyExistsError, CommitConflictError, InvalidArgumentError, NotFoundError,
+                      PaimonEngineError)
+from ..io import FileIO, normalize_location
+from .metadata import TableMetadata, new_table_metadata, parse_metadata, serialize_metadata
+from .partitioning import UNPARTITIONED, PartitionSpec
+from .schema import Schema
+
+__all__ = ["Catalog", "FileSystemCatalog", "SqlCatalog", "load_catalog", "parse_identifier"]
+
+_VERSION_FILE = re.compile(r"^v(\d+)(\.gz)?\.metadata\.json$")
+_CATALOG_FILE = re.compile(r"^(\d+)-[0-9a-fA-F-]+(\.gz)?\.metadata\.json$")
+
+
+def parse_identifier(identifier) -> tuple:
+    """``"ns.sub.table"`` or ``("ns", "sub", "table")`` -> (namespace tuple, table name)."""
+    parts = tuple(identifier.split(".")) if isinstance(identifier, str) else tuple(identifier)
+    if len(parts) < 2 or any(not p for p in parts):
+        raise InvalidArgumentError(f"table identifier needs a namespace and a name, got {identifier!r}")
+    for p in parts:
+        if "/" in p or p in (".", ".."):
+            raise InvalidArgumentError(f"bad identifier part {p!r}")
+    return parts[:-1], parts[-1]
+
+
+def _ns(namespace) -> tuple:
+    parts = tuple(namespace.split(".")) if isinstance(namespace, str) else tuple(namespace)
+    if not parts or any(not p or "/" in p for p in parts):
+        raise InvalidArgumentError(f"bad namespace {namespace!r}")
+    return parts
+
+
+class Catalog:
+    """Common behaviour: create/load/list/drop/rename tables, namespaces, and the commit primitive."""
+
+    name = "default"
+
+    def __init__(self, io: FileIO | None = None, properties: dict | None = None):
+        self.properties = dict(properties or {})
+        self.io = io or FileIO(self.properties)
+
+    # -- to implement ----------------------------------------------------------
+    def _load_metadata(self, namespace, name) -> TableMetadata:
+        raise NotImplementedError
+
+    def _create(self, namespace, name, md: TableMetadata) -> TableMetadata:
+        raise NotImplementedError
+
+    def commit(self, identifier, base: TableMetadata, new: TableMetadata) -> TableMetadata:
+        """Atomically replace ``base`` by ``new``; CommitConflictError if ``base`` is no longer current."""
+        raise NotImplementedError
+
+    def default_location(self, namespace, name) -> str:
+        raise NotImplementedError
+
+    # -- public API ------------------------------------------------------------
+    def create_table(self, identifier, schema, partition_spec=None, *, location=None, properties=None,
+                     sort_order=None, format_version: int = 2):
+        """Create an empty table. ``schema`` is a Schema, a RowType or a pyarrow Schema; ``partition_spec`` a
+        PartitionSpec or a list like ``[("ts", "day"), ("id", "bucket[16]")]``."""
+        from .table import Table
+        namespace, name = parse_identifier(identifier)
+        schema = _as_schema(schema)
+        if partition_spec is None:
+            partition_spec = UNPARTITIONED
+        elif not isinstance(partition_spec, PartitionSpec):
+            partition_spec = PartitionSpec.build(schema, *partition_spec)
+        props = dict(properties or {})
+        fv = int(props.pop("format-version", format_version))
+        loc = normalize_location(location) if location else self.default_location(namespace, name)
+        md = new_table_metadata(schema, partition_spec, loc, sort_order=sort_order, properties=props,
+                                format_version=fv)
+        md = self._create(namespace, name, md)
+        return Table(namespace + (name,), md, self.io, self)
+
+    def load_table(self, identifier):
+        from .table import Table
+        namespace, name = parse_identifier(identifier)
+        return Table(namespace + (name,), self._load_metadata(namespace, name), self.io, self)
+
+    def refresh(self, identifier) -> TableMetadata:
+        namespace, name = parse_identifier(identifier)
+        return self._load_metadata(namespace, name)
+
+    def table_exists(self, identifier) -> bool:
+        try:
+            self.load_table(identifier)
+            return True
+        except NotFoundError:
+            return False
+
+    def _write_new_metadata(self, location: str, md: TableMetadata) -> bytes:
+        md.last_updated_ms = max(md.last_updated_ms or 0, int(time.time() * 1000))
+        return serialize_metadata(md)
+
+
+def _as_schema(schema) -> Schema:
+    from .. import types as T
+    if isinstance(schema, Schema):
+        return schema
+    if isinstance(schema, T.RowType):
+        return Schema(schema)
+    try:
+        import pyarrow as pa
+        if isinstance(schema, pa.Schema):
+            return Schema.from_arrow(schema)
+    except ImportError:
+        pass
+    raise InvalidArgumentError(f"cannot make a table schema from {type(schema).__name__}")
+
+
+def _append_metadata_log(md: TableMetadata, base: TableMetadata | None):
+    from .metadata import MetadataLogEntry
+    if base is not None and base.metadata_location:
+        md.metadata_log = list(md.metadata_log) + [MetadataLogEntry(base.last_updated_ms, base.metadata_location)]
+        keep = int(md.properties.get("write.metadata.previous-versions-max", "100"))
+        if len(md.metadata_log) > keep:
+            md.metadata_log = md.metadata_log[-keep:]
+
+
+# ---------------------------------------------------------------------------
+# file-system catalog
+# ---------------------------------------------------------------------------
+
+class FileSystemCatalog(Catalog):
+    """Tables in directories under ``warehouse``: ``<warehouse>/<ns>/<table>``."""
+
+    def __init__(self, warehouse: str, io: FileIO | None = None, properties: dict | None = None,
+                 name: str = "fs"):
+        super().__init__(io, properties)
+        self.name = name
+        self.warehouse = normalize_location(warehouse).rstrip("/")
+
+    def default_location(self, namespace, name) -> str:
+        return "/".join((self.warehouse,) + tuple(namespace) + (name,))
+
+    def _table_location(self, namespace, name):
+        return self.default_location(namespace, name)
+
+    # namespaces are directories
+    def create_namespace(self, namespace, properties=None):
+        ns = _ns(namespace)
+        loc = "/".join((self.warehouse,) + ns)
+        if self.io.exists(loc):
+            raise AlreadyExistsError(f"namespace {'.'.join(ns)} exists already")
+        fs, path = self.io.resolve(loc)
+        fs.create_dir(path, recursive=True)
+
+    def list_namespaces(self):
+        import pyarrow.fs as pafs
+        fs, path = self.io.resolve(self.warehouse)
+        infos = fs.get_file_info(pafs.FileSelector(path, allow_not_found=True))
+        return [(i.base_name,) for i in infos if i.type == pafs.FileType.Directory
+                and not self._is_table_dir(f"{self.warehouse}/{i.base_name}")]
+
+    def _is_table_dir(self, loc):
+        return self.io.exists(f"{loc}/metadata/version-hint.text") or bool(self._versions(loc))
+
+    def list_tables(self, namespace):
+        import pyarrow.fs as pafs
+        ns = _ns(namespace)
+        base = "/".join((self.warehouse,) + ns)
+        fs, path = self.io.resolve(base)
+        infos = fs.get_file_info(pafs.FileSelector(path, allow_not_found=True))
+        return sorted(ns + (i.base_name,) for i in infos
+                      if i.type == pafs.FileType.Directory and self._is_table_dir(f"{base}/{i.base_name}"))
+
+    def drop_namespace(self, namespace):
+        ns = _ns(namespace)
+        if self.list_tables(ns):
+            raise PaimonEngineError(f"namespace {'.'.join(ns)} is not empty")
+        self.io.delete_dir("/".join((self.warehouse,) + ns))
+
+    def _versions(self, location):
+        out = []
+        for info in self.io.list(f"{location}/metadata", recursive=False):
+            m = _VERSION_FILE.match(info.base_name)
+            if m:
+                out.append((int(m.group(1)), info.path if "://" not in location else f"{location}/metadata/"
+                                                                                     f"{info.base_name}"))
+        return sorted(out)
+
+    def current_version(self, location) -> tuple:
+        """(version, metadata path) of the newest committed version, or (0, None)."""
+        hint = f"{location}/metadata/version-hint.text"
+        version = 0
+        try:
+            version = int(self.io.read_bytes(hint).decode().strip() or "0")
+        except (NotFoundError, ValueError, UnicodeDecodeError):
+            version = 0
+        path = None
+        if version > 0:
+            path = f"{location}/metadata/v{version}.metadata.json"
+            if not self.io.exists(path):
+                version, path = 0, None
+        if version == 0:
+            versions = self._versions(location)
+            if not versions:
+                return 0, None
+            version, path = versions[-1]
+        # the hint may lag behind a commit whose writer died before updating it
+        while True:
+            nxt = f"{location}/metadata/v{version + 1}.metadata.json"
+            if not self.io.exists(nxt):
+                break
+            version, path = version + 1, nxt
+        return version, path
+
+    def load_table_at(self, location: str):
+        """Open the table stored at ``location`` (no catalog identifier needed)."""
+        from .table import Table
+        location = normalize_location(location).rstrip("/")
+        md = self._load_at(location)
+        return Table(("", location.rsplit("/", 1)[-1]), md, self.io, self, location=location)
+
+    def _load_at(self, location):
+        version, path = self.current_version(location)
+        if path is None:
+            raise NotFoundError(f"no table at {location}")
+        md = parse_metadata(self.io.read_bytes(path), path)
+        md.metadata_location = path
+        return md
+
+    def _load_metadata(self, namespace, name):
+        return self._load_at(self._table_location(namespace, name))
+
+    def _create(self, namespace, name, md):
+        loc = md.location
+        if self.current_version(loc)[1] is not None:
+            raise AlreadyExistsError(f"table {'.'.join(namespace + (name,))} exists already at {loc}")
+        path = f"{loc}/metadata/v1.metadata.json"
+        try:
+            self.io.create_exclusive(path, self._write_new_metadata(path, md))
+        except AlreadyExistsError:
+            raise AlreadyExistsError(f"table at {loc} exists already") from None
+        self._write_hint(loc, 1)
+        md.metadata_location = path
+        return md
+
+    def _write_hint(self, loc, version):
+        try:
+            self.io.write_bytes(f"{loc}/metadata/version-hint.text", str(version).encode())
+        except OSError:
+            pass   # the hint is advisory; loading probes for newer versions
+
+    def commit_at(self, location, base: TableMetadata, new: TableMetadata) -> TableMetadata:
+        m = _VERSION_FILE.match(os.path.basename(base.metadata_location or ""))
+        if not m:
+            raise CommitConflictError(f"base metadata {base.metadata_location!r} is not a version file")
+        version = int(m.group(1)) + 1
+        path = f"{location}/metadata/v{version}.metadata.json"
+        _append_metadata_log(new, base)
+        data = self._write_new_metadata(path, new)
+        try:
+            self.io.create_exclusive(path, data)
+        except AlreadyExistsError:
+            raise CommitConflictError(f"{path} was created by a concurrent commit") from None
+        self._write_hint(location, version)
+        new.metadata_location = path
+        return new
+
+    def commit(self, identifier, base, new):
+        return self.commit_at(base.location, base, new)
+
+    def drop_table(self, identifier, purge: bool = False):
+        namespace, name = parse_identifier(identifier)
+        loc = self._table_location(namespace, name)
+        if self.current_version(loc)[1] is None:
+            raise NotFoundError(f"table {'.'.join(namespace + (name,))} does not exist")
+        if purge:
+            self.io.delete_dir(loc)
+        else:
+            self.io.delete_dir(f"{loc}/metadata")
+
+    def rename_table(self, from_identifier, to_identifier):
+        raise PaimonEngineError("a file-system catalog cannot rename tables atomically (the location is the "
+                                "identity); use a SQL catalog")
+
+
+# ---------------------------------------------------------------------------
+# SQL catalog (SQLite), compatible with pyiceberg's SqlCatalog
+# ---------------------------------------------------------------------------
+
+_DDL = (
+    "CREATE TABLE IF NOT EXISTS iceberg_tables ("
+    "catalog_name VARCHAR(255) NOT NULL, table_namespace VARCHAR(255) NOT NULL, "
+    "table_name VARCHAR(255) NOT NULL, metadata_location VARCHAR(1000), "
+    "previous_metadata_location VARCHAR(1000), iceberg_type VARCHAR(5), "
+    "PRIMARY KEY (catalog_name, table_namespace, table_name))",
+    "CREATE TABLE IF NOT EXISTS iceberg_namespace_properties ("
+    "catalog_name VARCHAR(255) NOT NULL, namespace VARCHAR(255) NOT NULL, "
+    "property_key VARCHAR(255) NOT NULL, property_value VARCHAR(1000) NOT NULL, "
+    "PRIMARY KEY (catalog_name, namespace, property_key))",
+)
+
+
+class SqlCatalog(Catalog):
+    """A catalog in a SQLite database file (``uri`` = ``sqlite:///path`` or a path), tables under ``warehouse``.
+
+    ``name`` is the ``catalog_name`` column (pyiceberg's catalog name) so several catalogs can share a database.
+    """
+
+    def __init__(self, name: str = "default", uri: str | None = None, warehouse: str | None = None,
+                 io: FileIO | None = None, properties: dict | None = None):
+        props = dict(properties or {})
+        uri = uri or props.get("uri")
+        warehouse = warehouse or props.get("warehouse")
+        if not uri:
+            raise InvalidArgumentError("SqlCatalog needs a uri (sqlite:///path/to/catalog.db)")
+        super().__init__(io, props)
+        self.name = name
+        self.db_path = self._sqlite_path(uri)
+        self.warehouse = normalize_location(warehouse).rstrip("/") if warehouse else None
+        self._has_type = True
+        with self._connect() as conn:
+            for ddl in _DDL:
+                conn.execute(ddl)
+            cols = [r[1] for r in conn.execute("PRAGMA table_info(iceberg_tables)")]
+            self._has_type = "iceberg_type" in cols
+
+    @staticmethod
+    def _sqlite_path(uri):
+        if uri.startswith("sqlite:///"):
+            return uri[len("sqlite:///"):]   # SQLAlchemy form: sqlite:///rel.db, sqlite:////abs/path.db
+        if uri.startswith("sqlite:"):
+            raise InvalidArgumentError(f"unsupported SQLite uri {uri!r}; use sqlite:///path")
+        if "://" in uri:
+            raise InvalidArgumentError(f"SqlCatalog supports SQLite only, got {uri!r}")
+        return uri
+
+    def _connect(self):
+        conn = sqlite3.connect(self.db_path, timeout=60, isolation_level=None)
+        return _Conn(conn)
+
+    def default_location(self, namespace, name) -> str:
+        if not self.warehouse:
+            raise InvalidArgumentError("SqlCatalog needs a warehouse (or an explicit table location)")
+        return f"{self.warehouse}/{'.'.join(namespace)}.db/{name}"
+
+    # -- namespaces ------------------------------------------------------------
+    def create_namespace(self, namespace, properties=None):
+        ns = ".".join(_ns(namespace))
+        if self.namespace_exists(ns):
+            raise AlreadyExistsError(f"namespace {ns} exists already")
+        props = dict(properties or {}) or {"exists": "true"}
+        with self._connect() as conn:
+            for k, v in props.items():
+                conn.execute("INSERT INTO iceberg_namespace_properties VALUES (?, ?, ?, ?)",
+                             (self.name, ns, str(k), str(v)))
+
+    def namespace_exists(self, namespace) -> bool:
+        ns = ".".join(_ns(namespace))
+        with self._connect() as conn:
+            row = conn.execute("SELECT 1 FROM iceberg_namespace_properties WHERE catalog_name=? AND "
+                               "(namespace=? OR namespace LIKE ?) LIMIT 1", (self.name, ns, ns + ".%")).fetchone()
+            if row:
+                return True
+            row = conn.execute("SELECT 1 FROM iceberg_tables WHERE catalog_name=? AND "
+                               "(table_namespace=? OR table_namespace LIKE ?) LIMIT 1",
+                               (self.name, ns, ns + ".%")).fetchone()
+        return row is not None
+
+    def list_namespaces(self):
+        with self._connect() as conn:
+            rows = conn.execute("SELECT DISTINCT namespace FROM iceberg_namespace_properties WHERE catalog_name=? "
+                                "UNION SELECT DISTINCT table_namespace FROM iceberg_tables WHERE catalog_name=?",
+                                (self.name, self.name)).fetchall()
+        return sorted(tuple(r[0].split(".")) for r in rows)
+
+    def load_namespace_properties(self, namespace) -> dict:
+        ns = ".".join(_ns(namespace))
+        with self._connect() as conn:
+            rows = conn.execute("SELECT property_key, property_value FROM iceberg_namespace_properties "
+                                "WHERE catalog_name=? AND namespace=?", (self.name, ns)).fetchall()
+        if not rows and not self.namespace_exists(ns):
+            raise NotFoundError(f"namespace {ns} does not exist")
+        return dict(rows)
+
+    def drop_namespace(self, namespace):
+        ns = ".".join(_ns(namespace))
+        if self.list_tables(ns):
+            raise PaimonEngineError(f"namespace {ns} is not empty")
+        with self._connect() as conn:
+            cur = conn.execute("DELETE FROM iceberg_namespace_properties WHERE catalog_name=? AND namespace=?",
+                               (self.name, ns))
+            if cur.rowcount == 0:
+                raise NotFoundError(f"namespace {ns} does not exist")
+
+    # -- tables ----------------------------------------------------------------
+    def _type_filter(self):
+        return " AND (iceberg_type = 'TABLE' OR iceberg_type IS NULL)" if self._has_type else ""
+
+    def list_tables(self, namespace):
+        ns = ".".join(_ns(namespace))
+        with self._connect() as conn:
+            rows = conn.execute("SELECT table_name FROM iceberg_tables WHERE catalog_name=? AND table_namespace=?"
+                                + self._type_filter(), (self.name, ns)).fetchall()
+        return sorted(tuple(ns.split(".")) + (r[0],) for r in rows)
+
+    def _location_of(self, namespace, name):
+        ns = ".".join(namespace)
+        with self._connect() as conn:
+            row = conn.execute("SELECT metadata_location FROM iceberg_tables WHERE catalog_name=? AND "
+                               "table_namespace=? AND table_name=?" + self._type_filter(),
+                               (self.name, ns, name)).fetchone()
+        if row is None or row[0] is None:
+            raise NotFoundError(f"table {ns}.{name} does not exist in catalog {self.name!r}")
+        return row[0]
+
+    def _load_metadata(self, namespace, name):
+        loc = self._location_of(namespace, name)
+        md = parse_metadata(self.io.read_bytes(loc), loc)
+        md.metadata_location = loc
+        return md
+
+    def _new_metadata_path(self, location, version):
+        return f"{location}/metadata/{version:05d}-{uuid.uuid4()}.metadata.json"
+
+    def _create(self, namespace, name, md):
+        ns = ".".join(namespace)
+        if not self.namespace_exists(ns):
+            raise NotFoundError(f"namespace {ns} does not exist")
+        path = self._new_metadata_path(md.location, 0)
+        self.io.write_bytes(path, self._write_new_metadata(path, md))
+        try:
+            with self._connect() as conn:
+                if self._has_type:
+                    conn.execute("INSERT INTO iceberg_tables (catalog_name, table_namespace, table_name, "
+                                 "metadata_location, previous_metadata_location, iceberg_type) "
+                                 "VALUES (?, ?, ?, ?, NULL, 'TABLE')", (self.name, ns, name, path))
+                else:
+                    conn.execute("INSERT INTO iceberg_tables (catalog_name, table_namespace, table_name, "
+                                 "metadata_location, previous_metadata_location) VALUES (?, ?, ?, ?, NULL)",
+                                 (self.name, ns, name, path))
+        except sqlite3.IntegrityError:
+            self.io.delete(path)
+            raise AlreadyExistsError(f"table {ns}.{name} exists already") from None
+        md.metadata_location = path
+        return md
+
+    def commit(self, identifier, base, new):
+        namespace, name = parse_identifier(identifier)
+        ns = ".".join(namespace)
+        version = _catalog_version(base.metadata_location) + 1
+        path = self._new_metadata_path(new.location, version)
+        _append_metadata_log(new, base)
+        self.io.write_bytes(path, self._write_new_metadata(path, new))
+        with self._connect() as conn:
+            cur = conn.execute("UPDATE iceberg_tables SET metadata_location=?, previous_metadata_location=? "
+                               "WHERE catalog_name=? AND table_namespace=? AND table_name=? AND "
+                               "metadata_location=?", (path, base.metadata_location, self.name, ns, name,
+                                                       base.metadata_location))
+            ok = cur.rowcount == 1
+        if not ok:
+            self.io.delete(path)
+            raise CommitConflictError(f"table {ns}.{name} changed since {base.metadata_location}")
+        new.metadata_location = path
+        return new
+
+    def drop_table(self, identifier, purge: bool = False):
+        namespace, name = parse_identifier(identifier)
+        md = self._load_metadata(namespace, name) if purge else None
+        with self._connect() as conn:
+            cur = conn.execute("DELETE FROM iceberg_tables WHERE catalog_name=? AND table_namespace=? AND "
+                               "table_name=?", (self.name, ".".join(namespace), name))
+            if cur.rowcount == 0:
+                raise NotFoundError(f"table {'.'.join(namespace + (name,))} does not exist")
+        if purge and md is not None:
+            try:
+                self.io.delete_dir(md.location)
+            except (OSError, FileNotFoundError):
+                pass
+
+    def rename_table(self, from_identifier, to_identifier):
+        fns, fname = parse_identifier(from_identifier)
+        tns, tname = parse_identifier(to_identifier)
+        if not self.namespace_exists(".".join(tns)):
+            raise NotFoundError(f"namespace {'.'.join(tns)} does not exist")
+        try:
+            with self._connect() as conn:
+                cur = conn.execute("UPDATE iceberg_tables SET table_namespace=?, table_name=? WHERE catalog_name=? "
+                                   "AND table_namespace=? AND table_name=?",
+                                   (".".join(tns), tname, self.name, ".".join(fns), fname))
+                if cur.rowcount == 0:
+                    raise NotFoundError(f"table {'.'.join(fns + (fname,))} does not exist")
+        except sqlite3.IntegrityError:
+            raise AlreadyExistsError(f"table {'.'.join(tns + (tname,))} exists already") from None
+        return self.load_table(tns + (tname,))
+
+    def register_table(self, identifier, metadata_location: str):
+        namespace, name = parse_identifier(identifier)
+        parse_metadata(self.io.read_bytes(metadata_location), metadata_location)
+        try:
+            with self._connect() as conn:
+                conn.execute("INSERT INTO iceberg_tables (catalog_name, table_namespace, table_name, "
+                             "metadata_location) VALUES (?, ?, ?, ?)",
+                             (self.name, ".".join(namespace), name, metadata_location))
+        except sqlite3.IntegrityError:
+            raise AlreadyExistsError(f"table {'.'.join(namespace + (name,))} exists already") from None
+        return self.load_table(identifier)
+
+
+class _Conn:
+    """A SQLite connection as a context manager that commits (autocommit statements) and always closes."""
+
+    def __init__(self, conn):
+        self.conn = conn
+
+    def execute(self, *args):
+        for attempt in range(200):
+            try:
+                return self.conn.execute(*args)
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) and "busy" not in str(exc):
+                    raise
+                time.sleep(0.01 * (1 + attempt % 10))
+        return self.conn.execute(*args)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.conn.close()
+
+
+def _catalog_version(location) -> int:
+    if not location:
+        return -1
+    m = _CATALOG_FILE.match(os.path.basename(location))
+    if m:
+        return int(m.group(1))
+    m = _VERSION_FILE.match(os.path.basename(location))
+    return int(m.group(1)) if m else -1
+
+
+def load_catalog(kind: str = "sql", **kw) -> Catalog:
+    """``load_catalog("sql", uri=..., warehouse=...)`` or ``load_catalog("fs", warehouse=...)``."""
+    if kind in ("sql", "sqlite"):
+        return SqlCatalog(**kw)
+    if kind in ("fs", "filesystem", "hadoop"):
+        return FileSystemCatalog(**kw)
+    raise InvalidArgumentError(f"unknown catalog kind {kind!r}")

@@ -1,0 +1,343 @@
+"""Atomic optimistic commits.
+
+A :class:`SnapshotProducer` collects added data/delete files and files to remove, then ``commit()``:
+
+1. writes manifests for the added files once (their entries inherit the sequence number, so they stay valid
+   across retries);
+2. per attempt, against the freshly loaded table metadata: validates (files to remove and data files that new
+   position deletes reference must still be live; an ``append`` always re-applies), rewrites only the manifests
+   that hold removed files (removed -> DELETED, others -> EXISTING with their sequence numbers), writes the
+   manifest list, assigns the next sequence number, builds the snapshot summary with the spec's totals;
+3. asks the catalog to swap the metadata atomically; on a conflict it cleans up that attempt's files, waits
+   (exponential backoff with jitter) and retries up to ``commit.retry.num-retries``.
+
+:func:`commit_metadata_change` does the same for changes without a snapshot (schema, spec, properties).
+"""
+
+from __future__ import annotations
+
+import random
+import time
+import uuid
+
+from ..errors import CommitConflictError, CommitFailedError, InvalidArgumentError
+from .manifest import (CONTENT_DATA, CONTENT_EQUALITY_DELETES, CONTENT_POSITION_DELETES, STATUS_ADDED,
+                       STATUS_DELETED, STATUS_EXISTING, ManifestWriter, read_manifest)
+from .manifest_list import read_manifest_list, write_manifest_list
+from .metadata import Snapshot, SnapshotLogEntry, SnapshotRef
+
+__all__ = ["SnapshotProducer", "commit_metadata_change", "new_snapshot_id", "retry_policy"]
+
+MAIN = "main"
+
+
+def new_snapshot_id() -> int:
+    u = uuid.uuid4().int
+    return ((u >> 64) ^ (u & ((1 << 64) - 1))) & ((1 << 63) - 1)
+
+
+def retry_policy(props):
+    return (int(props.get("commit.retry.num-retries", "10")),
+            int(props.get("commit.retry.min-wait-ms", "20")),
+            int(props.get("commit.retry.max-wait-ms", "2000")),
+            int(props.get("commit.retry.total-timeout-ms", "120000")))
+
+
+def _sleep(attempt, min_ms, max_ms):
+    wait = min(max_ms, min_ms * (2 ** attempt))
+    time.sleep(random.uniform(wait / 2, wait) / 1000.0)
+
+
+class SnapshotProducer:
+    """One snapshot-producing operation: ``append``, ``overwrite``, ``delete`` or ``replace``."""
+
+    def __init__(self, table, operation: str, branch: str = MAIN):
+        if operation not in ("append", "overwrite", "delete", "replace"):
+            raise InvalidArgumentError(f"unknown snapshot operation {operation!r}")
+        self.table = table
+        self.operation = operation
+        self.branch = branch
+        self.snapshot_id = new_snapshot_id()
+        self.added_data = []
+        self.added_deletes = []
+        self.removed = {}            # path -> DataFile (data or delete files to remove)
+        self.required_data_paths = set()
+        self.extra_summary = {}
+        # the snapshot this operation read; files it removes must not have gained deletes since then
+        self.started_from = table.metadata.current_snapshot_id if branch == MAIN else \
+            (table.metadata.refs[branch].snapshot_id if branch in table.metadata.refs else None)
+        self.validate_no_new_deletes = operation != "append"
+        self._added_manifests = None
+        self._written = []           # files written by this producer (cleanup on failure)
+
+    # -- building ----------------------------------------------------------------
+    def add_data_file(self, df):
+        if df.content != CONTENT_DATA:
+            raise InvalidArgumentError(f"{df.file_path} is a delete file; use add_delete_file")
+        self.added_data.append(df)
+        return self
+
+    def add_delete_file(self, df):
+        if df.content == CONTENT_DATA:
+            raise InvalidArgumentError(f"{df.file_path} is a data file; use add_data_file")
+        if self.table.metadata.format_version < 2:
+            raise InvalidArgumentError("delete files need format version 2 (upgrade the table first)")
+        self.added_deletes.append(df)
+        if df.content == CONTENT_POSITION_DELETES and df.referenced_data_file:
+            self.required_data_paths.add(df.referenced_data_file)
+        return self
+
+    def remove_file(self, df):
+        self.removed[df.file_path] = df
+        return self
+
+    def set(self, key, value):
+        self.extra_summary[str(key)] = str(value)
+        return self
+
+    # -- commit ------------------------------------------------------------------
+    def commit(self):
+        table = self.table
+        retries, min_ms, max_ms, total_ms = retry_policy(table.metadata.properties)
+        deadline = time.monotonic() + total_ms / 1000.0
+        base = table.metadata
+        attempt = 0
+        while True:
+            attempt_files = []
+            try:
+                new_md = self._apply(base, attempt, attempt_files)
+                committed = table._commit(base, new_md)
+                table._set_metadata(committed)
+                self._cleanup_unused(committed)
+                return committed
+            except CommitConflictError:
+                for p in attempt_files:
+                    table.io.delete(p)
+                if attempt >= retries or time.monotonic() > deadline:
+                    self._abort()
+                    raise CommitFailedError(f"{self.operation} on {table.name} failed after {attempt + 1} "
+                                            f"attempts: concurrent commits kept winning") from None
+                _sleep(attempt, min_ms, max_ms)
+                attempt += 1
+                base = table._refresh_metadata()
+            except BaseException:
+                for p in attempt_files:
+                    table.io.delete(p)
+                self._abort()
+                raise
+
+    def _abort(self):
+        for p in self._written:
+            try:
+                self.table.io.delete(p)
+            except OSError:
+                pass
+
+    def _cleanup_unused(self, md):
+        pass
+
+    def _manifest_path(self, k):
+        return f"{self.table.metadata_dir}/{uuid.uuid4()}-m{k}.avro"
+
+    def _write_added_manifests(self, md):
+        """Manifests of the added files, written once (entries inherit seq numbers)."""
+        if self._added_manifests is not None:
+            return self._added_manifests
+        schema = md.schema()
+        out = []
+        k = 0
+        for content, files in ((0, self.added_data), (1, self.added_deletes)):
+            by_spec = {}
+            for df in files:
+                by_spec.setdefault(df.spec_id, []).append(df)
+            for spec_id, dfs in sorted(by_spec.items()):
+                w = ManifestWriter(md.spec(spec_id), schema, md.format_version, self.snapshot_id, content)
+                for df in dfs:
+                    w.add(df, STATUS_ADDED)
+                path = self._manifest_path(k)
+                k += 1
+                out.append(w.write(self.table.io, path))
+                self._written.append(path)
+        self._added_manifests = out
+        return out
+
+    def _apply(self, base, attempt, attempt_files):
+        io = self.table.io
+        fv = base.format_version
+        parent = base.snapshot_by_ref(self.branch)
+        if parent is None and self.branch != MAIN:
+            raise InvalidArgumentError(f"no branch {self.branch!r}")
+        base_manifests = read_manifest_list(io, parent.manifest_list) if parent is not None and \
+            parent.manifest_list else []
+        if parent is not None and parent.manifest_list is None and parent.manifests:
+            from .manifest_list import ManifestFile
+            base_manifests = [ManifestFile(p, 0, 0, 0, 0, 0, parent.snapshot_id) for p in parent.manifests]
+        seq = base.last_sequence_number + 1 if fv >= 2 else 0
+        if self.validate_no_new_deletes and self.removed:
+            self._check_no_new_deletes(base, parent)
+        added = self._write_added_manifests(base)
+
+        # validate + rewrite manifests holding removed files
+        to_remove = dict(self.removed)
+        required = set(self.required_data_paths) - set(to_remove)
+        found_removed = {}
+        kept = []
+        specs = base.specs_by_id()
+        schema = base.schema()
+        removed_paths = set(to_remove)
+        k = 1000 + attempt * 100
+        removed_delete_files = []
+        removed_data_files = []
+        for m in base_manifests:
+            needs_scan = False
+            if removed_paths:
+                needs_scan = m.has_added_files() or m.has_existing_files()
+            if required and m.content == CONTENT_DATA:
+                needs_scan = True
+            if not needs_scan:
+                kept.append(m)
+                continue
+            spec = specs.get(m.partition_spec_id)
+            entries = read_manifest(io, m, spec.partition_type(schema) if spec else None)
+            live = [e for e in entries if e.status != STATUS_DELETED]
+            hit = [e for e in live if e.data_file.file_path in removed_paths]
+            if m.content == CONTENT_DATA:
+                for e in live:
+                    required.discard(e.data_file.file_path)
+            if not hit:
+                kept.append(m)
+                continue
+            w = ManifestWriter(spec, schema, fv, self.snapshot_id, m.content)
+            for e in live:
+                p = e.data_file.file_path
+                if p in removed_paths:
+                    found_removed[p] = e.data_file
+                    w.add(e.data_file, STATUS_DELETED, sequence_number=e.sequence_number,
+                          file_sequence_number=e.file_sequence_number)
+                    (removed_delete_files if e.data_file.content else removed_data_files).append(e.data_file)
+                else:
+                    w.add(e.data_file, STATUS_EXISTING, snapshot_id=e.snapshot_id,
+                          sequence_number=e.sequence_number, file_sequence_number=e.file_sequence_number)
+            path = self._manifest_path(k)
+            k += 1
+            mf = w.write(io, path)
+            attempt_files.append(path)
+            # rewritten manifests hold only existing/deleted entries: their seq is this commit's
+            kept.append(mf)
+        missing = removed_paths - set(found_removed)
+        if missing:
+            raise CommitFailedError(f"{self.operation} on {self.table.name}: {len(missing)} file(s) to remove are "
+                                    f"no longer live (removed by a concurrent commit), e.g. {sorted(missing)[0]}")
+        if required:
+            raise CommitFailedError(f"{self.operation} on {self.table.name}: data file(s) referenced by new "
+                                    f"position deletes are no longer live, e.g. {sorted(required)[0]}")
+
+        manifests = list(added) + kept
+        for m in manifests:
+            if m in added:
+                m.sequence_number = None
+                m.min_sequence_number = None
+        list_path = f"{self.table.metadata_dir}/snap-{self.snapshot_id}-{attempt}-{uuid.uuid4()}.avro"
+        write_manifest_list(io, list_path, manifests, format_version=fv, snapshot_id=self.snapshot_id,
+                            parent_snapshot_id=parent.snapshot_id if parent else None, sequence_number=seq)
+        attempt_files.append(list_path)
+
+        summary = self._summary(parent, removed_data_files, removed_delete_files)
+        now = int(time.time() * 1000)
+        snap = Snapshot(self.snapshot_id, parent.snapshot_id if parent else None, seq,
+                        max(now, base.last_updated_ms), list_path, None, summary, base.current_schema_id)
+        md = base.copy()
+        md.snapshots.append(snap)
+        md.last_sequence_number = seq if fv >= 2 else base.last_sequence_number
+        md.last_updated_ms = snap.timestamp_ms
+        old_ref = md.refs.get(self.branch)
+        md.refs[self.branch] = SnapshotRef(self.snapshot_id, "branch",
+                                           old_ref.min_snapshots_to_keep if old_ref else None,
+                                           old_ref.max_snapshot_age_ms if old_ref else None,
+                                           old_ref.max_ref_age_ms if old_ref else None,
+                                           old_ref.extra if old_ref else None)
+        if self.branch == MAIN:
+            md.current_snapshot_id = self.snapshot_id
+            md.snapshot_log.append(SnapshotLogEntry(snap.timestamp_ms, self.snapshot_id))
+        return md
+
+    def _check_no_new_deletes(self, base, parent):
+        if parent is None or parent.snapshot_id == self.started_from:
+            return
+        for snap in base.ancestors(parent.snapshot_id):
+            if snap.snapshot_id == self.started_from:
+                return
+            if int(snap.summary.get("added-delete-files", "0") or 0) > 0:
+                raise CommitFailedError(f"{self.operation} on {self.table.name}: concurrent snapshot "
+                                        f"{snap.snapshot_id} added delete files for data this operation rewrites")
+
+    def _summary(self, parent, removed_data, removed_deletes):
+        s = {"operation": self.operation}
+        add_data = self.added_data
+        add_pos = [d for d in self.added_deletes if d.content == CONTENT_POSITION_DELETES]
+        add_eq = [d for d in self.added_deletes if d.content == CONTENT_EQUALITY_DELETES]
+        rem_pos = [d for d in removed_deletes if d.content == CONTENT_POSITION_DELETES]
+        rem_eq = [d for d in removed_deletes if d.content == CONTENT_EQUALITY_DELETES]
+
+        def put(key, val):
+            if val:
+                s[key] = str(val)
+        put("added-data-files", len(add_data))
+        put("deleted-data-files", len(removed_data))
+        put("added-delete-files", len(self.added_deletes))
+        put("added-position-delete-files", len(add_pos))
+        put("added-equality-delete-files", len(add_eq))
+        put("removed-delete-files", len(removed_deletes))
+        put("removed-position-delete-files", len(rem_pos))
+        put("removed-equality-delete-files", len(rem_eq))
+        added_records = sum(d.record_count for d in add_data)
+        deleted_records = sum(d.record_count for d in removed_data)
+        put("added-records", added_records)
+        put("deleted-records", deleted_records)
+        added_size = sum(d.file_size_in_bytes for d in add_data + self.added_deletes)
+        removed_size = sum(d.file_size_in_bytes for d in removed_data + removed_deletes)
+        put("added-files-size", added_size)
+        put("removed-files-size", removed_size)
+        put("added-position-deletes", sum(d.record_count for d in add_pos))
+        put("removed-position-deletes", sum(d.record_count for d in rem_pos))
+        put("added-equality-deletes", sum(d.record_count for d in add_eq))
+        put("removed-equality-deletes", sum(d.record_count for d in rem_eq))
+        parts = {(d.spec_id, d.partition) for d in add_data + self.added_deletes + removed_data + removed_deletes}
+        s["changed-partition-count"] = str(len(parts))
+        prev = parent.summary if parent is not None else {}
+
+        def total(key, delta):
+            if parent is not None and key not in prev:
+                return
+            try:
+                base = int(prev.get(key, "0"))
+            except ValueError:
+                return
+            s[key] = str(base + delta)
+        total("total-records", added_records - deleted_records)
+        total("total-files-size", added_size - removed_size)
+        total("total-data-files", len(add_data) - len(removed_data))
+        total("total-delete-files", len(self.added_deletes) - len(removed_deletes))
+        total("total-position-deletes", sum(d.record_count for d in add_pos) - sum(d.record_count for d in rem_pos))
+        total("total-equality-deletes", sum(d.record_count for d in add_eq) - sum(d.record_count for d in rem_eq))
+        s.update(self.extra_summary)
+        return s
+
+
+def commit_metadata_change(table, change):
+    """Commit ``change(base_metadata) -> new_metadata`` with retries (``change`` must be re-appliable)."""
+    retries, min_ms, max_ms, _ = retry_policy(table.metadata.properties)
+    base = table.metadata
+    for attempt in range(retries + 1):
+        new = change(base.copy())
+        new.last_updated_ms = max(int(time.time() * 1000), base.last_updated_ms)
+        try:
+            committed = table._commit(base, new)
+            table._set_metadata(committed)
+            return committed
+        except CommitConflictError:
+            if attempt >= retries:
+                break
+            _sleep(attempt, min_ms, max_ms)
+            base = table._refresh_metadata()
+    raise CommitFailedError(f"metadata change on {table.name} failed after {retries + 1} attempts")

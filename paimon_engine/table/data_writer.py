@@ -1,0 +1,316 @@
+"""Writing data and delete files: input normalization against the table schema, partitioning by the spec's
+transforms (vectorized), rolling files at a target size, Parquet with Iceberg field ids, and column metrics
+(value/null/NaN counts, lower/upper bounds in single-value serialization, long strings truncated)."""
+
+from __future__ import annotations
+
+import uuid
+
+import numpy as np
+
+from .. import types as T
+from ..errors import InvalidArgumentError, SchemaError
+from .conversions import to_bytes, truncate_lower, truncate_upper
+from .manifest import CONTENT_DATA, CONTENT_EQUALITY_DELETES, CONTENT_POSITION_DELETES, DataFile
+
+__all__ = ["to_arrow_table", "prepare_arrow", "partition_groups", "write_data_files", "write_parquet_file",
+           "write_position_deletes", "write_equality_deletes", "POSITION_DELETE_SCHEMA", "column_metrics"]
+
+DELETE_FILE_PATH_ID = 2147483546
+DELETE_POS_ID = 2147483545
+DEFAULT_TARGET_FILE_SIZE = 512 * 1024 * 1024
+
+
+def to_arrow_table(data):
+    """pyarrow Table / RecordBatch / pandas DataFrame / ColumnBatch / dict of lists -> pyarrow Table."""
+    import pyarrow as pa
+    if isinstance(data, pa.Table):
+        return data
+    if isinstance(data, pa.RecordBatch):
+        return pa.Table.from_batches([data])
+    if hasattr(data, "to_arrow_table") and not hasattr(data, "iloc"):
+        return data.to_arrow_table()
+    if hasattr(data, "iloc"):      # pandas
+        return pa.Table.from_pandas(data, preserve_index=False)
+    if isinstance(data, dict):
+        return pa.table(data)
+    raise InvalidArgumentError(f"cannot write {type(data).__name__}; pass Arrow, pandas or a ColumnBatch")
+
+
+def prepare_arrow(data, schema) -> "pa.Table":
+    """Match columns by name to the table schema, cast to its types, fill missing optional columns with nulls,
+    reject unknown columns and nulls in required columns. The result carries the schema's field ids."""
+    import pyarrow as pa
+    tbl = to_arrow_table(data)
+    target = schema.to_arrow()
+    names = set(tbl.column_names)
+    unknown = names - set(schema.names)
+    if unknown:
+        raise SchemaError(f"columns {sorted(unknown)} are not in the table schema {schema.names}")
+    cols = []
+    for f, af in zip(schema.fields, target):
+        if f.name in names:
+            c = tbl.column(f.name)
+            if not c.type.equals(af.type):
+                try:
+                    c = c.cast(af.type)
+                except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
+                    raise SchemaError(f"column {f.name!r}: cannot write {c.type} as {af.type}: {exc}") from None
+            if f.required and c.null_count:
+                raise SchemaError(f"required column {f.name!r} has {c.null_count} nulls")
+        else:
+            if f.required:
+                raise SchemaError(f"required column {f.name!r} is missing")
+            c = pa.chunked_array([pa.nulls(tbl.num_rows, af.type)])
+        cols.append(c)
+    return pa.Table.from_arrays(cols, schema=target)
+
+
+def partition_groups(tbl, spec, schema):
+    """[(partition tuple, sub-table)] grouping rows by the spec's transformed values (one pass, vectorized)."""
+    import pyarrow as pa
+    if not spec.fields:
+        return [((), tbl)]
+    keys = {}
+    types = spec.source_types(schema)
+    for i, (f, st) in enumerate(zip(spec.fields, types)):
+        name = schema.column_name(f.source_id)
+        col = _column_by_path(tbl, name).combine_chunks()
+        keys[f"__p{i}"] = f.transform.apply(st, col)
+    n = tbl.num_rows
+    keys["__idx"] = pa.array(np.arange(n, dtype=np.int64))
+    kt = pa.table(keys)
+    names = [f"__p{i}" for i in range(len(spec.fields))]
+    grouped = kt.group_by(names, use_threads=False).aggregate([("__idx", "list")])
+    out = []
+    for row, idx in zip(grouped.select(names).to_pylist(), grouped.column("__idx_list").to_pylist()):
+        part = tuple(row[nm] for nm in names)
+        out.append((part, tbl.take(pa.array(idx, pa.int64()))))
+    return out
+
+
+def _column_by_path(tbl, dotted):
+    parts = dotted.split(".")
+    col = tbl.column(parts[0])
+    for p in parts[1:]:
+        col = col.combine_chunks().field(p)
+    import pyarrow as pa
+    return col if isinstance(col, pa.ChunkedArray) else pa.chunked_array([col])
+
+
+def column_metrics(tbl, schema_fields, truncate_length: int = 16):
+    """Metrics maps keyed by field id for top-level primitive columns."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    vc, nc, nan, lo, hi = {}, {}, {}, {}, {}
+    for f, col in zip(schema_fields, tbl.columns):
+        if f.type.is_nested:
+            continue
+        fid = f.id
+        vc[fid] = len(col)
+        nc[fid] = col.null_count
+        t = f.type
+        valid = len(col) - col.null_count
+        if isinstance(t, (T.FloatType, T.DoubleType)):
+            n_nan = int(pc.sum(pc.is_nan(col)).as_py() or 0) if len(col) else 0
+            nan[fid] = n_nan
+            valid -= n_nan
+        if valid <= 0:
+            continue
+        c = col
+        if isinstance(t, (T.DateType,)):
+            c = col.cast(pa.int32())
+        elif isinstance(t, (T.TimeType, T.TimestampType, T.LocalZonedTimestampType)):
+            c = col.cast(pa.int64())
+        elif isinstance(t, T.UuidType) or isinstance(t, T.BooleanType):
+            c = col
+        try:
+            mm = pc.min_max(c)
+        except (pa.ArrowNotImplementedError, pa.ArrowTypeError):
+            continue
+        mn, mx = mm["min"].as_py(), mm["max"].as_py()
+        if mn is None or mx is None:
+            continue
+        if isinstance(t, T.UuidType):
+            mn, mx = bytes(mn), bytes(mx)
+        mn = truncate_lower(t, mn, truncate_length)
+        mx = truncate_upper(t, mx, truncate_length)
+        try:
+            lo[fid] = to_bytes(t, mn)
+            if mx is not None:
+                hi[fid] = to_bytes(t, mx)
+        except Exception:   # a type without a bound form keeps no bounds
+            lo.pop(fid, None)
+    return vc, nc, nan, lo, hi
+
+
+def write_parquet_file(io, path, tbl, *, compression="zstd", row_group_rows=1 << 20):
+    """Write a Parquet file; -> (file size, {field id: compressed column size}, split offsets)."""
+    import pyarrow.parquet as pq
+    with io.open_output(path) as out:
+        w = pq.ParquetWriter(out, tbl.schema, compression=compression)
+        w.write_table(tbl, row_group_size=row_group_rows)
+        w.close()
+        size = out.tell()
+    md = w.writer.metadata
+    sizes = {}
+    offsets = []
+    leaf_ids = _leaf_field_ids(tbl.schema)
+    for rg in range(md.num_row_groups):
+        g = md.row_group(rg)
+        for ci in range(g.num_columns):
+            fid = leaf_ids[ci] if ci < len(leaf_ids) else None
+            if fid is not None:
+                sizes[fid] = sizes.get(fid, 0) + g.column(ci).total_compressed_size
+        if g.num_columns:
+            c0 = g.column(0)
+            off = c0.dictionary_page_offset if c0.has_dictionary_page else c0.data_page_offset
+            offsets.append(int(off))
+    return size, sizes, offsets
+
+
+def _leaf_field_ids(schema):
+    """Field ids of the Parquet leaf columns in order (None for a leaf without an id)."""
+    import pyarrow as pa
+    out = []
+
+    def walk(field):
+        t = field.type
+        if pa.types.is_struct(t):
+            for i in range(t.num_fields):
+                walk(t.field(i))
+        elif pa.types.is_list(t) or pa.types.is_large_list(t):
+            walk(t.value_field)
+        elif pa.types.is_map(t):
+            walk(t.key_field)
+            walk(t.item_field)
+        else:
+            meta = field.metadata or {}
+            raw = meta.get(b"PARQUET:field_id")
+            out.append(int(raw) if raw is not None else None)
+    for f in schema:
+        walk(f)
+    return out
+
+
+def write_data_files(io, location, tbl, spec, schema, properties=None, *, snapshot_hint=None):
+    """Partition, roll and write data files; -> list of DataFile (content data)."""
+    props = properties or {}
+    fmt = props.get("write.format.default", "parquet").lower()
+    if fmt not in ("parquet", "row"):
+        raise InvalidArgumentError(f"unsupported write.format.default {fmt!r}")
+    target = int(props.get("write.target-file-size-bytes", DEFAULT_TARGET_FILE_SIZE))
+    trunc = _truncate_length(props)
+    data_loc = props.get("write.data.path", f"{location}/data").rstrip("/")
+    compression = props.get("write.parquet.compression-codec", "zstd")
+    if compression == "uncompressed":
+        compression = "none"
+    out = []
+    prefix = uuid.uuid4()
+    k = 0
+    for part, sub in partition_groups(tbl, spec, schema):
+        if sub.num_rows == 0:
+            continue
+        pdir = spec.partition_path(part, schema) if spec.fields else ""
+        for chunk in _roll(sub, target):
+            k += 1
+            name = f"{prefix}-{k:05d}.{'parquet' if fmt == 'parquet' else 'row'}"
+            path = f"{data_loc}/{pdir}/{name}" if pdir else f"{data_loc}/{name}"
+            out.append(_write_one(io, path, chunk, schema, part, spec.spec_id, fmt, trunc, compression,
+                                  CONTENT_DATA))
+    return out
+
+
+def _truncate_length(props):
+    mode = props.get("write.metadata.metrics.default", "truncate(16)")
+    if mode.startswith("truncate(") and mode.endswith(")"):
+        try:
+            return int(mode[9:-1])
+        except ValueError:
+            pass
+    return 16
+
+
+def _roll(tbl, target_bytes):
+    n = tbl.num_rows
+    est = max(1, tbl.nbytes) / 3   # rough compression ratio
+    if est <= target_bytes or n <= 1:
+        yield tbl
+        return
+    rows = max(1, int(n * target_bytes / est))
+    for start in range(0, n, rows):
+        yield tbl.slice(start, rows)
+
+
+def _write_one(io, path, chunk, schema, part, spec_id, fmt, trunc, compression, content, **extra):
+    if fmt == "row":
+        return _write_row_file(io, path, chunk, schema, part, spec_id, trunc, content, **extra)
+    size, sizes, offsets = write_parquet_file(io, path, chunk, compression=compression)
+    vc, nc, nan, lo, hi = column_metrics(chunk, _fields_for(schema, chunk), trunc)
+    return DataFile(path, "PARQUET", part, chunk.num_rows, size, content=content, column_sizes=sizes,
+                    value_counts=vc, null_value_counts=nc, nan_value_counts=nan, lower_bounds=lo, upper_bounds=hi,
+                    split_offsets=offsets or None, spec_id=spec_id,
+                    sort_order_id=0 if content == CONTENT_DATA else None, **extra)
+
+
+def _fields_for(schema, chunk):
+    fields = getattr(schema, "fields", None)
+    if fields is not None and len(fields) == chunk.num_columns:
+        return fields
+    return T.schema_from_arrow(chunk.schema).fields
+
+
+def _write_row_file(io, path, chunk, schema, part, spec_id, trunc, content, **extra):
+    try:
+        from ..formats.row import RowFileWriter  # provided by the .row format layer
+    except ImportError:
+        raise InvalidArgumentError("write.format.default=row needs the .row format layer "
+                                   "(paimon_engine.formats.row), which is not installed") from None
+    row_type = schema.struct if hasattr(schema, "struct") else T.schema_from_arrow(chunk.schema)
+    with io.open_output(path) as sink:
+        w = RowFileWriter(sink, row_type)
+        w.write(chunk)
+        meta = w.close()
+    size = getattr(meta, "file_size", None) or io.size(path)
+    vc, nc, nan, lo, hi = column_metrics(chunk, _fields_for(schema, chunk), trunc)
+    return DataFile(path, "ROW", part, chunk.num_rows, size, content=content, value_counts=vc,
+                    null_value_counts=nc, nan_value_counts=nan, lower_bounds=lo, upper_bounds=hi, spec_id=spec_id,
+                    writer_schema_id=getattr(schema, "schema_id", None), **extra)
+
+
+def POSITION_DELETE_SCHEMA():
+    import pyarrow as pa
+    return pa.schema([
+        pa.field("file_path", pa.string(), nullable=False,
+                 metadata={b"PARQUET:field_id": str(DELETE_FILE_PATH_ID).encode()}),
+        pa.field("pos", pa.int64(), nullable=False, metadata={b"PARQUET:field_id": str(DELETE_POS_ID).encode()}),
+    ])
+
+
+class _PosDeleteSchema:
+    """The position-delete file schema as table-schema-like fields (for metrics)."""
+    fields = (T.DataField(DELETE_FILE_PATH_ID, "file_path", T.STRING(False)),
+              T.DataField(DELETE_POS_ID, "pos", T.BigIntType(False)))
+    schema_id = None
+
+
+def write_position_deletes(io, path, data_file_path, positions, partition, spec_id, fmt="parquet",
+                           compression="zstd"):
+    """One position-delete file for one data file: sorted positions; -> DataFile (content 1) with
+    ``referenced_data_file`` set."""
+    import pyarrow as pa
+    pos = np.unique(np.asarray(positions, dtype=np.int64))
+    tbl = pa.Table.from_arrays([pa.array([data_file_path] * len(pos), pa.string()), pa.array(pos)],
+                               schema=POSITION_DELETE_SCHEMA())
+    return _write_one(io, path, tbl, _PosDeleteSchema, partition, spec_id, fmt, 1 << 30, compression,
+                      CONTENT_POSITION_DELETES, referenced_data_file=data_file_path)
+
+
+def write_equality_deletes(io, path, key_table, equality_ids, partition, spec_id, fmt="parquet",
+                           compression="zstd"):
+    """An equality-delete file holding the given key rows (columns carry the table's field ids)."""
+    class _S:
+        fields = tuple(T.schema_from_arrow(key_table.schema).fields)
+        schema_id = None
+    return _write_one(io, path, key_table, _S, partition, spec_id, fmt, 16, compression,
+                      CONTENT_EQUALITY_DELETES, equality_ids=list(equality_ids))

@@ -1,0 +1,229 @@
+"""A simple, complete reader of a table snapshot: live data files, projected by field id onto the read schema,
+minus position deletes and equality deletes (the spec's applicability rules). The scan planner
+(``paimon_engine.scan``) replaces this with pruning and parallel tasks; this module stays the reference.
+
+Delete applicability ("seq" is the entry's data sequence number):
+position deletes apply when same spec and partition (or ``referenced_data_file`` equals the data file) and
+data seq <= delete seq; equality deletes when data seq < delete seq and same partition, or the delete file's spec
+is unpartitioned. A null in an equality-delete row matches null.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import CorruptFileError, NotFoundError
+from .manifest import CONTENT_DATA, CONTENT_EQUALITY_DELETES, CONTENT_POSITION_DELETES, STATUS_DELETED, read_manifest
+from .manifest_list import read_manifest_list
+
+__all__ = ["live_entries", "read_snapshot", "read_data_file", "delete_index", "SnapshotFiles"]
+
+
+def live_entries(io, md, snapshot):
+    """(data entries, delete entries) live in ``snapshot`` (ManifestEntry lists with inherited seq numbers)."""
+    if snapshot is None:
+        return [], []
+    if snapshot.manifest_list:
+        manifests = read_manifest_list(io, snapshot.manifest_list)
+    else:
+        from .manifest_list import ManifestFile
+        manifests = [ManifestFile(p, 0, 0, 0, 0, 0, snapshot.snapshot_id) for p in snapshot.manifests or []]
+    specs = md.specs_by_id()
+    schema = md.schema()
+    data, deletes = [], []
+    for m in manifests:
+        spec = specs.get(m.partition_spec_id)
+        pt = _partition_type(spec, md) if spec is not None else None
+        for e in read_manifest(io, m, pt, include_deleted=False):
+            (data if e.data_file.content == CONTENT_DATA else deletes).append(e)
+    del schema
+    return data, deletes
+
+
+def _partition_type(spec, md):
+    # a spec's source columns may have been dropped from the current schema: search all schemas
+    for s in [md.schema()] + list(reversed(md.schemas)):
+        try:
+            return spec.partition_type(s)
+        except Exception:
+            continue
+    return spec.partition_type(md.schema())
+
+
+def delete_index(io, md, delete_entries):
+    """Group delete files: position deletes by (spec, partition) and by referenced file; equality deletes."""
+    pos_by_part, pos_by_file, eq = {}, {}, []
+    specs = md.specs_by_id()
+    for e in delete_entries:
+        df = e.data_file
+        if df.content == CONTENT_POSITION_DELETES:
+            if df.referenced_data_file:
+                pos_by_file.setdefault(df.referenced_data_file, []).append(e)
+            else:
+                pos_by_part.setdefault((df.spec_id, df.partition), []).append(e)
+        elif df.content == CONTENT_EQUALITY_DELETES:
+            spec = specs.get(df.spec_id)
+            eq.append((e, spec is None or not spec.fields))
+    return pos_by_part, pos_by_file, eq
+
+
+def _read_file_table(io, path, fmt, columns=None):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    fmt = (fmt or "PARQUET").upper()
+    try:
+        if fmt == "PARQUET":
+            fs, p = io.resolve(path)
+            try:
+                return pq.read_table(p, filesystem=fs, columns=columns)
+            except FileNotFoundError:
+                raise NotFoundError(f"data file not found: {path}") from None
+        if fmt == "ROW":
+            from ..formats.row import RowFileReader
+            with io.open_input(path) as f:
+                return RowFileReader(f, None).read_all() if columns is None else \
+                    RowFileReader(f, None).read_all().select(columns)
+    except (pa.ArrowInvalid, OSError) as exc:
+        if isinstance(exc, NotFoundError):
+            raise
+        raise CorruptFileError(f"cannot read data file: {exc}", path=path) from None
+    raise CorruptFileError(f"unsupported file format {fmt}", path=path)
+
+
+def _field_id(field):
+    meta = field.metadata or {}
+    raw = meta.get(b"PARQUET:field_id")
+    return int(raw) if raw is not None else None
+
+
+def read_data_file(io, df, schema):
+    """One data file as an Arrow table with the columns of ``schema`` (matched by field id; missing ids read as
+    nulls; promoted types cast)."""
+    import pyarrow as pa
+    tbl = _read_file_table(io, df.file_path, df.file_format)
+    by_id = {}
+    by_name = {}
+    for i, f in enumerate(tbl.schema):
+        fid = _field_id(f)
+        if fid is not None:
+            by_id[fid] = i
+        by_name[f.name] = i
+    target = schema.to_arrow()
+    cols = []
+    for f, af in zip(schema.fields, target):
+        idx = by_id.get(f.id)
+        if idx is None and not by_id:
+            idx = by_name.get(f.name)     # files without field ids: fall back to names
+        if idx is None:
+            cols.append(pa.nulls(tbl.num_rows, af.type))
+            continue
+        c = tbl.column(idx)
+        if not c.type.equals(af.type):
+            try:
+                c = c.cast(af.type)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+                raise CorruptFileError(f"column {f.name!r} of type {c.type} cannot be read as {af.type}",
+                                       path=df.file_path) from None
+        cols.append(c)
+    return pa.Table.from_arrays(cols, schema=pa.schema([pa.field(af.name, af.type, nullable=True,
+                                                                 metadata=af.metadata) for af in target]))
+
+
+def _positions(io, entries, data_path, cache):
+    import pyarrow.compute as pc
+    out = []
+    for e in entries:
+        key = e.data_file.file_path
+        t = cache.get(key)
+        if t is None:
+            t = cache[key] = _read_file_table(io, key, e.data_file.file_format, columns=["file_path", "pos"])
+        sel = t.filter(pc.equal(t.column("file_path"), data_path)) if e.data_file.referenced_data_file is None \
+            else t
+        out.append(np.asarray(sel.column("pos").to_numpy(), dtype=np.int64))
+    return np.concatenate(out) if out else np.empty(0, np.int64)
+
+
+def _eq_keep_mask(tbl, del_tbl, names):
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    if len(names) == 1:
+        hit = pc.is_in(tbl.column(names[0]), value_set=del_tbl.column(names[0]).combine_chunks(), skip_nulls=False)
+        return np.asarray(pc.invert(pc.fill_null(hit, False)))
+    keys = set(zip(*[del_tbl.column(n).to_pylist() for n in names]))
+    rows = zip(*[tbl.column(n).to_pylist() for n in names])
+    return np.fromiter((r not in keys for r in rows), dtype=bool, count=tbl.num_rows)
+
+
+class SnapshotFiles:
+    """The live files of a snapshot with their delete index, for reading file by file."""
+
+    def __init__(self, io, md, snapshot):
+        self.io = io
+        self.md = md
+        self.snapshot = snapshot
+        self.data, self.deletes = live_entries(io, md, snapshot)
+        self.pos_by_part, self.pos_by_file, self.eq = delete_index(io, md, self.deletes)
+        self._cache = {}
+
+    def deletes_for(self, entry):
+        """(position-delete entries, equality-delete entries) that apply to a data entry."""
+        df = entry.data_file
+        seq = entry.sequence_number or 0
+        pos = [d for d in self.pos_by_file.get(df.file_path, []) + self.pos_by_part.get((df.spec_id, df.partition), [])
+               if seq <= (d.sequence_number or 0)]
+        eqs = []
+        for d, is_global in self.eq:
+            if not (seq < (d.sequence_number or 0)):
+                continue
+            if not is_global and (d.data_file.spec_id != df.spec_id or d.data_file.partition != df.partition):
+                continue
+            eqs.append(d)
+        return pos, eqs
+
+    def read(self, entry, schema):
+        """(table of the whole file in ``schema``, keep mask after deletes)."""
+        tbl = read_data_file(self.io, entry.data_file, schema)
+        keep = np.ones(tbl.num_rows, dtype=bool)
+        pos_entries, eq_entries = self.deletes_for(entry)
+        if pos_entries:
+            pos = _positions(self.io, pos_entries, entry.data_file.file_path, self._cache)
+            pos = pos[(pos >= 0) & (pos < tbl.num_rows)]
+            keep[pos] = False
+        for d in eq_entries:
+            names = [self.md.schema().column_name(i) for i in d.data_file.equality_ids or []]
+            dkey = ("eq", d.data_file.file_path)
+            dt = self._cache.get(dkey)
+            if dt is None:
+                dt = self._cache[dkey] = read_data_file(self.io, d.data_file, self.md.schema().select(names))
+            present = [n for n in names if n in tbl.column_names]
+            if len(present) != len(names):
+                continue
+            keep &= _eq_keep_mask(tbl, dt, names)
+        return tbl, keep
+
+
+def read_snapshot(io, md, snapshot, schema=None, row_filter=None, with_positions=False):
+    """The rows of ``snapshot`` as one Arrow table in ``schema`` (default: the current schema)."""
+    import pyarrow as pa
+    schema = schema or md.schema()
+    files = SnapshotFiles(io, md, snapshot)
+    bound = row_filter.bind(schema.struct) if row_filter is not None else None
+    pieces = []
+    for e in sorted(files.data, key=lambda e: (e.sequence_number or 0, e.data_file.file_path)):
+        tbl, keep = files.read(e, schema)
+        if with_positions:
+            tbl = tbl.append_column("_file", pa.array([e.data_file.file_path] * tbl.num_rows, pa.string()))
+            tbl = tbl.append_column("_pos", pa.array(np.arange(tbl.num_rows, dtype=np.int64)))
+        if not keep.all():
+            tbl = tbl.filter(pa.array(keep))
+        if bound is not None:
+            from ..expressions import evaluate_arrow
+            tbl = tbl.filter(evaluate_arrow(bound, tbl))
+        pieces.append(tbl)
+    if not pieces:
+        target = schema.to_arrow()
+        empty = pa.schema([pa.field(f.name, f.type, nullable=True, metadata=f.metadata) for f in target])
+        if with_positions:
+            empty = empty.append(pa.field("_file", pa.string())).append(pa.field("_pos", pa.int64()))
+        return empty.empty_table()
+    return pa.concat_tables(pieces)

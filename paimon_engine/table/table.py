@@ -1,0 +1,665 @@
+"""The :class:`Table` API: metadata access, time travel, reads, and write operations that each end in one atomic
+commit (``append``, ``overwrite``, ``delete``, ``row_delta``/``upsert``, ``rewrite_files``), plus maintenance
+(``expire_snapshots``, ``remove_orphan_files``) and evolution (``update_schema``, ``update_spec``, properties)."""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+import numpy as np
+
+from ..errors import CommitFailedError, InvalidArgumentError, NotFoundError, SchemaError
+from .commit import SnapshotProducer, commit_metadata_change
+from .data_writer import (partition_groups, prepare_arrow, write_data_files, write_equality_deletes,
+                          write_position_deletes)
+from .manifest import CONTENT_DATA, CONTENT_POSITION_DELETES, read_manifest
+from .manifest_list import read_manifest_list
+from .metadata import SnapshotRef
+from .partitioning import PartitionSpec, evolve_spec
+from .reader import SnapshotFiles, read_snapshot
+from .schema import Schema, SchemaUpdate
+
+__all__ = ["Table", "TableSnapshot", "RowDelta"]
+
+
+def _as_filter(f):
+    from ..expressions import AlwaysTrue, Expression, parse
+    if f is None:
+        return AlwaysTrue()
+    if isinstance(f, str):
+        return parse(f)
+    if isinstance(f, Expression):
+        return f
+    raise InvalidArgumentError(f"filter must be an expression or a string, got {type(f).__name__}")
+
+
+class Table:
+    def __init__(self, identifier, metadata, io, catalog, location=None):
+        self.identifier = tuple(identifier)
+        self.metadata = metadata
+        self.io = io
+        self.catalog = catalog
+        self._fs_location = location
+
+    # -- metadata ------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return ".".join(p for p in self.identifier if p)
+
+    @property
+    def location(self) -> str:
+        return self.metadata.location
+
+    @property
+    def metadata_dir(self) -> str:
+        return self.metadata.properties.get("write.metadata.path", f"{self.metadata.location}/metadata")
+
+    @property
+    def metadata_location(self) -> str:
+        return self.metadata.metadata_location
+
+    @property
+    def format_version(self) -> int:
+        return self.metadata.format_version
+
+    @property
+    def properties(self) -> dict:
+        return dict(self.metadata.properties)
+
+    def schema(self) -> Schema:
+        return self.metadata.schema()
+
+    def spec(self) -> PartitionSpec:
+        return self.metadata.spec()
+
+    def sort_order(self):
+        return self.metadata.sort_order()
+
+    def current_snapshot(self):
+        return self.metadata.current_snapshot()
+
+    def snapshots(self):
+        return list(self.metadata.snapshots)
+
+    def snapshot(self, snapshot_id: int):
+        s = self.metadata.snapshot_by_id(snapshot_id)
+        if s is None:
+            raise NotFoundError(f"table {self.name} has no snapshot {snapshot_id}")
+        return s
+
+    def history(self):
+        return list(self.metadata.snapshot_log)
+
+    def refresh(self) -> "Table":
+        self.metadata = self._refresh_metadata()
+        return self
+
+    def __repr__(self):
+        return f"Table({self.name!r}, {self.metadata!r})"
+
+    # -- catalog hooks used by commits ---------------------------------------
+    def _refresh_metadata(self):
+        from .catalog import FileSystemCatalog
+        if isinstance(self.catalog, FileSystemCatalog) and self._fs_location is not None:
+            return self.catalog._load_at(self._fs_location)
+        return self.catalog.refresh(self.identifier)
+
+    def _commit(self, base, new):
+        from .catalog import FileSystemCatalog
+        if isinstance(self.catalog, FileSystemCatalog):
+            return self.catalog.commit_at(self._fs_location or base.location, base, new)
+        return self.catalog.commit(self.identifier, base, new)
+
+    def _set_metadata(self, md):
+        self.metadata = md
+
+    # -- time travel and reads -------------------------------------------------
+    def _resolve_snapshot(self, snapshot_id=None, as_of=None, ref=None):
+        if sum(x is not None for x in (snapshot_id, as_of, ref)) > 1:
+            raise InvalidArgumentError("give at most one of snapshot_id, as_of, ref")
+        md = self.metadata
+        if snapshot_id is not None:
+            return self.snapshot(snapshot_id)
+        if ref is not None:
+            s = md.snapshot_by_ref(ref)
+            if s is None:
+                raise NotFoundError(f"table {self.name} has no branch or tag {ref!r}")
+            return s
+        if as_of is not None:
+            ts = as_of
+            if hasattr(as_of, "timestamp"):
+                ts = int(as_of.timestamp() * 1000)
+            s = md.snapshot_as_of(int(ts))
+            if s is None:
+                raise NotFoundError(f"table {self.name} has no snapshot as of {as_of}")
+            return s
+        return md.current_snapshot()
+
+    def at(self, snapshot_id=None, as_of=None, ref=None) -> "TableSnapshot":
+        """A read-only handle on one snapshot (by id, timestamp in ms or datetime, or branch/tag name), read with
+        the schema that was current when it was written."""
+        snap = self._resolve_snapshot(snapshot_id, as_of, ref)
+        schema = self.metadata.schema(snap.schema_id) if snap is not None and snap.schema_id is not None \
+            else self.metadata.schema()
+        return TableSnapshot(self, snap, schema)
+
+    def to_arrow(self, filter=None, columns=None, snapshot_id=None, as_of=None, ref=None):
+        h = self.at(snapshot_id, as_of, ref) if any(x is not None for x in (snapshot_id, as_of, ref)) else \
+            TableSnapshot(self, self.metadata.current_snapshot(), self.metadata.schema())
+        return h.to_arrow(filter, columns)
+
+    def to_pandas(self, filter=None, columns=None, **kw):
+        return self.to_arrow(filter, columns, **kw).to_pandas()
+
+    def data_files(self, snapshot_id=None):
+        """Live data-file entries of a snapshot (default current)."""
+        snap = self._resolve_snapshot(snapshot_id)
+        return SnapshotFiles(self.io, self.metadata, snap).data
+
+    def delete_files(self, snapshot_id=None):
+        snap = self._resolve_snapshot(snapshot_id)
+        return SnapshotFiles(self.io, self.metadata, snap).deletes
+
+    # -- writes ------------------------------------------------------------------
+    def _write(self, data, spec=None):
+        schema = self.schema()
+        tbl = prepare_arrow(data, schema)
+        return write_data_files(self.io, self.location, tbl, spec or self.spec(), schema,
+                                self.metadata.properties)
+
+    def new_snapshot(self, operation: str, branch: str = "main") -> SnapshotProducer:
+        """A low-level producer to add/remove files yourself and ``commit()``."""
+        return SnapshotProducer(self, operation, branch)
+
+    def append(self, data, branch: str = "main"):
+        """Append rows (Arrow, pandas, ColumnBatch, dict of lists); -> the new Snapshot."""
+        files = self._write(data)
+        p = SnapshotProducer(self, "append", branch)
+        for f in files:
+            p.add_data_file(f)
+        p.commit()
+        return self.metadata.snapshot_by_ref(branch)
+
+    def _rewrite_matching(self, producer, bound, keep_matching: bool):
+        """Copy-on-write: for each live data file, drop rows that match ``bound`` (or all rows when bound is
+        None). Returns the number of rows removed."""
+        import pyarrow as pa
+        from ..expressions import evaluate_arrow
+        files = SnapshotFiles(self.io, self.metadata, self.metadata.current_snapshot())
+        schema = self.schema()
+        removed_rows = 0
+        touched = set()
+        for e in files.data:
+            if bound is None:
+                producer.remove_file(e.data_file)
+                touched.add(e.data_file.file_path)
+                continue
+            tbl, keep = files.read(e, schema)
+            live = tbl.filter(pa.array(keep)) if not keep.all() else tbl
+            match = np.asarray(evaluate_arrow(bound, live), dtype=bool)
+            n = int(match.sum())
+            if n == 0 and keep.all():
+                continue
+            if n == 0:
+                continue
+            removed_rows += n
+            producer.remove_file(e.data_file)
+            touched.add(e.data_file.file_path)
+            rest = live.filter(pa.array(~match))
+            if rest.num_rows:
+                spec = self.metadata.spec(e.data_file.spec_id)
+                for df in write_data_files(self.io, self.location, prepare_arrow(rest, schema), spec, schema,
+                                           self.metadata.properties):
+                    producer.add_data_file(df)
+        # delete files that only reference removed data files go too
+        for d in files.deletes:
+            ref = d.data_file.referenced_data_file
+            if bound is None or (ref is not None and ref in touched):
+                producer.remove_file(d.data_file)
+        return removed_rows
+
+    def overwrite(self, data, filter=None):
+        """Replace the rows matching ``filter`` (all rows when None) with ``data``, copy-on-write; one snapshot
+        with operation ``overwrite``."""
+        bound = None if filter is None else _as_filter(filter).bind(self.schema().struct)
+        p = SnapshotProducer(self, "overwrite")
+        self._rewrite_matching(p, bound, False)
+        for f in self._write(data):
+            p.add_data_file(f)
+        p.commit()
+        return self.current_snapshot()
+
+    def delete(self, filter, mode: str | None = None, equality_columns=None):
+        """Delete rows matching ``filter``.
+
+        ``mode`` (default: table property ``write.delete.mode``, else ``merge-on-read``):
+        ``merge-on-read`` writes one sorted position-delete file per affected data file (a data file whose rows
+        all go is removed instead); ``equality`` writes equality-delete files on ``equality_columns`` (default
+        the identifier fields); ``copy-on-write`` rewrites the affected data files.
+        Returns the new snapshot (or the current one when nothing matched).
+        """
+        import pyarrow as pa
+        from ..expressions import evaluate_arrow
+        mode = mode or self.metadata.properties.get("write.delete.mode", "merge-on-read")
+        if mode not in ("merge-on-read", "copy-on-write", "equality"):
+            raise InvalidArgumentError(f"unknown delete mode {mode!r}")
+        if mode != "copy-on-write" and self.format_version < 2:
+            mode = "copy-on-write"     # v1 tables cannot hold delete files
+        schema = self.schema()
+        bound = _as_filter(filter).bind(schema.struct)
+        if mode == "copy-on-write":
+            p = SnapshotProducer(self, "delete")
+            if self._rewrite_matching(p, bound, False) == 0:
+                return self.current_snapshot()
+            if p.added_data:
+                p.operation = "overwrite"
+            p.commit()
+            return self.current_snapshot()
+        files = SnapshotFiles(self.io, self.metadata, self.metadata.current_snapshot())
+        p = SnapshotProducer(self, "delete")
+        fmt = self.metadata.properties.get("write.delete.format.default",
+                                           self.metadata.properties.get("write.format.default", "parquet"))
+        eq_cols = None
+        if mode == "equality":
+            eq_cols = list(equality_columns or schema.identifier_field_names)
+            if not eq_cols:
+                raise InvalidArgumentError("equality deletes need equality_columns or identifier fields")
+            for c in eq_cols:
+                from .. import types as T
+                if isinstance(schema.find_type(c), (T.FloatType, T.DoubleType)):
+                    raise SchemaError(f"float/double column {c!r} cannot be an equality-delete column")
+        eq_keys = {}
+        changed = 0
+        for e in files.data:
+            tbl, keep = files.read(e, schema)
+            match = np.asarray(evaluate_arrow(bound, tbl), dtype=bool) & keep
+            n = int(match.sum())
+            if n == 0:
+                continue
+            changed += n
+            df = e.data_file
+            if mode == "equality":
+                keys = tbl.select(eq_cols).filter(pa.array(match))
+                eq_keys.setdefault((df.spec_id, df.partition), []).append(keys)
+                continue
+            if n == int(keep.sum()):
+                p.remove_file(df)
+                for d in files.pos_by_file.get(df.file_path, []):
+                    p.remove_file(d.data_file)
+                continue
+            path = f"{self.location}/data/{self._part_dir(df)}{uuid.uuid4()}-deletes.{self._ext(fmt)}"
+            p.add_delete_file(write_position_deletes(self.io, path, df.file_path, np.flatnonzero(match),
+                                                     df.partition, df.spec_id, fmt))
+        if mode == "equality":
+            ids = [schema.find_field(c).id for c in eq_cols]
+            for (spec_id, part), tables in eq_keys.items():
+                keys = pa.concat_tables(tables)
+                path = f"{self.location}/data/{self._part_dir_of(spec_id, part)}{uuid.uuid4()}-eq-deletes." \
+                       f"{self._ext(fmt)}"
+                p.add_delete_file(write_equality_deletes(self.io, path, keys, ids, part, spec_id, fmt))
+        if changed == 0:
+            return self.current_snapshot()
+        p.commit()
+        return self.current_snapshot()
+
+    @staticmethod
+    def _ext(fmt):
+        return "row" if fmt == "row" else "parquet"
+
+    def _part_dir(self, df):
+        return self._part_dir_of(df.spec_id, df.partition)
+
+    def _part_dir_of(self, spec_id, part):
+        spec = self.metadata.spec(spec_id)
+        if not spec.fields:
+            return ""
+        return spec.partition_path(part, self.schema()) + "/"
+
+    def row_delta(self) -> "RowDelta":
+        """Add data files and delete files atomically: ``t.row_delta().add_rows(df).delete_keys(keys).commit()``."""
+        return RowDelta(self)
+
+    def upsert(self, data, key_columns=None):
+        """Insert or replace rows by key (default: the identifier fields) with equality deletes + new data in one
+        snapshot."""
+        rd = RowDelta(self)
+        rd.delete_keys(data, key_columns)
+        rd.add_rows(data)
+        return rd.commit()
+
+    def rewrite_files(self, target_file_size: int | None = None):
+        """Compaction: rewrite all live data with deletes applied into new files of the current spec, dropping
+        every delete file; operation ``replace``. Returns the new snapshot (current one if nothing to do)."""
+        files = SnapshotFiles(self.io, self.metadata, self.metadata.current_snapshot())
+        if not files.data and not files.deletes:
+            return self.current_snapshot()
+        p = SnapshotProducer(self, "replace")
+        schema = self.schema()
+        pieces = []
+        import pyarrow as pa
+        for e in files.data:
+            tbl, keep = files.read(e, schema)
+            pieces.append(tbl.filter(pa.array(keep)) if not keep.all() else tbl)
+            p.remove_file(e.data_file)
+        for d in files.deletes:
+            p.remove_file(d.data_file)
+        props = dict(self.metadata.properties)
+        if target_file_size:
+            props["write.target-file-size-bytes"] = str(target_file_size)
+        if pieces:
+            merged = pa.concat_tables(pieces)
+            if merged.num_rows:
+                for df in write_data_files(self.io, self.location, prepare_arrow(merged, schema), self.spec(), schema,
+                                           props):
+                    p.add_data_file(df)
+        p.commit()
+        return self.current_snapshot()
+
+    # -- evolution ---------------------------------------------------------------
+    def update_schema(self) -> "_TableSchemaUpdate":
+        """``with t.update_schema() as u: u.add_column("x", IntType())`` (or call ``.commit()``)."""
+        return _TableSchemaUpdate(self)
+
+    def update_spec(self, add=(), remove=(), rename=None):
+        """Partition evolution: new spec becomes the default (an identical existing spec is reused)."""
+        def change(md):
+            new = evolve_spec(md.spec(), md.schema(), md.last_partition_id, md.format_version, add=add,
+                              remove=remove, rename=rename)
+            for s in md.specs:
+                if s.compatible_with(new):
+                    md.default_spec_id = s.spec_id
+                    return md
+            new = PartitionSpec(new.fields, max(s.spec_id for s in md.specs) + 1)
+            md.specs = list(md.specs) + [new]
+            md.default_spec_id = new.spec_id
+            md.last_partition_id = max(md.last_partition_id, new.last_assigned_field_id)
+            return md
+        commit_metadata_change(self, change)
+        return self.spec()
+
+    def set_properties(self, **props):
+        def change(md):
+            md.properties.update({k.replace("_", "."): str(v) for k, v in props.items()})
+            return md
+        commit_metadata_change(self, change)
+
+    def update_properties(self, updates: dict | None = None, removals=()):
+        def change(md):
+            md.properties.update({str(k): str(v) for k, v in (updates or {}).items()})
+            for k in removals:
+                md.properties.pop(k, None)
+            return md
+        commit_metadata_change(self, change)
+
+    def upgrade_format_version(self, version: int = 2):
+        if version < self.format_version:
+            raise InvalidArgumentError(f"cannot downgrade format version {self.format_version} to {version}")
+        if version not in (1, 2):
+            raise InvalidArgumentError(f"unsupported format version {version}")
+
+        def change(md):
+            md.format_version = version
+            return md
+        commit_metadata_change(self, change)
+
+    def create_tag(self, name: str, snapshot_id: int | None = None, max_ref_age_ms: int | None = None):
+        return self._set_ref(name, "tag", snapshot_id, max_ref_age_ms)
+
+    def create_branch(self, name: str, snapshot_id: int | None = None):
+        return self._set_ref(name, "branch", snapshot_id, None)
+
+    def _set_ref(self, name, kind, snapshot_id, max_ref_age_ms):
+        sid = snapshot_id if snapshot_id is not None else self.metadata.current_snapshot_id
+        if sid is None or self.metadata.snapshot_by_id(sid) is None:
+            raise NotFoundError(f"no snapshot {sid} to point {kind} {name!r} at")
+        if name == "main":
+            raise InvalidArgumentError("'main' is managed by commits")
+
+        def change(md):
+            if name in md.refs:
+                raise InvalidArgumentError(f"ref {name!r} exists already")
+            md.refs[name] = SnapshotRef(sid, kind, max_ref_age_ms=max_ref_age_ms)
+            return md
+        commit_metadata_change(self, change)
+
+    # -- maintenance ---------------------------------------------------------------
+    def _reachable(self, md, snapshots, include_deleted_entries=False):
+        """Files referenced by ``snapshots``: manifest lists, manifests, data and delete files."""
+        io = self.io
+        out = set()
+        seen_manifests = set()
+        specs = md.specs_by_id()
+        for s in snapshots:
+            if s.manifest_list:
+                out.add(s.manifest_list)
+                try:
+                    manifests = read_manifest_list(io, s.manifest_list)
+                except NotFoundError:
+                    continue
+            else:
+                manifests = []
+                out.update(s.manifests or [])
+            for m in manifests:
+                out.add(m.manifest_path)
+                if m.manifest_path in seen_manifests:
+                    continue
+                seen_manifests.add(m.manifest_path)
+                spec = specs.get(m.partition_spec_id)
+                try:
+                    entries = read_manifest(io, m, _ptype(md, spec))
+                except NotFoundError:
+                    continue
+                for e in entries:
+                    if e.status != 2 or include_deleted_entries:
+                        out.add(e.data_file.file_path)
+        return out
+
+    def expire_snapshots(self, older_than_ms: int | None = None, retain_last: int = 1, snapshot_ids=None,
+                         delete_files: bool = True):
+        """Remove snapshots older than ``older_than_ms`` (default: all but the newest ``retain_last`` of the
+        current branch), never a ref's head; then delete files only they referenced. -> list of expired ids."""
+        before = self.metadata
+        expired = []
+
+        def change(md):
+            keep = set()
+            for ref in md.refs.values():
+                keep.add(ref.snapshot_id)
+            for i, s in enumerate(md.ancestors()):
+                if i < max(retain_last, 1):
+                    keep.add(s.snapshot_id)
+            cutoff = older_than_ms if older_than_ms is not None else float("inf")
+            explicit = set(snapshot_ids or ())
+            gone = []
+            for s in md.snapshots:
+                if s.snapshot_id in keep:
+                    continue
+                if (explicit and s.snapshot_id in explicit) or (not explicit and s.timestamp_ms < cutoff):
+                    gone.append(s.snapshot_id)
+            gone_set = set(gone)
+            md.snapshots = [s for s in md.snapshots if s.snapshot_id not in gone_set]
+            md.snapshot_log = [e for e in md.snapshot_log if e.snapshot_id not in gone_set]
+            md._snap_by_id = None
+            expired[:] = gone
+            return md
+        after = commit_metadata_change(self, change)
+        if delete_files and expired:
+            gone = [before.snapshot_by_id(i) for i in expired if before.snapshot_by_id(i) is not None]
+            candidates = self._reachable(before, gone, include_deleted_entries=True)
+            alive = self._reachable(after, after.snapshots)
+            for path in candidates - alive:
+                self.io.delete(path)
+        return expired
+
+    def remove_orphan_files(self, older_than_ms: int | None = None, dry_run: bool = False):
+        """Files under the table location that no snapshot or metadata file references (left by failed or killed
+        writers), last modified before ``older_than_ms`` (default: 3 days ago). -> sorted list; deleted unless
+        ``dry_run``."""
+        from ..io import normalize_location
+        md = self.refresh().metadata
+        if older_than_ms is None:
+            older_than_ms = int(time.time() * 1000) - 3 * 24 * 3600 * 1000
+        referenced = {normalize_location(p) for p in self._reachable(md, md.snapshots, True)}
+        for p in [md.metadata_location] + [e.metadata_file for e in md.metadata_log]:
+            if p:
+                referenced.add(normalize_location(p))
+        loc = normalize_location(md.location)
+        orphans = []
+        for info in self.io.list(md.location):
+            path = info.path if info.path.startswith("/") or "://" in info.path else "/" + info.path
+            if "://" in md.location and "://" not in path:
+                path = md.location.split("://", 1)[0] + "://" + info.path
+            name = path.rsplit("/", 1)[-1]
+            if name == "version-hint.text":
+                continue
+            if normalize_location(path) in referenced:
+                continue
+            if _is_newer_version_file(path, md.metadata_location):
+                continue
+            mtime = info.mtime.timestamp() * 1000 if info.mtime is not None else 0
+            if mtime >= older_than_ms:
+                continue
+            orphans.append(path)
+        del loc
+        if not dry_run:
+            for p in orphans:
+                self.io.delete(p)
+        return sorted(orphans)
+
+
+def _is_newer_version_file(path, current):
+    import re
+    m1 = re.search(r"/v(\d+)\.metadata\.json$", path)
+    m2 = re.search(r"/v(\d+)\.metadata\.json$", current or "")
+    return bool(m1 and m2 and int(m1.group(1)) > int(m2.group(1)))
+
+
+def _ptype(md, spec):
+    if spec is None:
+        return None
+    from .reader import _partition_type
+    return _partition_type(spec, md)
+
+
+class TableSnapshot:
+    """A read-only view of one snapshot of a table."""
+
+    def __init__(self, table, snapshot, schema):
+        self.table = table
+        self.snapshot = snapshot
+        self.schema = schema
+
+    @property
+    def snapshot_id(self):
+        return None if self.snapshot is None else self.snapshot.snapshot_id
+
+    def to_arrow(self, filter=None, columns=None):
+        schema = self.schema
+        tbl = read_snapshot(self.table.io, self.table.metadata, self.snapshot, schema,
+                            None if filter is None else _as_filter(filter))
+        if columns is not None:
+            tbl = tbl.select(list(columns))
+        return tbl
+
+    def to_pandas(self, filter=None, columns=None):
+        return self.to_arrow(filter, columns).to_pandas()
+
+    def data_files(self):
+        return SnapshotFiles(self.table.io, self.table.metadata, self.snapshot).data
+
+
+class RowDelta:
+    """Data files and delete files committed together (operation ``overwrite``, or ``delete`` when only deletes
+    are added, ``append`` when only data)."""
+
+    def __init__(self, table):
+        self.table = table
+        self._data = []
+        self._deletes = []
+
+    def add_rows(self, data):
+        self._data.extend(self.table._write(data))
+        return self
+
+    def add_data_file(self, df):
+        self._data.append(df)
+        return self
+
+    def add_delete_file(self, df):
+        self._deletes.append(df)
+        return self
+
+    def delete_keys(self, data, key_columns=None):
+        """Equality deletes for the key values in ``data`` (default keys: identifier fields), partitioned by the
+        table's spec (``data`` must hold the partition source columns of a partitioned table)."""
+        import pyarrow as pa
+        from .data_writer import to_arrow_table
+        t = self.table
+        schema = t.schema()
+        keys = list(key_columns or schema.identifier_field_names)
+        if not keys:
+            raise InvalidArgumentError("equality deletes need key columns or identifier fields")
+        tbl = to_arrow_table(data)
+        spec = t.spec()
+        missing = [c for c in keys if c not in tbl.column_names]
+        if missing:
+            raise SchemaError(f"key columns {missing} are not in the data")
+        needed = {schema.column_name(f.source_id) for f in spec.fields}
+        if spec.fields and not needed <= set(tbl.column_names):
+            raise SchemaError(f"a partitioned table needs the partition columns {sorted(needed)} to place deletes")
+        ids = [schema.find_field(c).id for c in keys]
+        sub_schema = schema.select(keys)
+        fmt = t.metadata.properties.get("write.delete.format.default",
+                                        t.metadata.properties.get("write.format.default", "parquet"))
+        full = prepare_arrow(tbl.select([c for c in tbl.column_names if c in schema.names]), schema)
+        for part, sub in partition_groups(full, spec, schema):
+            key_tbl = pa.Table.from_arrays([sub.column(c) for c in keys], schema=sub_schema.to_arrow())
+            path = f"{t.location}/data/{t._part_dir_of(spec.spec_id, part)}{uuid.uuid4()}-eq-deletes." \
+                   f"{t._ext(fmt)}"
+            self._deletes.append(write_equality_deletes(t.io, path, key_tbl, ids, part, spec.spec_id, fmt))
+        return self
+
+    def commit(self):
+        op = "overwrite" if (self._data and self._deletes) else ("delete" if self._deletes else "append")
+        p = SnapshotProducer(self.table, op)
+        for df in self._data:
+            p.add_data_file(df)
+        for df in self._deletes:
+            p.add_delete_file(df)
+        p.commit()
+        return self.table.current_snapshot()
+
+
+class _TableSchemaUpdate(SchemaUpdate):
+    def __init__(self, table):
+        md = table.metadata
+        super().__init__(md.schema(), md.last_column_id)
+        self.table = table
+        self._base_schema_id = md.current_schema_id
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, *rest):
+        if exc_type is None:
+            self.commit()
+
+    def commit(self):
+        new_schema, last_col = self.apply()
+
+        def change(md):
+            if md.current_schema_id != self._base_schema_id:
+                raise CommitFailedError("the schema changed concurrently; redo the schema update")
+            for s in md.schemas:
+                if s.same_fields(new_schema):
+                    md.current_schema_id = s.schema_id
+                    break
+            else:
+                sid = max(s.schema_id for s in md.schemas) + 1
+                md.schemas = list(md.schemas) + [Schema(new_schema.struct, sid, new_schema.identifier_field_ids)]
+                md.current_schema_id = sid
+            md.last_column_id = max(md.last_column_id, last_col)
+            return md
+        commit_metadata_change(self.table, change)
+        return self.table.schema()
