@@ -127,15 +127,18 @@ class _ParquetFile:
         import pyarrow.parquet as pq
         self.path = path
         fs, p = io.resolve(path)
+        from ..errors import NotFoundError
         try:
-            self.pf = pq.ParquetFile(fs.open_input_file(p))
+            f = fs.open_input_file(p)
         except FileNotFoundError:
-            from ..errors import NotFoundError
             raise NotFoundError(f"data file not found: {path}") from None
-        except (pa.ArrowInvalid, OSError) as exc:
-            if "not found" in str(exc).lower() or "does not exist" in str(exc).lower():
-                from ..errors import NotFoundError
+        except OSError as exc:
+            if not io.exists(path):
                 raise NotFoundError(f"data file not found: {path}") from None
+            raise CorruptFileError(f"cannot open file: {exc}", path=path) from None
+        try:
+            self.pf = pq.ParquetFile(f)
+        except (pa.ArrowInvalid, OSError) as exc:
             raise CorruptFileError(f"cannot read Parquet file: {exc}", path=path) from None
         schema = self.pf.schema_arrow
         self.num_rows = self.pf.metadata.num_rows
