@@ -221,7 +221,7 @@ class TableScan:
         """The scan's :class:`FileScanTask` list (one per live data file that may hold matching rows)."""
         if self.snapshot is None or isinstance(self.bound_filter, AlwaysFalse):
             return []
-        from ..table.manifest import read_manifest
+        from .avro import read_manifest_entries
         self._pinfo = self._partition_filters()
         manifests = self._manifests()
         incremental = self._incremental
@@ -240,17 +240,21 @@ class TableScan:
                     if self._manifest_may_match(m, deletes=True):
                         delete_ms.append(m)
 
-        def load(m):
-            spec_id = m.partition_spec_id
-            ptype = self._partition_type(spec_id) if spec_id in self._pinfo else None
-            return m, read_manifest(self.io, m, ptype, include_deleted=False)
-
+        need_metrics = not isinstance(self.bound_filter, AlwaysTrue)
         todo = data_ms + delete_ms
+        # file reads run in parallel (they release the GIL: this is what matters on object stores); decoding
+        # runs here, one manifest after another, since it holds the GIL
         if len(todo) > 1 and self.workers > 1:
             with ThreadPoolExecutor(min(self.workers, len(todo))) as pool:
-                loaded = list(pool.map(load, todo))
+                blobs = list(pool.map(lambda m: self.io.read_bytes(m.manifest_path), todo))
         else:
-            loaded = [load(m) for m in todo]
+            blobs = [self.io.read_bytes(m.manifest_path) for m in todo]
+        loaded = []
+        for m, blob in zip(todo, blobs):
+            spec_id = m.partition_spec_id
+            ptype = self._partition_type(spec_id) if spec_id in self._pinfo else None
+            loaded.append((m, read_manifest_entries(self.io, m, ptype, metrics=need_metrics or m.content != CONTENT_DATA,
+                                                    data=blob)))
 
         delete_files = []
         data_entries = []
