@@ -32,7 +32,7 @@ from .tasks import FileScanTask, combine_tasks, split_tasks
 
 __all__ = ["TableScan", "DEFAULT_WORKERS"]
 
-DEFAULT_WORKERS = max(2, min(8, (os.cpu_count() or 2)))
+DEFAULT_WORKERS = max(1, min(8, (os.cpu_count() or 2)))
 STATUS_DELETED = 2
 CONTENT_DATA = 0
 

@@ -30,6 +30,7 @@ from .deletes import EqualityDeleteSet, keep_mask, merge_positions
 __all__ = ["TaskReader", "read_deletion_vector", "FILE_COLUMN", "POS_COLUMN", "METADATA_COLUMNS"]
 
 FILE_COLUMN = "_file"
+_PARTIAL = object()  # marks a position cache built from the statistics shortcut
 POS_COLUMN = "_pos"
 METADATA_COLUMNS = (FILE_COLUMN, POS_COLUMN)
 
@@ -156,6 +157,28 @@ class _ParquetFile:
             return self.by_id.get(field.id)
         return self.by_name.get(field.name)
 
+    def single_value(self, name):
+        """The one value of string column ``name`` when the statistics of every row group show min == max and
+        no nulls; else None."""
+        md = self.pf.metadata
+        try:
+            idx = self.pf.schema_arrow.get_field_index(name)
+            value = None
+            for i in range(md.num_row_groups):
+                st = md.row_group(i).column(idx).statistics
+                if st is None or not st.has_min_max or st.null_count != 0 or st.min != st.max:
+                    return None
+                v = st.min
+                if isinstance(v, bytes):
+                    v = v.decode("utf-8")
+                if value is None:
+                    value = v
+                elif value != v:
+                    return None
+            return value
+        except Exception:  # statistics are a shortcut only
+            return None
+
     def row_groups_in(self, start, length):
         """Row groups whose first byte lies in [start, start+length), and the file row index of the first."""
         md = self.pf.metadata
@@ -229,15 +252,16 @@ class TaskReader:
             (delete_file.path, delete_file.content_offset)
         with self._lock:
             cached = self._pos_cache.get(key)
-        if cached is None:
-            cached = self._load_positions(delete_file)
+        if cached is None or (not delete_file.is_deletion_vector and _norm_path(data_path) not in cached
+                              and cached.get(_PARTIAL)):
+            cached = self._load_positions(delete_file, data_path if cached is None else None)
             with self._lock:
                 self._pos_cache[key] = cached
         if delete_file.is_deletion_vector:
             return cached
         return cached.get(_norm_path(data_path), np.zeros(0, np.int64))
 
-    def _load_positions(self, d):
+    def _load_positions(self, d, data_path=None):
         if d.is_deletion_vector:
             off, size = d.content_offset, d.content_size
             if off is None or size is None:
@@ -255,6 +279,14 @@ class TaskReader:
             names[want] = n or pf.by_name.get(want)
         if names["file_path"] is None or names["pos"] is None:
             raise CorruptFileError("position delete file lacks file_path/pos columns", path=d.path)
+        single = pf.single_value(names["file_path"]) if data_path is not None else None
+        if single is not None and _norm_path(single) == _norm_path(data_path):
+            # every row names the same data file (Parquet statistics say so): read only the positions
+            pos = pf.read([names["pos"]]).column(0).combine_chunks()
+            if pos.null_count:
+                raise CorruptFileError("null pos in a position delete file", path=d.path)
+            pos = np.asarray(pos.cast(pa.int64()).to_numpy(zero_copy_only=False), dtype=np.int64)
+            return {_norm_path(single): merge_positions([pos]), _PARTIAL: True}
         tbl = pf.read([names["file_path"], names["pos"]])
         paths = tbl.column(names["file_path"]).combine_chunks()
         pos = tbl.column(names["pos"]).combine_chunks()
@@ -349,21 +381,18 @@ class TaskReader:
                 while start < total:
                     n = min(batch_size, total - start)
                     out = self._finish(task, pa.table({}), n, start, file_cols, positions, eq_groups)
-                    if out is not None and out.num_rows:
-                        yield out
+                    yield from _batches(out)
                     start += n
                 return
             for rb in pf.iter_batches(names, batch_size, row_groups):
                 out = self._finish(task, rb, rb.num_rows, start, file_cols, positions, eq_groups)
                 start += rb.num_rows
-                if out is not None and out.num_rows:
-                    yield out
+                yield from _batches(out)
             return
         tbl = pf.read(names, row_groups) if names else None
         n = (total - first) if tbl is None else tbl.num_rows
         out = self._finish(task, tbl, n, first, file_cols, positions, eq_groups)
-        if out is not None and out.num_rows:
-            yield out
+        yield from _batches(out)
 
     def _task_positions(self, task):
         arrays = [self._positions_for(d, task.path) for d in task.deletes if d.content == POSITION]
@@ -418,15 +447,25 @@ class TaskReader:
             # no columns at all (count-style reads): carry the row count
             kept = n if keep is None else int(np.count_nonzero(keep))
             return _empty_batch_with_rows(kept)
-        batch = pa.RecordBatch.from_arrays([_one_chunk(c) for c in out_cols], schema=self.output_schema)
         if keep is not None and not keep.all():
-            batch = batch.filter(pa.array(keep))
-        return batch
+            # column by column with one shared mask: cheaper than Table.filter
+            mask = pa.array(keep)
+            out_cols = [pc.filter(c, mask) for c in out_cols]
+        return pa.Table.from_arrays(out_cols, schema=self.output_schema)
 
 
 def _empty_batch_with_rows(n):
     return pa.RecordBatch.from_struct_array(pa.array([{}] * n, pa.struct([]))) if n else \
         pa.RecordBatch.from_pydict({})
+
+
+def _batches(out):
+    if out is None or out.num_rows == 0:
+        return
+    if isinstance(out, pa.RecordBatch):
+        yield out
+    else:
+        yield from (b for b in out.to_batches() if b.num_rows)
 
 
 def _one_chunk(c):
