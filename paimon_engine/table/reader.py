@@ -19,24 +19,43 @@ from .manifest_list import read_manifest_list
 __all__ = ["live_entries", "read_snapshot", "read_data_file", "delete_index", "SnapshotFiles"]
 
 
+def check_inside_table(md, path, what):
+    """Metadata files must live under the table location (or ``write.metadata.path``) unless the table property
+    ``read.allow-external-metadata`` is ``true``: a hostile metadata file must not make us read arbitrary files."""
+    from ..io import normalize_location
+    if md.properties.get("read.allow-external-metadata", "false").lower() == "true":
+        return
+    p = normalize_location(path)
+    roots = [normalize_location(md.location).rstrip("/") + "/"]
+    extra = md.properties.get("write.metadata.path")
+    if extra:
+        roots.append(normalize_location(extra).rstrip("/") + "/")
+    if ".." in p.split("/") or not any(p.startswith(r) for r in roots):
+        raise CorruptFileError(f"{what} {path!r} is outside the table location {md.location!r} "
+                               f"(set read.allow-external-metadata=true to allow)", path=md.metadata_location)
+
+
 def live_entries(io, md, snapshot):
     """(data entries, delete entries) live in ``snapshot`` (ManifestEntry lists with inherited seq numbers)."""
     if snapshot is None:
         return [], []
     if snapshot.manifest_list:
+        check_inside_table(md, snapshot.manifest_list, "manifest list")
         manifests = read_manifest_list(io, snapshot.manifest_list)
     else:
         from .manifest_list import ManifestFile
         manifests = [ManifestFile(p, 0, 0, 0, 0, 0, snapshot.snapshot_id) for p in snapshot.manifests or []]
     specs = md.specs_by_id()
-    schema = md.schema()
     data, deletes = [], []
     for m in manifests:
+        check_inside_table(md, m.manifest_path, "manifest")
         spec = specs.get(m.partition_spec_id)
-        pt = _partition_type(spec, md) if spec is not None else None
+        if spec is None:
+            raise CorruptFileError(f"manifest {m.manifest_path} uses unknown partition spec {m.partition_spec_id}",
+                                   path=snapshot.manifest_list)
+        pt = _partition_type(spec, md)
         for e in read_manifest(io, m, pt, include_deleted=False):
             (data if e.data_file.content == CONTENT_DATA else deletes).append(e)
-    del schema
     return data, deletes
 
 
@@ -75,9 +94,11 @@ def _read_file_table(io, path, fmt, columns=None):
         if fmt == "PARQUET":
             fs, p = io.resolve(path)
             try:
-                return pq.read_table(p, filesystem=fs, columns=columns)
+                f = fs.open_input_file(p)
             except FileNotFoundError:
                 raise NotFoundError(f"data file not found: {path}") from None
+            with f:
+                return pq.ParquetFile(f).read(columns=columns)
         if fmt == "ROW":
             from ..formats.row import RowFileReader
             with io.open_input(path) as f:
