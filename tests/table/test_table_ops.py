@@ -167,3 +167,24 @@ def test_v1_upgrade_and_properties(tmp_path):
     assert sorted(t.to_arrow().column("id").to_pylist()) == [0, 3, 4]
     t.update_properties(removals=["write.delete.mode"])
     assert "write.delete.mode" not in cat.load_table("db.t").properties
+
+
+def test_inputs_and_rolling(tmp_path):
+    from paimon_engine.batch import ColumnBatch
+    cat = FileSystemCatalog(str(tmp_path))
+    t = cat.create_table("db.t", sample().schema, properties={"write.target-file-size-bytes": "2000"})
+    t.append(sample(400).to_pandas())
+    n_files = len(t.data_files())
+    assert n_files > 1                                         # rolled at the target size
+    t.append(ColumnBatch.from_arrow(sample(5, start=400)))
+    t.append({"id": [1000], "name": ["x"]})                    # missing optional columns -> nulls
+    out = t.to_arrow()
+    assert out.num_rows == 406
+    row = out.filter(pa.compute.equal(out.column("id"), 1000)).to_pylist()[0]
+    assert row["qty"] is None and row["name"] == "x"
+    with pytest.raises(SchemaError):
+        t.append(pa.table({"id": ["not a number"]}))
+    # every file has column metrics by field id
+    for e in t.data_files():
+        df = e.data_file
+        assert df.value_counts[1] == df.record_count and 1 in df.lower_bounds and df.column_sizes[1] > 0
