@@ -222,8 +222,10 @@ class Table:
     def overwrite(self, data, filter=None):
         """Replace the rows matching ``filter`` (all rows when None) with ``data``, copy-on-write; one snapshot
         with operation ``overwrite``."""
+        from ..expressions import AlwaysTrue
         bound = None if filter is None else _as_filter(filter).bind(self.schema().struct)
         p = SnapshotProducer(self, "overwrite")
+        p.conflict_filter = bound if bound is not None else AlwaysTrue()
         self._rewrite_matching(p, bound, False)
         for f in self._write(data):
             p.add_data_file(f)
@@ -250,6 +252,7 @@ class Table:
         bound = _as_filter(filter).bind(schema.struct)
         if mode == "copy-on-write":
             p = SnapshotProducer(self, "delete")
+            p.conflict_filter = bound
             if self._rewrite_matching(p, bound, False) == 0:
                 return self.current_snapshot()
             if p.added_data:
@@ -258,6 +261,7 @@ class Table:
             return self.current_snapshot()
         files = SnapshotFiles(self.io, self.metadata, self.metadata.current_snapshot())
         p = SnapshotProducer(self, "delete")
+        p.conflict_filter = bound
         fmt = self.metadata.properties.get("write.delete.format.default",
                                            self.metadata.properties.get("write.format.default", "parquet"))
         eq_cols = None

@@ -69,7 +69,7 @@ def test_overwrite_vs_delete_conflict(tmp_path):
     a = cat.load_table("db.t")
     b = cat.load_table("db.t")
     a.overwrite(sample(2, start=100), col("id") < 5)           # rewrites the only data file
-    with pytest.raises(CommitFailedError, match="no longer live"):
+    with pytest.raises(CommitFailedError, match="no longer live|matching the filter"):
         b.delete(col("id") == 10)                              # position delete for the removed file
     # the other order: a delete lands first, then an overwrite that started before it must fail
     t2 = cat.create_table("db.t2", sample().schema)
@@ -193,3 +193,20 @@ def test_hostile_metadata_on_load(tmp_path):
     assert "v3.metadata.json" in str(ei.value)
     with pytest.raises(NotFoundError):
         cat.load_table("db.nope")
+
+
+def test_filtered_overwrite_is_serializable_against_concurrent_appends(tmp_path):
+    cat = FileSystemCatalog(str(tmp_path))
+    t = cat.create_table("db.t", sample().schema)
+    t.append(sample(10))
+    a = cat.load_table("db.t")
+    b = cat.load_table("db.t")
+    a.append(sample(2, start=50))                                 # ids 50, 51 (qty 0, 1)
+    with pytest.raises(CommitFailedError, match="added rows matching the filter"):
+        b.overwrite(sample(1, start=90), col("id") >= 50)         # would have missed the new rows
+    c = cat.load_table("db.t")
+    d = cat.load_table("db.t")
+    c.append(sample(2, start=60))
+    d.delete(col("id") < 3)                                       # the new rows do not match: retries and lands
+    ids = sorted(cat.load_table("db.t").to_arrow().column("id").to_pylist())
+    assert ids == list(range(3, 10)) + [50, 51, 60, 61]
