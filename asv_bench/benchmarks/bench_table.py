@@ -63,6 +63,7 @@ class AppendCommit:
             from pyiceberg.catalog.sql import SqlCatalog
             self.table = SqlCatalog("bench", uri=uri, warehouse=f"file://{root}/wh-{impl}").load_table("db.t")
         self.data = _rows(self.n)
+        self.table.append(_rows(self.n + 100))   # warm-up: lazy imports and schema caches of both libraries
 
     def time_append(self, root, impl):
         self.table.append(self.data)

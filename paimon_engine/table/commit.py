@@ -295,7 +295,7 @@ class SnapshotProducer:
                 for e in read_manifest(self.table.io, m, spec.partition_type(schema) if spec else None):
                     if e.status != STATUS_ADDED or e.snapshot_id != snap.snapshot_id:
                         continue
-                    tbl = read_data_file(self.table.io, e.data_file, schema)
+                    tbl = read_data_file(self.table.io, e.data_file, schema, base)
                     if np.asarray(evaluate_arrow(self.conflict_filter, tbl)).any():
                         raise CommitFailedError(
                             f"{self.operation} on {self.table.name}: concurrent snapshot {snap.snapshot_id} added "

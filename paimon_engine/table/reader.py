@@ -86,7 +86,9 @@ def delete_index(io, md, delete_entries):
     return pos_by_part, pos_by_file, eq
 
 
-def _read_file_table(io, path, fmt, columns=None):
+def _read_file_table(io, path, fmt, columns=None, file_schema=None):
+    """A whole data/delete file as Arrow. ``file_schema`` (a RowType with field ids) is needed for ``row`` files,
+    which store no schema: their columns get these names and field ids by position."""
     import pyarrow as pa
     import pyarrow.parquet as pq
     fmt = (fmt or "PARQUET").upper()
@@ -100,15 +102,38 @@ def _read_file_table(io, path, fmt, columns=None):
             with f:
                 return pq.ParquetFile(f).read(columns=columns)
         if fmt == "ROW":
+            if file_schema is None:
+                raise CorruptFileError("a row file needs its writer schema (pe_writer_schema_id)", path=path)
             from ..formats.row import RowFileReader
             with io.open_input(path) as f:
-                return RowFileReader(f, None).read_all() if columns is None else \
-                    RowFileReader(f, None).read_all().select(columns)
+                tbl = RowFileReader(f, file_schema).read_all()
+            if hasattr(tbl, "to_arrow_table") and not isinstance(tbl, pa.Table):
+                tbl = tbl.to_arrow_table()
+            elif isinstance(tbl, pa.RecordBatch):
+                tbl = pa.Table.from_batches([tbl])
+            target = file_schema.to_arrow_schema()
+            cols = [c.cast(f.type) if not c.type.equals(f.type) else c for c, f in zip(tbl.columns, target)]
+            tbl = pa.Table.from_arrays(cols, schema=target)
+            return tbl.select(columns) if columns is not None else tbl
     except (pa.ArrowInvalid, OSError) as exc:
         if isinstance(exc, NotFoundError):
             raise
         raise CorruptFileError(f"cannot read data file: {exc}", path=path) from None
     raise CorruptFileError(f"unsupported file format {fmt}", path=path)
+
+
+def _row_file_schema(df, md, schema):
+    """The RowType a ``row`` file was written with."""
+    from .data_writer import _PosDeleteSchema
+    from .. import types as T
+    if df.content == CONTENT_POSITION_DELETES:
+        return T.RowType(_PosDeleteSchema.fields)
+    if df.content == CONTENT_EQUALITY_DELETES:
+        base = md.schema() if md is not None else schema
+        return T.RowType([base.find_field(i) for i in df.equality_ids or []])
+    if df.writer_schema_id is not None and md is not None:
+        return md.schema(df.writer_schema_id).struct
+    return schema.struct
 
 
 def _field_id(field):
@@ -117,11 +142,12 @@ def _field_id(field):
     return int(raw) if raw is not None else None
 
 
-def read_data_file(io, df, schema):
+def read_data_file(io, df, schema, md=None):
     """One data file as an Arrow table with the columns of ``schema`` (matched by field id; missing ids read as
-    nulls; promoted types cast)."""
+    nulls; promoted types cast). ``md`` (the table metadata) resolves the writer schema of ``row`` files."""
     import pyarrow as pa
-    tbl = _read_file_table(io, df.file_path, df.file_format)
+    file_schema = _row_file_schema(df, md, schema) if (df.file_format or "").upper() == "ROW" else None
+    tbl = _read_file_table(io, df.file_path, df.file_format, file_schema=file_schema)
     by_id = {}
     by_name = {}
     for i, f in enumerate(tbl.schema):
@@ -157,7 +183,9 @@ def _positions(io, entries, data_path, cache):
         key = e.data_file.file_path
         t = cache.get(key)
         if t is None:
-            t = cache[key] = _read_file_table(io, key, e.data_file.file_format, columns=["file_path", "pos"])
+            fschema = _row_file_schema(e.data_file, None, None) if e.data_file.file_format == "ROW" else None
+            t = cache[key] = _read_file_table(io, key, e.data_file.file_format, columns=["file_path", "pos"],
+                                              file_schema=fschema)
         sel = t.filter(pc.equal(t.column("file_path"), data_path)) if e.data_file.referenced_data_file is None \
             else t
         out.append(np.asarray(sel.column("pos").to_numpy(), dtype=np.int64))
@@ -203,7 +231,7 @@ class SnapshotFiles:
 
     def read(self, entry, schema):
         """(table of the whole file in ``schema``, keep mask after deletes)."""
-        tbl = read_data_file(self.io, entry.data_file, schema)
+        tbl = read_data_file(self.io, entry.data_file, schema, self.md)
         keep = np.ones(tbl.num_rows, dtype=bool)
         pos_entries, eq_entries = self.deletes_for(entry)
         if pos_entries:
@@ -215,7 +243,7 @@ class SnapshotFiles:
             dkey = ("eq", d.data_file.file_path)
             dt = self._cache.get(dkey)
             if dt is None:
-                dt = self._cache[dkey] = read_data_file(self.io, d.data_file, self.md.schema().select(names))
+                dt = self._cache[dkey] = read_data_file(self.io, d.data_file, self.md.schema().select(names), self.md)
             present = [n for n in names if n in tbl.column_names]
             if len(present) != len(names):
                 continue
