@@ -167,13 +167,50 @@ def read_data_file(io, df, schema, md=None):
         c = tbl.column(idx)
         if not c.type.equals(af.type):
             try:
-                c = c.cast(af.type)
+                c = project_by_id(c.combine_chunks(), tbl.schema.field(idx), af)
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
                 raise CorruptFileError(f"column {f.name!r} of type {c.type} cannot be read as {af.type}",
                                        path=df.file_path) from None
         cols.append(c)
     return pa.Table.from_arrays(cols, schema=pa.schema([pa.field(af.name, af.type, nullable=True,
                                                                  metadata=af.metadata) for af in target]))
+
+
+def project_by_id(arr, file_field, target_field):
+    """Reshape ``arr`` (of ``file_field``) into ``target_field``'s type matching nested fields by field id:
+    renamed nested fields keep their data, fields missing from the file read as nulls, promoted types are cast."""
+    import pyarrow as pa
+    ft, tt = file_field.type, target_field.type
+    if ft.equals(tt):
+        return arr
+    if pa.types.is_struct(tt) and pa.types.is_struct(ft):
+        by_id = {}
+        for i in range(ft.num_fields):
+            fid = _field_id(ft.field(i))
+            by_id[fid if fid is not None else ft.field(i).name] = i
+        children = []
+        for j in range(tt.num_fields):
+            tf = tt.field(j)
+            key = _field_id(tf)
+            i = by_id.get(key if key is not None else tf.name)
+            if i is None:
+                children.append(pa.nulls(len(arr), tf.type))
+            else:
+                children.append(project_by_id(arr.field(i), ft.field(i), tf))
+        mask = arr.is_null() if arr.null_count else None
+        return pa.StructArray.from_arrays(children, fields=list(tt), mask=mask)
+    if (pa.types.is_list(tt) and pa.types.is_list(ft)) or (pa.types.is_large_list(tt) and pa.types.is_large_list(ft)):
+        values = project_by_id(arr.values, ft.value_field, tt.value_field)
+        mask = arr.is_null() if arr.null_count else None
+        cls = pa.ListArray if pa.types.is_list(tt) else pa.LargeListArray
+        return cls.from_arrays(arr.offsets, values, type=tt, mask=mask)
+    if pa.types.is_map(tt) and pa.types.is_map(ft):
+        keys = project_by_id(arr.keys, ft.key_field, tt.key_field)
+        items = project_by_id(arr.items, ft.item_field, tt.item_field)
+        out = pa.MapArray.from_arrays(arr.offsets, keys, items, type=tt, mask=arr.is_null() if arr.null_count
+                                      else None)
+        return out
+    return arr.cast(tt)
 
 
 def _positions(io, entries, data_path, cache):

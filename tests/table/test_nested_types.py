@@ -53,3 +53,29 @@ def test_schema_from_arrow_assigns_fresh_ids():
     s = Schema.from_arrow(_data().schema)
     assert s.find_field("id").id == 1
     assert s.highest_field_id == len(s.by_id())
+
+
+def test_nested_rename_reorder_drop_promote_read_by_id(tmp_path):
+    from paimon_engine.table.catalog import FileSystemCatalog
+    cat = FileSystemCatalog(str(tmp_path))
+    data = pa.table({
+        "id": pa.array([1, 2], pa.int64()),
+        "s": pa.array([{"a": 1, "b": "x"}, None], pa.struct([("a", pa.int32()), ("b", pa.string())])),
+        "l": pa.array([[{"v": 1.5}], None], pa.list_(pa.struct([("v", pa.float32())]))),
+        "m": pa.array([[("k", {"w": 7})], None], pa.map_(pa.string(), pa.struct([("w", pa.int32())]))),
+    })
+    t = cat.create_table("db.t", data.schema)
+    t.append(data)
+    with t.update_schema() as u:
+        u.rename_column("s.a", "alpha")
+        u.move_first("s.b")
+        u.update_column("s.alpha", T.BigIntType())
+        u.add_column("s.c", T.STRING())
+        u.update_column("l.element.v", T.DoubleType())
+        u.rename_column("l.element.v", "value")
+        u.delete_column("m.value.w")
+        u.add_column("m.value.w2", T.IntType())
+    out = t.to_arrow().sort_by("id").to_pylist()
+    assert out[0]["s"] == {"b": "x", "alpha": 1, "c": None} and out[1]["s"] is None
+    assert out[0]["l"] == [{"value": 1.5}] and out[1]["l"] is None
+    assert out[0]["m"] == [("k", {"w2": None})]

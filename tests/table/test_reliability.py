@@ -210,3 +210,22 @@ def test_filtered_overwrite_is_serializable_against_concurrent_appends(tmp_path)
     d.delete(col("id") < 3)                                       # the new rows do not match: retries and lands
     ids = sorted(cat.load_table("db.t").to_arrow().column("id").to_pylist())
     assert ids == list(range(3, 10)) + [50, 51, 60, 61]
+
+
+def test_manifest_outside_table_is_refused_unless_allowed(tmp_path):
+    import shutil
+    from paimon_engine.table.manifest_list import read_manifest_list, write_manifest_list
+    cat = FileSystemCatalog(str(tmp_path / "wh"))
+    t = cat.create_table("db.t", sample().schema)
+    t.append(sample(5))
+    snap = t.current_snapshot()
+    [m] = read_manifest_list(t.io, snap.manifest_list)
+    outside = str(tmp_path / "elsewhere.avro")
+    shutil.copy(m.manifest_path, outside)
+    m.manifest_path = outside
+    write_manifest_list(t.io, snap.manifest_list, [m], format_version=2, snapshot_id=snap.snapshot_id,
+                        parent_snapshot_id=None, sequence_number=snap.sequence_number)
+    with pytest.raises(CorruptFileError, match="manifest .* is outside the table location"):
+        t.to_arrow()
+    t.set_properties(**{"read.allow-external-metadata": "true"})
+    assert t.to_arrow().num_rows == 5
