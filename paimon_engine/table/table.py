@@ -382,9 +382,12 @@ class Table:
         commit_metadata_change(self, change)
         return self.spec()
 
-    def set_properties(self, **props):
+    def set_properties(self, properties: dict | None = None, **kw):
+        """Set table properties: ``set_properties({"write.delete.mode": "copy-on-write"})``."""
+        props = dict(properties or {}, **kw)
+
         def change(md):
-            md.properties.update({k.replace("_", "."): str(v) for k, v in props.items()})
+            md.properties.update({str(k): str(v) for k, v in props.items()})
             return md
         commit_metadata_change(self, change)
 

@@ -229,3 +229,53 @@ def test_manifest_outside_table_is_refused_unless_allowed(tmp_path):
         t.to_arrow()
     t.set_properties(**{"read.allow-external-metadata": "true"})
     assert t.to_arrow().num_rows == 5
+
+
+def _deleter(root, out):
+    t = FileSystemCatalog(root).load_table("db.t")
+    with open(out, "w") as f:
+        for k in range(0, 50, 4):
+            try:
+                t.delete(col("id") == k)
+                f.write(f"ok {k}\n")
+            except CommitFailedError:
+                f.write(f"fail {k}\n")
+            t.refresh()
+
+
+def _overwriter(root, out):
+    t = FileSystemCatalog(root).load_table("db.t")
+    with open(out, "w") as f:
+        for j in range(5):
+            new = sample(1, start=1000 + j).set_column(5, "qty", pa.array([99], pa.int32()))
+            try:
+                t.overwrite(new, col("qty") == j)
+                f.write(f"ok {j}\n")
+            except CommitFailedError:
+                f.write(f"fail {j}\n")
+            t.refresh()
+
+
+def test_concurrent_overwrite_and_delete_processes(tmp_path):
+    root = str(tmp_path)
+    t = FileSystemCatalog(root).create_table("db.t", sample().schema, properties={
+        "commit.retry.num-retries": "60", "commit.retry.min-wait-ms": "5", "commit.retry.max-wait-ms": "100"})
+    t.append(sample(100))
+    ctx = mp.get_context("spawn")
+    outs = [str(tmp_path / "del.txt"), str(tmp_path / "ow.txt")]
+    procs = [ctx.Process(target=_deleter, args=(root, outs[0])), ctx.Process(target=_overwriter, args=(root, outs[1]))]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(180)
+        assert p.exitcode == 0
+    dels = [line.split() for line in open(outs[0])]
+    ows = [line.split() for line in open(outs[1])]
+    deleted = {int(k) for s, k in dels if s == "ok"}
+    overwritten = {int(j) for s, j in ows if s == "ok"}
+    expected = {i for i in range(100) if i not in deleted and i % 5 not in overwritten} | \
+        {1000 + j for j in overwritten}
+    got = FileSystemCatalog(root).load_table("db.t").to_arrow().column("id").to_pylist()
+    assert len(got) == len(set(got))
+    assert set(got) == expected
+    assert len(dels) == 13 and len(ows) == 5
