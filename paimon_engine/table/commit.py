@@ -265,14 +265,38 @@ class SnapshotProducer:
         return md
 
     def _check_no_new_deletes(self, base, parent):
+        """Fail when a snapshot committed since this operation started added delete files that apply to a data
+        file this operation removes (the rewrite would silently drop those deletes)."""
         if parent is None or parent.snapshot_id == self.started_from:
             return
+        removed_data = {p: df for p, df in self.removed.items() if df.content == CONTENT_DATA}
+        if not removed_data:
+            return
+        parts = {(df.spec_id, df.partition) for df in removed_data.values()}
+        specs = base.specs_by_id()
+        schema = base.schema()
         for snap in base.ancestors(parent.snapshot_id):
             if snap.snapshot_id == self.started_from:
                 return
-            if int(snap.summary.get("added-delete-files", "0") or 0) > 0:
-                raise CommitFailedError(f"{self.operation} on {self.table.name}: concurrent snapshot "
-                                        f"{snap.snapshot_id} added delete files for data this operation rewrites")
+            if int(snap.summary.get("added-delete-files", "0") or 0) <= 0 or not snap.manifest_list:
+                continue
+            for m in read_manifest_list(self.table.io, snap.manifest_list):
+                if m.content == CONTENT_DATA or m.added_snapshot_id != snap.snapshot_id:
+                    continue
+                spec = specs.get(m.partition_spec_id)
+                for e in read_manifest(self.table.io, m, spec.partition_type(schema) if spec else None):
+                    if e.status != STATUS_ADDED:
+                        continue
+                    d = e.data_file
+                    if d.content == CONTENT_POSITION_DELETES:
+                        hit = d.referenced_data_file in removed_data if d.referenced_data_file else \
+                            (d.spec_id, d.partition) in parts
+                    else:
+                        hit = spec is None or not spec.fields or (d.spec_id, d.partition) in parts
+                    if hit:
+                        raise CommitFailedError(
+                            f"{self.operation} on {self.table.name}: concurrent snapshot {snap.snapshot_id} added "
+                            f"delete files for data this operation rewrites ({d.file_path})")
 
     def _check_no_conflicting_data(self, base, parent):
         """Serializable isolation for filtered overwrites/deletes: no row added since this operation started may

@@ -279,3 +279,15 @@ def test_concurrent_overwrite_and_delete_processes(tmp_path):
     assert len(got) == len(set(got))
     assert set(got) == expected
     assert len(dels) == 13 and len(ows) == 5
+
+
+def test_deletes_elsewhere_do_not_block_a_rewrite(tmp_path):
+    cat = FileSystemCatalog(str(tmp_path))
+    t = cat.create_table("db.t", sample().schema, [("qty", "identity")])
+    t.append(sample(20))
+    a = cat.load_table("db.t")
+    b = cat.load_table("db.t")
+    a.delete(col("id") == 1)                                     # qty=1 partition, position delete
+    b.overwrite(sample(1, start=100), col("qty") == 2)           # rewrites only the qty=2 partition: lands
+    ids = set(cat.load_table("db.t").to_arrow().column("id").to_pylist())
+    assert 1 not in ids and 100 in ids and not ({2, 7, 12, 17} & ids)
