@@ -67,6 +67,7 @@ class SnapshotProducer:
         self.started_from = table.metadata.current_snapshot_id if branch == MAIN else \
             (table.metadata.refs[branch].snapshot_id if branch in table.metadata.refs else None)
         self.validate_no_new_deletes = operation != "append"
+        self.conflict_filter = None   # bound expression: rows added concurrently must not match it
         self._added_manifests = None
         self._written = []           # files written by this producer (cleanup on failure)
 
@@ -175,6 +176,8 @@ class SnapshotProducer:
         seq = base.last_sequence_number + 1 if fv >= 2 else 0
         if self.validate_no_new_deletes and self.removed:
             self._check_no_new_deletes(base, parent)
+        if self.conflict_filter is not None:
+            self._check_no_conflicting_data(base, parent)
         added = self._write_added_manifests(base)
 
         # validate + rewrite manifests holding removed files
@@ -262,14 +265,65 @@ class SnapshotProducer:
         return md
 
     def _check_no_new_deletes(self, base, parent):
+        """Fail when a snapshot committed since this operation started added delete files that apply to a data
+        file this operation removes (the rewrite would silently drop those deletes)."""
         if parent is None or parent.snapshot_id == self.started_from:
             return
+        removed_data = {p: df for p, df in self.removed.items() if df.content == CONTENT_DATA}
+        if not removed_data:
+            return
+        parts = {(df.spec_id, df.partition) for df in removed_data.values()}
+        specs = base.specs_by_id()
+        schema = base.schema()
         for snap in base.ancestors(parent.snapshot_id):
             if snap.snapshot_id == self.started_from:
                 return
-            if int(snap.summary.get("added-delete-files", "0") or 0) > 0:
-                raise CommitFailedError(f"{self.operation} on {self.table.name}: concurrent snapshot "
-                                        f"{snap.snapshot_id} added delete files for data this operation rewrites")
+            if int(snap.summary.get("added-delete-files", "0") or 0) <= 0 or not snap.manifest_list:
+                continue
+            for m in read_manifest_list(self.table.io, snap.manifest_list):
+                if m.content == CONTENT_DATA or m.added_snapshot_id != snap.snapshot_id:
+                    continue
+                spec = specs.get(m.partition_spec_id)
+                for e in read_manifest(self.table.io, m, spec.partition_type(schema) if spec else None):
+                    if e.status != STATUS_ADDED:
+                        continue
+                    d = e.data_file
+                    if d.content == CONTENT_POSITION_DELETES:
+                        hit = d.referenced_data_file in removed_data if d.referenced_data_file else \
+                            (d.spec_id, d.partition) in parts
+                    else:
+                        hit = spec is None or not spec.fields or (d.spec_id, d.partition) in parts
+                    if hit:
+                        raise CommitFailedError(
+                            f"{self.operation} on {self.table.name}: concurrent snapshot {snap.snapshot_id} added "
+                            f"delete files for data this operation rewrites ({d.file_path})")
+
+    def _check_no_conflicting_data(self, base, parent):
+        """Serializable isolation for filtered overwrites/deletes: no row added since this operation started may
+        match its filter (exact: the added files are read and the filter evaluated)."""
+        if parent is None or parent.snapshot_id == self.started_from:
+            return
+        import numpy as np
+        from ..expressions import evaluate_arrow
+        from .reader import read_data_file
+        schema = base.schema()
+        for snap in base.ancestors(parent.snapshot_id):
+            if snap.snapshot_id == self.started_from:
+                return
+            if snap.operation not in ("append", "overwrite") or not snap.manifest_list:
+                continue
+            for m in read_manifest_list(self.table.io, snap.manifest_list):
+                if m.content != CONTENT_DATA or m.added_snapshot_id != snap.snapshot_id or not m.has_added_files():
+                    continue
+                spec = base.specs_by_id().get(m.partition_spec_id)
+                for e in read_manifest(self.table.io, m, spec.partition_type(schema) if spec else None):
+                    if e.status != STATUS_ADDED or e.snapshot_id != snap.snapshot_id:
+                        continue
+                    tbl = read_data_file(self.table.io, e.data_file, schema, base)
+                    if np.asarray(evaluate_arrow(self.conflict_filter, tbl)).any():
+                        raise CommitFailedError(
+                            f"{self.operation} on {self.table.name}: concurrent snapshot {snap.snapshot_id} added "
+                            f"rows matching the filter ({e.data_file.file_path})")
 
     def _summary(self, parent, removed_data, removed_deletes):
         s = {"operation": self.operation}

@@ -131,6 +131,9 @@ class Snapshot:
 
     @classmethod
     def from_dict(cls, d, format_version: int):
+        fast = cls._fast(d, format_version)
+        if fast is not None:
+            return fast
         if not isinstance(d, dict):
             raise _bad(f"snapshot must be an object, got {type(d).__name__}", "snapshots")
         sid = _req(d, "snapshot-id", int, "snapshot: ")
@@ -154,6 +157,32 @@ class Snapshot:
         return cls(sid, parent, seq, _req(d, "timestamp-ms", int, where), ml, manifests,
                    summary or {"operation": "append"}, _opt(d, "schema-id", int, None, where),
                    {k: v for k, v in d.items() if k not in cls._KEYS})
+
+    @classmethod
+    def _fast(cls, d, fv):
+        """The common, well-formed case without per-field checks; None sends anything unusual to the checked
+        path (which produces the error messages)."""
+        if type(d) is not dict:
+            return None
+        get = d.get
+        sid, ts, seq, ml = get("snapshot-id"), get("timestamp-ms"), get("sequence-number"), get("manifest-list")
+        parent, summary, schema_id = get("parent-snapshot-id"), get("summary"), get("schema-id")
+        if not (type(sid) is int and type(ts) is int and type(ml) is str and type(summary) is dict
+                and "operation" in summary and (type(seq) is int or (seq is None and fv == 1))
+                and (parent is None or type(parent) is int) and (schema_id is None or type(schema_id) is int)):
+            return None
+        s = cls.__new__(cls)
+        s.snapshot_id = sid
+        s.parent_snapshot_id = parent
+        s.sequence_number = seq or 0
+        s.timestamp_ms = ts
+        s.manifest_list = ml
+        s.manifests = None
+        s.summary = summary
+        s.schema_id = schema_id
+        n = 4 + (seq is not None) + (parent is not None) + (schema_id is not None)
+        s.extra = {k: v for k, v in d.items() if k not in cls._KEYS} if len(d) != n else {}
+        return s
 
     def to_dict(self, format_version: int):
         d = {"snapshot-id": self.snapshot_id}

@@ -19,24 +19,43 @@ from .manifest_list import read_manifest_list
 __all__ = ["live_entries", "read_snapshot", "read_data_file", "delete_index", "SnapshotFiles"]
 
 
+def check_inside_table(md, path, what):
+    """Metadata files must live under the table location (or ``write.metadata.path``) unless the table property
+    ``read.allow-external-metadata`` is ``true``: a hostile metadata file must not make us read arbitrary files."""
+    from ..io import normalize_location
+    if md.properties.get("read.allow-external-metadata", "false").lower() == "true":
+        return
+    p = normalize_location(path)
+    roots = [normalize_location(md.location).rstrip("/") + "/"]
+    extra = md.properties.get("write.metadata.path")
+    if extra:
+        roots.append(normalize_location(extra).rstrip("/") + "/")
+    if ".." in p.split("/") or not any(p.startswith(r) for r in roots):
+        raise CorruptFileError(f"{what} {path!r} is outside the table location {md.location!r} "
+                               f"(set read.allow-external-metadata=true to allow)", path=md.metadata_location)
+
+
 def live_entries(io, md, snapshot):
     """(data entries, delete entries) live in ``snapshot`` (ManifestEntry lists with inherited seq numbers)."""
     if snapshot is None:
         return [], []
     if snapshot.manifest_list:
+        check_inside_table(md, snapshot.manifest_list, "manifest list")
         manifests = read_manifest_list(io, snapshot.manifest_list)
     else:
         from .manifest_list import ManifestFile
         manifests = [ManifestFile(p, 0, 0, 0, 0, 0, snapshot.snapshot_id) for p in snapshot.manifests or []]
     specs = md.specs_by_id()
-    schema = md.schema()
     data, deletes = [], []
     for m in manifests:
+        check_inside_table(md, m.manifest_path, "manifest")
         spec = specs.get(m.partition_spec_id)
-        pt = _partition_type(spec, md) if spec is not None else None
+        if spec is None:
+            raise CorruptFileError(f"manifest {m.manifest_path} uses unknown partition spec {m.partition_spec_id}",
+                                   path=snapshot.manifest_list)
+        pt = _partition_type(spec, md)
         for e in read_manifest(io, m, pt, include_deleted=False):
             (data if e.data_file.content == CONTENT_DATA else deletes).append(e)
-    del schema
     return data, deletes
 
 
@@ -67,7 +86,9 @@ def delete_index(io, md, delete_entries):
     return pos_by_part, pos_by_file, eq
 
 
-def _read_file_table(io, path, fmt, columns=None):
+def _read_file_table(io, path, fmt, columns=None, file_schema=None):
+    """A whole data/delete file as Arrow. ``file_schema`` (a RowType with field ids) is needed for ``row`` files,
+    which store no schema: their columns get these names and field ids by position."""
     import pyarrow as pa
     import pyarrow.parquet as pq
     fmt = (fmt or "PARQUET").upper()
@@ -75,19 +96,44 @@ def _read_file_table(io, path, fmt, columns=None):
         if fmt == "PARQUET":
             fs, p = io.resolve(path)
             try:
-                return pq.read_table(p, filesystem=fs, columns=columns)
+                f = fs.open_input_file(p)
             except FileNotFoundError:
                 raise NotFoundError(f"data file not found: {path}") from None
+            with f:
+                return pq.ParquetFile(f).read(columns=columns)
         if fmt == "ROW":
+            if file_schema is None:
+                raise CorruptFileError("a row file needs its writer schema (pe_writer_schema_id)", path=path)
             from ..formats.row import RowFileReader
             with io.open_input(path) as f:
-                return RowFileReader(f, None).read_all() if columns is None else \
-                    RowFileReader(f, None).read_all().select(columns)
+                tbl = RowFileReader(f, file_schema).read_all()
+            if hasattr(tbl, "to_arrow_table") and not isinstance(tbl, pa.Table):
+                tbl = tbl.to_arrow_table()
+            elif isinstance(tbl, pa.RecordBatch):
+                tbl = pa.Table.from_batches([tbl])
+            target = file_schema.to_arrow_schema()
+            cols = [c.cast(f.type) if not c.type.equals(f.type) else c for c, f in zip(tbl.columns, target)]
+            tbl = pa.Table.from_arrays(cols, schema=target)
+            return tbl.select(columns) if columns is not None else tbl
     except (pa.ArrowInvalid, OSError) as exc:
         if isinstance(exc, NotFoundError):
             raise
         raise CorruptFileError(f"cannot read data file: {exc}", path=path) from None
     raise CorruptFileError(f"unsupported file format {fmt}", path=path)
+
+
+def _row_file_schema(df, md, schema):
+    """The RowType a ``row`` file was written with."""
+    from .data_writer import _PosDeleteSchema
+    from .. import types as T
+    if df.content == CONTENT_POSITION_DELETES:
+        return T.RowType(_PosDeleteSchema.fields)
+    if df.content == CONTENT_EQUALITY_DELETES:
+        base = md.schema() if md is not None else schema
+        return T.RowType([base.find_field(i) for i in df.equality_ids or []])
+    if df.writer_schema_id is not None and md is not None:
+        return md.schema(df.writer_schema_id).struct
+    return schema.struct
 
 
 def _field_id(field):
@@ -96,11 +142,12 @@ def _field_id(field):
     return int(raw) if raw is not None else None
 
 
-def read_data_file(io, df, schema):
+def read_data_file(io, df, schema, md=None):
     """One data file as an Arrow table with the columns of ``schema`` (matched by field id; missing ids read as
-    nulls; promoted types cast)."""
+    nulls; promoted types cast). ``md`` (the table metadata) resolves the writer schema of ``row`` files."""
     import pyarrow as pa
-    tbl = _read_file_table(io, df.file_path, df.file_format)
+    file_schema = _row_file_schema(df, md, schema) if (df.file_format or "").upper() == "ROW" else None
+    tbl = _read_file_table(io, df.file_path, df.file_format, file_schema=file_schema)
     by_id = {}
     by_name = {}
     for i, f in enumerate(tbl.schema):
@@ -120,13 +167,50 @@ def read_data_file(io, df, schema):
         c = tbl.column(idx)
         if not c.type.equals(af.type):
             try:
-                c = c.cast(af.type)
+                c = project_by_id(c.combine_chunks(), tbl.schema.field(idx), af)
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
                 raise CorruptFileError(f"column {f.name!r} of type {c.type} cannot be read as {af.type}",
                                        path=df.file_path) from None
         cols.append(c)
     return pa.Table.from_arrays(cols, schema=pa.schema([pa.field(af.name, af.type, nullable=True,
                                                                  metadata=af.metadata) for af in target]))
+
+
+def project_by_id(arr, file_field, target_field):
+    """Reshape ``arr`` (of ``file_field``) into ``target_field``'s type matching nested fields by field id:
+    renamed nested fields keep their data, fields missing from the file read as nulls, promoted types are cast."""
+    import pyarrow as pa
+    ft, tt = file_field.type, target_field.type
+    if ft.equals(tt):
+        return arr
+    if pa.types.is_struct(tt) and pa.types.is_struct(ft):
+        by_id = {}
+        for i in range(ft.num_fields):
+            fid = _field_id(ft.field(i))
+            by_id[fid if fid is not None else ft.field(i).name] = i
+        children = []
+        for j in range(tt.num_fields):
+            tf = tt.field(j)
+            key = _field_id(tf)
+            i = by_id.get(key if key is not None else tf.name)
+            if i is None:
+                children.append(pa.nulls(len(arr), tf.type))
+            else:
+                children.append(project_by_id(arr.field(i), ft.field(i), tf))
+        mask = arr.is_null() if arr.null_count else None
+        return pa.StructArray.from_arrays(children, fields=list(tt), mask=mask)
+    if (pa.types.is_list(tt) and pa.types.is_list(ft)) or (pa.types.is_large_list(tt) and pa.types.is_large_list(ft)):
+        values = project_by_id(arr.values, ft.value_field, tt.value_field)
+        mask = arr.is_null() if arr.null_count else None
+        cls = pa.ListArray if pa.types.is_list(tt) else pa.LargeListArray
+        return cls.from_arrays(arr.offsets, values, type=tt, mask=mask)
+    if pa.types.is_map(tt) and pa.types.is_map(ft):
+        keys = project_by_id(arr.keys, ft.key_field, tt.key_field)
+        items = project_by_id(arr.items, ft.item_field, tt.item_field)
+        out = pa.MapArray.from_arrays(arr.offsets, keys, items, type=tt, mask=arr.is_null() if arr.null_count
+                                      else None)
+        return out
+    return arr.cast(tt)
 
 
 def _positions(io, entries, data_path, cache):
@@ -136,7 +220,9 @@ def _positions(io, entries, data_path, cache):
         key = e.data_file.file_path
         t = cache.get(key)
         if t is None:
-            t = cache[key] = _read_file_table(io, key, e.data_file.file_format, columns=["file_path", "pos"])
+            fschema = _row_file_schema(e.data_file, None, None) if e.data_file.file_format == "ROW" else None
+            t = cache[key] = _read_file_table(io, key, e.data_file.file_format, columns=["file_path", "pos"],
+                                              file_schema=fschema)
         sel = t.filter(pc.equal(t.column("file_path"), data_path)) if e.data_file.referenced_data_file is None \
             else t
         out.append(np.asarray(sel.column("pos").to_numpy(), dtype=np.int64))
@@ -182,7 +268,7 @@ class SnapshotFiles:
 
     def read(self, entry, schema):
         """(table of the whole file in ``schema``, keep mask after deletes)."""
-        tbl = read_data_file(self.io, entry.data_file, schema)
+        tbl = read_data_file(self.io, entry.data_file, schema, self.md)
         keep = np.ones(tbl.num_rows, dtype=bool)
         pos_entries, eq_entries = self.deletes_for(entry)
         if pos_entries:
@@ -194,7 +280,7 @@ class SnapshotFiles:
             dkey = ("eq", d.data_file.file_path)
             dt = self._cache.get(dkey)
             if dt is None:
-                dt = self._cache[dkey] = read_data_file(self.io, d.data_file, self.md.schema().select(names))
+                dt = self._cache[dkey] = read_data_file(self.io, d.data_file, self.md.schema().select(names), self.md)
             present = [n for n in names if n in tbl.column_names]
             if len(present) != len(names):
                 continue

@@ -228,8 +228,10 @@ class Table:
     def overwrite(self, data, filter=None):
         """Replace the rows matching ``filter`` (all rows when None) with ``data``, copy-on-write; one snapshot
         with operation ``overwrite``."""
+        from ..expressions import AlwaysTrue
         bound = None if filter is None else _as_filter(filter).bind(self.schema().struct)
         p = SnapshotProducer(self, "overwrite")
+        p.conflict_filter = bound if bound is not None else AlwaysTrue()
         self._rewrite_matching(p, bound, False)
         for f in self._write(data):
             p.add_data_file(f)
@@ -256,6 +258,7 @@ class Table:
         bound = _as_filter(filter).bind(schema.struct)
         if mode == "copy-on-write":
             p = SnapshotProducer(self, "delete")
+            p.conflict_filter = bound
             if self._rewrite_matching(p, bound, False) == 0:
                 return self.current_snapshot()
             if p.added_data:
@@ -264,6 +267,7 @@ class Table:
             return self.current_snapshot()
         files = SnapshotFiles(self.io, self.metadata, self.metadata.current_snapshot())
         p = SnapshotProducer(self, "delete")
+        p.conflict_filter = bound
         fmt = self.metadata.properties.get("write.delete.format.default",
                                            self.metadata.properties.get("write.format.default", "parquet"))
         eq_cols = None
@@ -384,9 +388,12 @@ class Table:
         commit_metadata_change(self, change)
         return self.spec()
 
-    def set_properties(self, **props):
+    def set_properties(self, properties: dict | None = None, **kw):
+        """Set table properties: ``set_properties({"write.delete.mode": "copy-on-write"})``."""
+        props = dict(properties or {}, **kw)
+
         def change(md):
-            md.properties.update({k.replace("_", "."): str(v) for k, v in props.items()})
+            md.properties.update({str(k): str(v) for k, v in props.items()})
             return md
         commit_metadata_change(self, change)
 

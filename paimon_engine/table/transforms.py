@@ -316,7 +316,9 @@ class TruncateTransform(Transform):
     def apply_value(self, source, value):
         w = self.width
         if isinstance(source, (T.TinyIntType, T.SmallIntType, T.IntType, T.BigIntType)):
-            return value - (value % w)
+            bits = 64 if isinstance(source, T.BigIntType) else 32
+            r = (value - (value % w)) & ((1 << bits) - 1)
+            return r - (1 << bits) if r >= 1 << (bits - 1) else r
         if isinstance(source, T.DecimalType):
             unscaled = int(value.scaleb(source.scale).to_integral_value())
             unscaled -= unscaled % w
@@ -329,8 +331,10 @@ class TruncateTransform(Transform):
         self.result_type(source)
         if isinstance(source, (T.TinyIntType, T.SmallIntType, T.IntType, T.BigIntType)):
             vals, valid = _to_numpy_int64(arr)
-            out = vals - np.mod(vals, self.width)
-            return pa.array(out, mask=None if valid is None else ~valid).cast(source.to_arrow())
+            with np.errstate(over="ignore"):
+                out = vals - np.mod(vals, self.width)
+            # like Java's int arithmetic, truncating the type's minimum wraps around
+            return pa.array(out, mask=None if valid is None else ~valid).cast(source.to_arrow(), safe=False)
         if isinstance(source, (T.VarCharType, T.CharType)):
             return pc.utf8_slice_codeunits(arr, 0, self.width)
         if isinstance(source, (T.VarBinaryType, T.BinaryType)):

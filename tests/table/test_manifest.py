@@ -122,3 +122,40 @@ def test_corrupt_manifest_raises(tmp_path):
     (tmp_path / "bad.avro").write_bytes(b"garbage")
     with pytest.raises(CorruptFileError):
         read_manifest_list(io, str(tmp_path / "bad.avro"))
+
+
+def test_other_writers_deviations_are_tolerated(tmp_path):
+    """pyiceberg 0.12 writes equality_ids as list<long>; no writer is required to store schema-id; v1 manifest
+    lists may name counts added_data_files_count."""
+    import copy
+    import io as _io
+    from paimon_engine.table.manifest_list import ManifestFile, manifest_list_schema
+    schema = copy.deepcopy(manifest_schema(SPEC.partition_type(SCHEMA), 2))
+    df = schema["fields"][-1]["type"]
+    for f in df["fields"]:
+        if f["name"] == "equality_ids":
+            f["type"][1]["items"] = "long"
+    rec = {"status": 1, "snapshot_id": 3, "sequence_number": None, "file_sequence_number": None,
+           "data_file": {"content": 2, "file_path": "/e.parquet", "file_format": "PARQUET",
+                         "partition": {"d": 1, "id_bucket": 0, "amt": None, "ts_hour": None, "s_trunc": None},
+                         "record_count": 1, "file_size_in_bytes": 9, "equality_ids": [1, 3]}}
+    buf = _io.BytesIO()
+    fastavro.writer(buf, fastavro.parse_schema(schema), [rec],
+                    metadata={"schema": __import__("json").dumps(SCHEMA.to_dict()),
+                              "partition-spec": __import__("json").dumps([f.to_dict() for f in SPEC.fields]),
+                              "format-version": "2", "content": "deletes"})
+    (tmp_path / "m.avro").write_bytes(buf.getvalue())
+    m = ManifestFile(str(tmp_path / "m.avro"), 0, 0, 1, 5, 5, 3)
+    [e] = read_manifest(FileIO(), m)      # partition type from the manifest's own metadata
+    assert e.data_file.equality_ids == [1, 3] and e.sequence_number == 5 and e.data_file.partition[0] == 1
+    v1 = copy.deepcopy(manifest_list_schema(1))
+    for f in v1["fields"]:
+        if f["name"] == "added_files_count":
+            f["name"] = "added_data_files_count"
+    buf = _io.BytesIO()
+    fastavro.writer(buf, fastavro.parse_schema(v1), [{"manifest_path": "/m.avro", "manifest_length": 1,
+                                                       "partition_spec_id": 0, "added_snapshot_id": 1,
+                                                       "added_data_files_count": 4}])
+    (tmp_path / "l.avro").write_bytes(buf.getvalue())
+    [mf] = read_manifest_list(FileIO(), str(tmp_path / "l.avro"))
+    assert mf.added_files_count == 4 and mf.sequence_number == 0 and mf.content == 0
