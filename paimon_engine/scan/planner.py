@@ -213,6 +213,19 @@ class TableScan:
             out[spec.spec_id] = (pfilter, infos)
         return out
 
+    def _exact_specs(self):
+        """Specs where every filtered column is an identity partition source: there the partition filter decides
+        each file exactly (no metrics, no residual)."""
+        ids = _filter_field_ids(self.bound_filter)
+        out = set()
+        if not ids:
+            return out
+        for spec in self.metadata.specs:
+            identity = {pf.source_id for pf in spec.fields if str(pf.transform) == "identity"}
+            if ids <= identity:
+                out.add(spec.spec_id)
+        return out
+
     def _partition_type(self, spec_id):
         infos = self._pinfo[spec_id][1]
         return T.RowType([T.DataField(i.field_id, i.name, i.result_type.copy(True)) for i in infos])
@@ -241,6 +254,7 @@ class TableScan:
                         delete_ms.append(m)
 
         need_metrics = not isinstance(self.bound_filter, AlwaysTrue)
+        exact = self._exact_specs()
         todo = data_ms + delete_ms
         # file reads run in parallel (they release the GIL: this is what matters on object stores); decoding
         # runs here, one manifest after another, since it holds the GIL
@@ -253,7 +267,7 @@ class TableScan:
         for m, blob in zip(todo, blobs):
             spec_id = m.partition_spec_id
             ptype = self._partition_type(spec_id) if spec_id in self._pinfo else None
-            loaded.append((m, read_manifest_entries(self.io, m, ptype, metrics=need_metrics or m.content != CONTENT_DATA,
+            loaded.append((m, read_manifest_entries(self.io, m, ptype, metrics=(need_metrics and spec_id not in exact) or m.content != CONTENT_DATA,
                                                     data=blob)))
 
         delete_files = []
@@ -278,6 +292,7 @@ class TableScan:
             pfilter, infos = self._pinfo.get(m.partition_spec_id, (AlwaysTrue(), []))
             check_part = not isinstance(pfilter, AlwaysTrue)
             pids = [i.field_id for i in infos]
+            spec_exact = m.partition_spec_id in exact
             for e in entries:
                 if e.status == STATUS_DELETED:
                     continue
@@ -290,7 +305,9 @@ class TableScan:
                     continue
                 stats = None
                 residual = bound
-                if not trivial:
+                if spec_exact:
+                    residual = AlwaysTrue()
+                elif not trivial:
                     stats = FileStats.of(df)
                     if not metrics.eval(stats):
                         continue
@@ -391,6 +408,22 @@ class TableScan:
     def __repr__(self):
         sid = None if self.snapshot is None else self.snapshot.snapshot_id
         return f"TableScan(snapshot={sid}, filter={self.filter!r}, columns={self.row_type.names if not self.projected else self.projected.names})"
+
+
+def _filter_field_ids(expr):
+    from ..expressions import And, Not, Or, Predicate
+    out = set()
+
+    def walk(e):
+        if isinstance(e, (And, Or)):
+            walk(e.left)
+            walk(e.right)
+        elif isinstance(e, Not):
+            walk(e.child)
+        elif isinstance(e, Predicate) and e.field_id is not None:
+            out.add(e.field_id)
+    walk(expr)
+    return out
 
 
 def _delete_file(e, m):

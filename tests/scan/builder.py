@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 import struct
-import uuid
 import zlib
 
 import numpy as np
@@ -73,6 +72,7 @@ class MiniTable:
         self._next_snapshot = 1000
         self._clock = 1_700_000_000_000
         self.files = {}  # path -> (DataFile, seq)
+        self._counter = 0
 
     # -- helpers -------------------------------------------------------------
     @property
@@ -89,7 +89,8 @@ class MiniTable:
     def _path(self, kind, ext="parquet"):
         import os
         os.makedirs(f"{self.root}/{kind}", exist_ok=True)
-        return f"{self.root}/{kind}/{uuid.uuid4().hex}.{ext}"
+        self._counter += 1   # deterministic names: replays of a test draw the same files
+        return f"{self.root}/{kind}/{self._counter:06d}.{ext}"
 
     def partition_of(self, tbl: pa.Table, spec=None):
         """Partition tuple per row, in spec field order."""
