@@ -104,6 +104,7 @@ class ReadTable:
         else:
             t = peer.load_table(f"db.{name}")
             self.run = lambda: t.scan().to_arrow()
+        self.run()   # warm-up: imports and the OS page cache, for both sides
 
     def time_to_arrow(self, root, impl, deletes):
         self.run()
@@ -137,6 +138,7 @@ class EqualityDeletes:
         else:
             t = ours.load_table("db.eqdel")
             self.run = lambda: t.scan().to_arrow()
+        self.run()   # warm-up
 
     def time_to_arrow(self, root, impl):
         self.run()

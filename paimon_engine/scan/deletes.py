@@ -90,7 +90,10 @@ def normalize_key_column(arr, length: int | None = None):
     if pa.types.is_floating(t):
         raise UnsupportedTypeError(f"float/double columns cannot be equality-delete keys ({t})")
     if pa.types.is_integer(t) or pa.types.is_boolean(t):
-        vals = np.asarray(arr.cast(pa.int64()).fill_null(0).to_numpy(zero_copy_only=False), dtype=np.int64)
+        a64 = arr if t == pa.int64() else arr.cast(pa.int64())
+        if a64.null_count:
+            a64 = a64.fill_null(0)
+        vals = np.asarray(a64.to_numpy(zero_copy_only=False), dtype=np.int64)
         return [("i", np.ascontiguousarray(vals), valid)], "int"
     if pa.types.is_date(t) or pa.types.is_time(t) or pa.types.is_timestamp(t):
         unit_t = t
@@ -148,6 +151,11 @@ def _hash_parts(parts_per_column, n) -> np.ndarray:
                 raise CorruptFileError("bad equality key column: " + status.describe(rc))
             first = False
     return h
+
+
+def _part_validity(part):
+    v = part[2] if part[0] == "i" else part[3]
+    return None if v.size == 0 else v.view(np.bool_)
 
 
 def _part_valid(part, n):
@@ -234,12 +242,16 @@ class EqualityDeleteSet:
         ok = np.ones(rows.size, dtype=np.bool_)
         for dparts, kparts in zip(parts, self._parts):
             for dp, kp in zip(dparts, kparts):
-                dv = _part_valid(dp, n)[rows]
-                kv = _part_valid(kp, self.num_rows)[c]
                 if dp[0] == "i":
                     same = dp[1][rows] == kp[1][c]
                 else:
                     same = _bytes_equal(dp, rows, kp, c)
+                dval, kval = _part_validity(dp), _part_validity(kp)
+                if dval is None and kval is None:
+                    ok &= same
+                    continue
+                dv = np.ones(rows.size, np.bool_) if dval is None else dval[rows]
+                kv = np.ones(rows.size, np.bool_) if kval is None else kval[c]
                 ok &= np.where(dv & kv, same, ~dv & ~kv)
         out = np.zeros(n, dtype=np.bool_)
         out[rows[ok]] = True
