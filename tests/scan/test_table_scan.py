@@ -239,3 +239,29 @@ def test_pyiceberg_written_tables_read_identically(tmp_path):
     pt = pc.load_table("db.t")
     assert rows(ours.scan().to_arrow()) == rows(pt.scan().to_arrow())
     assert len(ours.delete_files()) >= 2
+
+
+def test_equality_deletes_on_dropped_and_promoted_columns(tmp_path):
+    schema = Schema(T.RowType([T.DataField(1, "id", T.BigIntType()), T.DataField(2, "k", T.IntType()),
+                               T.DataField(3, "s", T.STRING())]))
+    mt = MiniTable(tmp_path, schema)
+    mt.append(data(20))
+    mt.commit([mt.write_equality_deletes([2], [(1,), (None,)])], operation="delete")
+    mt.commit([mt.write_equality_deletes([3], [("s0004",)])], operation="delete")
+    want = [r["id"] for r in rows(data(20)) if r["k"] != 1 and r["s"] != "s0004"]
+    assert [r["id"] for r in rows(mt.scan().to_arrow())] == want
+    # promote k to long, then drop k and s: the deletes still apply by field id
+    mt.set_schema(T.RowType([T.DataField(1, "id", T.BigIntType()), T.DataField(2, "k", T.BigIntType()),
+                             T.DataField(3, "s", T.STRING())]))
+    assert [r["id"] for r in rows(mt.scan().to_arrow())] == want
+    mt.set_schema(T.RowType([T.DataField(1, "id", T.BigIntType())]))
+    got = mt.scan().to_arrow()
+    assert got.column_names == ["id"] and sorted(got.column("id").to_pylist()) == want
+    assert mt.scan().count() == len(want)
+
+
+def test_scan_package_exports():
+    import paimon_engine.scan as scan_pkg
+    assert scan_pkg.TableScan is TableScan
+    with pytest.raises(AttributeError):
+        scan_pkg.nope
