@@ -65,8 +65,10 @@ class TableScan:
         self._args = dict(filter=filter, columns=columns, snapshot_id=snapshot_id, as_of=as_of, ref=ref)
         self._incremental = _incremental
         self.snapshot = self._resolve_snapshot(snapshot_id, as_of, ref)
-        # time travel to a snapshot reads it with the schema it was written with
-        if (snapshot_id is not None or as_of is not None) and self.snapshot is not None and \
+        # time travel to a snapshot (by id, time or tag) reads it with the schema it was written with; a branch
+        # is read with the table's current schema
+        is_tag = ref is not None and getattr((metadata.refs or {}).get(ref), "type", "branch") == "tag"
+        if (snapshot_id is not None or as_of is not None or is_tag) and self.snapshot is not None and \
                 self.snapshot.schema_id is not None:
             self.schema = metadata.schema(self.snapshot.schema_id)
         else:

@@ -265,3 +265,16 @@ def test_scan_package_exports():
     assert scan_pkg.TableScan is TableScan
     with pytest.raises(AttributeError):
         scan_pkg.nope
+
+
+def test_tags_read_with_their_schema_branches_with_the_current_one(catalog):
+    t = catalog.create_table("db.t", data().schema)
+    t.append(data(5))
+    s1 = t.current_snapshot().snapshot_id
+    t.create_tag("old", s1)
+    t.create_branch("b1", s1)
+    t.update_schema().add_column("extra", T.BigIntType()).commit()
+    assert t.scan(ref="old").to_arrow().column_names == ["id", "k", "s"]
+    assert t.scan(ref="b1").to_arrow().column_names == ["id", "k", "s", "extra"]
+    with pytest.raises(NotFoundError):
+        t.scan(ref="missing")
