@@ -278,3 +278,37 @@ def test_tags_read_with_their_schema_branches_with_the_current_one(catalog):
     assert t.scan(ref="b1").to_arrow().column_names == ["id", "k", "s", "extra"]
     with pytest.raises(NotFoundError):
         t.scan(ref="missing")
+
+
+def test_bad_delete_file_contents(tmp_path):
+    schema = Schema(T.RowType([T.DataField(1, "id", T.BigIntType()), T.DataField(2, "k", T.IntType()),
+                               T.DataField(3, "s", T.STRING())]))
+    mt = MiniTable(tmp_path, schema)
+    (df,) = mt.append(data(30))
+    # positions outside the file (and negative ones) delete nothing; duplicates count once
+    d = mt.write_position_deletes(df.file_path, [-5, 2, 2, 29, 30, 10**12])
+    mt.commit([d], operation="delete")
+    assert sorted(r["id"] for r in mt.scan().to_arrow().to_pylist()) == [i for i in range(30) if i not in (2, 29)]
+    assert mt.scan().count() == 28
+    # a position delete file without file_path/pos columns
+    pq.write_table(pa.table({"x": [1]}), d.file_path)
+    with pytest.raises(CorruptFileError, match="file_path"):
+        mt.scan().to_arrow()
+    # null positions
+    pq.write_table(pa.table({"file_path": [df.file_path, df.file_path], "pos": pa.array([1, None], pa.int64())}),
+                   d.file_path)
+    with pytest.raises(CorruptFileError, match="null"):
+        mt.scan().to_arrow()
+
+
+def test_tasks_with_residuals_and_deletes_pickle_and_read_in_another_reader(catalog):
+    t = catalog.create_table("db.t", data().schema)
+    t.append(data(100))
+    t.delete("id < 5")
+    scan = t.scan(filter="id >= 3 and s != 's0050'", columns=["id"])
+    tasks = scan.plan_files()
+    assert any(repr(x.residual) != "true" for x in tasks) and any(x.deletes for x in tasks)
+    shipped = pickle.loads(pickle.dumps(tasks))
+    reader = TaskReader(t.io, scan.row_type, scan.projected, (), scan._all_fields)
+    got = sorted(r["id"] for x in shipped for b in reader.read_task(x) for r in b.to_pylist())
+    assert got == [i for i in range(5, 100) if i != 50]
