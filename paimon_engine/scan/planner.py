@@ -353,6 +353,11 @@ class TableScan:
                           self.metadata_columns if projected is None else (), self._all_fields,
                           self.case_sensitive)
 
+    def task_reader(self):
+        """A picklable :class:`~paimon_engine.scan.reader.TaskReader` for this scan's projection: ship it with
+        the tasks (``plan_files`` / ``plan_tasks``) and call ``read_task(task)`` where the task runs."""
+        return self._reader()
+
     def to_batches(self, batch_size: int = 131072, tasks=None):
         """Stream ``pyarrow.RecordBatch`` objects task after task (bounded memory)."""
         reader = self._reader()

@@ -237,6 +237,21 @@ class TaskReader:
         self._lock = threading.Lock()
         self.output_schema = self._output_schema()
 
+    def __getstate__(self):
+        # ship to executors without caches, locks or open filesystems; FileIO is rebuilt from its settings
+        d = {k: v for k, v in self.__dict__.items() if k not in ("_pos_cache", "_eq_cache", "_lock", "io")}
+        d["_io_settings"] = (self.io.properties, getattr(self.io, "_fixed", None))
+        return d
+
+    def __setstate__(self, d):
+        from ..io import FileIO
+        props, fixed = d.pop("_io_settings")
+        self.__dict__.update(d)
+        self.io = FileIO(props, filesystem=fixed)
+        self._pos_cache = {}
+        self._eq_cache = {}
+        self._lock = threading.Lock()
+
     def _output_schema(self):
         fields = [pa.field(f.name, f.type.to_arrow(), nullable=f.type.nullable,
                            metadata={b"PARQUET:field_id": str(f.id).encode()}) for f in self.projected.fields]
@@ -455,8 +470,8 @@ class TaskReader:
 
 
 def _empty_batch_with_rows(n):
-    return pa.RecordBatch.from_struct_array(pa.array([{}] * n, pa.struct([]))) if n else \
-        pa.RecordBatch.from_pydict({})
+    """A record batch with no columns and ``n`` rows (what a count-only read yields)."""
+    return pa.RecordBatch.from_arrays([pa.nulls(n)], names=["_"]).drop_columns(["_"])
 
 
 def _batches(out):

@@ -312,3 +312,6 @@ def test_tasks_with_residuals_and_deletes_pickle_and_read_in_another_reader(cata
     reader = TaskReader(t.io, scan.row_type, scan.projected, (), scan._all_fields)
     got = sorted(r["id"] for x in shipped for b in reader.read_task(x) for r in b.to_pylist())
     assert got == [i for i in range(5, 100) if i != 50]
+    remote = pickle.loads(pickle.dumps(scan.task_reader()))
+    got = sorted(r["id"] for x in shipped for b in remote.read_task(x) for r in b.to_pylist())
+    assert got == [i for i in range(5, 100) if i != 50]
