@@ -31,6 +31,12 @@ def _build_planning(root):
         t.append(pa.table({"id": pa.array(range(i * 10, i * 10 + 10), pa.int64()),
                            "k": pa.array(range(10), pa.int32()), "v": pa.array([float(j) for j in range(10)]),
                            "s": [f"x{j}" for j in range(10)]}))
+    # the same shape, but every commit writes one partition value: manifest summaries can prune
+    t = cat.create_table("db.plan_clustered", schema, [("k", "identity"), ("id", "bucket[10]")])
+    for i in range(200):
+        t.append(pa.table({"id": pa.array(range(i * 10, i * 10 + 10), pa.int64()),
+                           "k": pa.array([i % 10] * 10, pa.int32()), "v": pa.array([float(j) for j in range(10)]),
+                           "s": [f"x{j}" for j in range(10)]}))
 
 
 def _build_reads(root):
@@ -58,7 +64,7 @@ def _build_reads(root):
 
 
 class PlanFiles:
-    params = (["paimon_engine", "pyiceberg"], ["none", "k = 3"])
+    params = (["paimon_engine", "pyiceberg"], ["none", "k = 3", "k = 3 (clustered)"])
     param_names = ["impl", "filter"]
     timeout = 600
 
@@ -69,14 +75,16 @@ class PlanFiles:
 
     def setup(self, root, impl, filt):
         ours, peer = _catalogs(root)
+        name = "db.plan_clustered" if "clustered" in filt else "db.plan"
+        expr = filt.replace(" (clustered)", "")
         if impl == "paimon_engine":
-            t = ours.load_table("db.plan")
+            t = ours.load_table(name)
             self.run = (lambda: t.scan().plan_files()) if filt == "none" else \
-                (lambda: t.scan(filter=filt).plan_files())
+                (lambda: t.scan(filter=expr).plan_files())
         else:
-            t = peer.load_table("db.plan")
+            t = peer.load_table(name)
             self.run = (lambda: list(t.scan().plan_files())) if filt == "none" else \
-                (lambda: list(t.scan(row_filter=filt.replace("=", "==")).plan_files()))
+                (lambda: list(t.scan(row_filter=expr.replace("=", "==")).plan_files()))
         self.run()
 
     def time_plan(self, root, impl, filt):
