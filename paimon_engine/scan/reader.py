@@ -151,11 +151,26 @@ class _ParquetFile:
                 self.by_id[fid] = f.name
             self.by_name[f.name] = f.name
         self.has_ids = bool(self.by_id)
+        self._leaf = None
 
     def column_name(self, field: T.DataField):
         if self.has_ids:
             return self.by_id.get(field.id)
         return self.by_name.get(field.name)
+
+    def leaf_index(self):
+        """Top-level column name -> Parquet leaf column index, for flat (non-nested) columns."""
+        if self._leaf is None:
+            md = self.pf.metadata
+            out = {}
+            if md.num_row_groups:
+                rg = md.row_group(0)
+                for j in range(rg.num_columns):
+                    path = rg.column(j).path_in_schema
+                    if "." not in path:
+                        out[path] = j
+            self._leaf = out
+        return self._leaf
 
     def single_value(self, name):
         """The one value of string column ``name`` when the statistics of every row group show min == max and
@@ -382,32 +397,83 @@ class TaskReader:
         names = list(dict.fromkeys(file_cols.values()))
         positions = self._task_positions(task)
         eq_groups = self._eq_groups(task)
-        row_groups, first = None, 0
-        total = pf.num_rows
+        md = pf.pf.metadata
+        rg_rows = [md.row_group(i).num_rows for i in range(md.num_row_groups)]
+        rg_start = np.concatenate([[0], np.cumsum(rg_rows)]).astype(np.int64).tolist() if rg_rows else [0]
         if task.start is not None:
-            row_groups, first = pf.row_groups_in(task.start, task.length)
-            md = pf.pf.metadata
-            total = first + sum(md.row_group(i).num_rows for i in row_groups)
-            if not row_groups:
-                return
-        if batch_size:
-            start = first
-            if not names:
-                while start < total:
-                    n = min(batch_size, total - start)
-                    out = self._finish(task, pa.table({}), n, start, file_cols, positions, eq_groups)
-                    yield from _batches(out)
-                    start += n
-                return
-            for rb in pf.iter_batches(names, batch_size, row_groups):
-                out = self._finish(task, rb, rb.num_rows, start, file_cols, positions, eq_groups)
-                start += rb.num_rows
-                yield from _batches(out)
+            chosen, _ = pf.row_groups_in(task.start, task.length)
+        else:
+            chosen = list(range(md.num_row_groups))
+        pruned = False
+        residual = task.residual
+        if residual is not None and not isinstance(residual, AlwaysTrue) and len(chosen) > 1:
+            keep_rgs = [i for i in chosen if self._row_group_may_match(pf, i, residual)]
+            pruned = len(keep_rgs) != len(chosen)
+            chosen = keep_rgs
+        if not chosen:
             return
-        tbl = pf.read(names, row_groups) if names else None
-        n = (total - first) if tbl is None else tbl.num_rows
-        out = self._finish(task, tbl, n, first, file_cols, positions, eq_groups)
-        yield from _batches(out)
+        # contiguous runs of row groups, so row positions stay absolute
+        runs = []
+        for i in chosen:
+            if runs and runs[-1][-1] == i - 1:
+                runs[-1].append(i)
+            else:
+                runs.append([i])
+        whole = task.start is None and not pruned
+        for run in runs:
+            first = rg_start[run[0]]
+            total = rg_start[run[-1] + 1]
+            rgs = None if whole else run
+            if batch_size:
+                start = first
+                if not names:
+                    while start < total:
+                        n = min(batch_size, total - start)
+                        yield from _batches(self._finish(task, None, n, start, file_cols, positions, eq_groups))
+                        start += n
+                    continue
+                for rb in pf.iter_batches(names, batch_size, rgs):
+                    out = self._finish(task, rb, rb.num_rows, start, file_cols, positions, eq_groups)
+                    start += rb.num_rows
+                    yield from _batches(out)
+                continue
+            tbl = pf.read(names, rgs) if names else None
+            n = (total - first) if tbl is None else tbl.num_rows
+            yield from _batches(self._finish(task, tbl, n, first, file_cols, positions, eq_groups))
+
+    def _row_group_may_match(self, pf, i, residual):
+        """Inclusive evaluation of the residual against one row group's Parquet statistics."""
+        from .conversions import to_internal
+        from .evaluators import FileStats, InclusiveMetricsEvaluator
+        try:
+            rg = pf.pf.metadata.row_group(i)
+            leaf = pf.leaf_index()
+            vc, nc, lo, hi = {}, {}, {}, {}
+            for fid in _filter_ids(residual):
+                fld = self.all_fields.get(fid)
+                if fld is None or fld.type.is_nested:
+                    continue
+                name = pf.column_name(fld)
+                j = leaf.get(name)
+                if j is None:
+                    # not in this file: every value is null (or the initial default)
+                    if fld.initial_default is None:
+                        vc[fid] = rg.num_rows
+                        nc[fid] = rg.num_rows
+                    continue
+                st = rg.column(j).statistics
+                if st is None:
+                    continue
+                vc[fid] = rg.num_rows
+                if st.null_count is not None:
+                    nc[fid] = st.null_count
+                if st.has_min_max and not isinstance(fld.type, (T.FloatType, T.DoubleType)):
+                    lo[fid] = to_internal(st.min, fld.type)
+                    hi[fid] = to_internal(st.max, fld.type)
+            stats = FileStats(rg.num_rows, vc, nc, {}, lo, hi)
+            return InclusiveMetricsEvaluator(residual).eval(stats)
+        except Exception:  # statistics are only a shortcut: read the row group
+            return True
 
     def _task_positions(self, task):
         arrays = [self._positions_for(d, task.path) for d in task.deletes if d.content == POSITION]
@@ -467,6 +533,21 @@ class TaskReader:
             mask = pa.array(keep)
             out_cols = [pc.filter(c, mask) for c in out_cols]
         return pa.Table.from_arrays(out_cols, schema=self.output_schema)
+
+
+def _filter_ids(expr):
+    from ..expressions import And, Not, Or, Predicate
+    out = set()
+    stack = [expr]
+    while stack:
+        e = stack.pop()
+        if isinstance(e, (And, Or)):
+            stack += [e.left, e.right]
+        elif isinstance(e, Not):
+            stack.append(e.child)
+        elif isinstance(e, Predicate) and e.field_id is not None:
+            out.add(e.field_id)
+    return out
 
 
 def _empty_batch_with_rows(n):

@@ -315,3 +315,26 @@ def test_tasks_with_residuals_and_deletes_pickle_and_read_in_another_reader(cata
     remote = pickle.loads(pickle.dumps(scan.task_reader()))
     got = sorted(r["id"] for x in shipped for b in remote.read_task(x) for r in b.to_pylist())
     assert got == [i for i in range(5, 100) if i != 50]
+
+
+def test_row_group_pruning_inside_files_keeps_positions(tmp_path):
+    schema = Schema(T.RowType([T.DataField(1, "id", T.BigIntType()), T.DataField(2, "k", T.IntType()),
+                               T.DataField(3, "s", T.STRING())]))
+    mt = MiniTable(tmp_path, schema)
+    (df,) = mt.append(data(1000))           # row groups of 50 rows
+    mt.commit([mt.write_position_deletes(df.file_path, [0, 120, 121, 730, 999])], operation="delete")
+    scan = mt.scan(filter="(id >= 110 and id < 130) or (id >= 720 and id < 740) or s = 's0999'",
+                   columns=["id", "_pos"])
+    (task,) = scan.plan_files()
+    assert repr(task.residual) != "true"
+    reader = scan.task_reader()
+    from paimon_engine.scan.reader import _ParquetFile
+    pf = _ParquetFile(mt.io, df.file_path)
+    assert pf.pf.metadata.num_row_groups == 20
+    may = [reader._row_group_may_match(pf, i, task.residual) for i in range(20)]
+    assert may.count(True) == 3 and may[2] and may[14] and may[19]
+    want = [i for i in list(range(110, 130)) + list(range(720, 740)) if i not in (120, 121, 730)]
+    got = rows(scan.to_arrow())
+    assert [r["id"] for r in got] == want and all(r["id"] == r["_pos"] for r in got)
+    assert sorted(r["id"] for b in scan.to_batches(batch_size=7) for r in b.to_pylist()) == want
+    assert scan.count() == len(want)
