@@ -98,6 +98,9 @@ class SnapshotProducer:
 
     # -- commit ------------------------------------------------------------------
     def commit(self):
+        """Commit with retries. On a definite failure (validation, retries exhausted) every file this operation
+        wrote is deleted, data and delete files included. When the catalog's swap itself fails in an unknown way
+        nothing is deleted: the commit may have landed (``remove_orphan_files`` finds leftovers otherwise)."""
         table = self.table
         retries, min_ms, max_ms, total_ms = retry_policy(table.metadata.properties)
         deadline = time.monotonic() + total_ms / 1000.0
@@ -107,13 +110,14 @@ class SnapshotProducer:
             attempt_files = []
             try:
                 new_md = self._apply(base, attempt, attempt_files)
+            except BaseException:
+                self._delete(attempt_files)
+                self._abort()
+                raise
+            try:
                 committed = table._commit(base, new_md)
-                table._set_metadata(committed)
-                self._cleanup_unused(committed)
-                return committed
             except CommitConflictError:
-                for p in attempt_files:
-                    table.io.delete(p)
+                self._delete(attempt_files)
                 if attempt >= retries or time.monotonic() > deadline:
                     self._abort()
                     raise CommitFailedError(f"{self.operation} on {table.name} failed after {attempt + 1} "
@@ -121,18 +125,22 @@ class SnapshotProducer:
                 _sleep(attempt, min_ms, max_ms)
                 attempt += 1
                 base = table._refresh_metadata()
-            except BaseException:
-                for p in attempt_files:
-                    table.io.delete(p)
-                self._abort()
-                raise
+                continue
+            table._set_metadata(committed)
+            self._cleanup_unused(committed)
+            return committed
 
-    def _abort(self):
-        for p in self._written:
+    def _delete(self, paths):
+        for p in paths:
             try:
                 self.table.io.delete(p)
             except OSError:
                 pass
+
+    def _abort(self):
+        """Delete everything this operation wrote: manifests of added files and the added files themselves."""
+        self._delete(self._written)
+        self._delete([df.file_path for df in self.added_data + self.added_deletes])
 
     def _cleanup_unused(self, md):
         pass
