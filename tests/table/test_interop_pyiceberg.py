@@ -147,3 +147,21 @@ def test_upsert_equality_deletes_read_back(ours, theirs):
     t.rewrite_files()
     assert t.current_snapshot().summary["operation"] == "replace"
     assert canon(theirs.load_table("db.keyed").scan().to_arrow()) == out
+
+
+def test_pyiceberg_writes_after_our_position_deletes(ours, theirs):
+    ours.create_namespace("db")
+    t = ours.create_table("db.mixed", sample().schema, [("qty", "identity")])
+    t.append(sample(30))
+    t.delete(col("id").isin([0, 6, 12]))                   # position deletes in three partitions
+    pt = theirs.load_table("db.mixed")
+    pt.delete("id = 1 or id = 18")                         # pyiceberg copy-on-write on top of our deletes
+    pt.append(sample(2, start=100))
+    t.refresh()
+    want = {i for i in range(30) if i not in (0, 6, 12, 1, 18)} | {100, 101}
+    assert set(t.to_arrow().column("id").to_pylist()) == want
+    assert set(theirs.load_table("db.mixed").scan().to_arrow().column("id").to_pylist()) == want
+    t.rewrite_files()
+    t.expire_snapshots(retain_last=1)
+    assert set(theirs.load_table("db.mixed").scan().to_arrow().column("id").to_pylist()) == want
+    assert len(theirs.load_table("db.mixed").metadata.snapshots) == 1
