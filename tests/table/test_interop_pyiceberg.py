@@ -165,3 +165,26 @@ def test_pyiceberg_writes_after_our_position_deletes(ours, theirs):
     t.expire_snapshots(retain_last=1)
     assert set(theirs.load_table("db.mixed").scan().to_arrow().column("id").to_pylist()) == want
     assert len(theirs.load_table("db.mixed").metadata.snapshots) == 1
+
+
+def test_we_open_a_catalog_database_pyiceberg_created(tmp_path):
+    from pyiceberg.catalog.sql import SqlCatalog as PySqlCatalog
+    from paimon_engine.table.catalog import SqlCatalog
+    uri = f"sqlite:///{tmp_path}/pyi.db"
+    pc = PySqlCatalog("prod", uri=uri, warehouse=f"file://{tmp_path}/wh")
+    pc.create_namespace("sales", {"owner": "ops"})
+    pt = pc.create_table("sales.orders", sample().schema)
+    pt.append(sample(6))
+    cat = SqlCatalog("prod", uri=uri, warehouse=str(tmp_path / "wh"))
+    assert cat.list_namespaces() == [("sales",)]
+    assert cat.load_namespace_properties("sales")["owner"] == "ops"
+    t = cat.load_table("sales.orders")
+    assert canon(t.to_arrow()) == canon(pt.scan().to_arrow())
+    t.append(sample(2, start=6))
+    assert pc.load_table("sales.orders").scan().to_arrow().num_rows == 8
+    # pyiceberg's metadata file naming continues
+    assert pc.load_table("sales.orders").metadata_location.rsplit("/", 1)[-1].startswith("00002-")
+    cat.rename_table("sales.orders", "sales.orders2")
+    assert pc.load_table("sales.orders2").scan().to_arrow().num_rows == 8
+    cat.drop_table("sales.orders2")
+    assert pc.list_tables("sales") == []
