@@ -188,3 +188,15 @@ def test_inputs_and_rolling(tmp_path):
     for e in t.data_files():
         df = e.data_file
         assert df.value_counts[1] == df.record_count and 1 in df.lower_bounds and df.column_sizes[1] > 0
+
+
+def test_metadata_log_trim_and_delete_after_commit(tmp_path, ours):
+    ours.create_namespace("db")
+    t = ours.create_table("db.t", sample().schema, properties={
+        "write.metadata.previous-versions-max": "2", "write.metadata.delete-after-commit.enabled": "true"})
+    for i in range(5):
+        t.append(sample(1, start=i))
+    assert len(t.metadata.metadata_log) == 2
+    files = sorted(p.name for p in (tmp_path / "wh/db.db/t/metadata").glob("*.metadata.json"))
+    assert len(files) == 3 and files[-1].startswith("00005-")
+    assert t.to_arrow().num_rows == 5
