@@ -127,7 +127,6 @@ class SnapshotProducer:
                 base = table._refresh_metadata()
                 continue
             table._set_metadata(committed)
-            self._cleanup_unused(committed)
             return committed
 
     def _delete(self, paths):
@@ -141,9 +140,6 @@ class SnapshotProducer:
         """Delete everything this operation wrote: manifests of added files and the added files themselves."""
         self._delete(self._written)
         self._delete([df.file_path for df in self.added_data + self.added_deletes])
-
-    def _cleanup_unused(self, md):
-        pass
 
     def _manifest_path(self, k):
         return f"{self.table.metadata_dir}/{uuid.uuid4()}-m{k}.avro"

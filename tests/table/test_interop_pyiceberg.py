@@ -188,3 +188,19 @@ def test_we_open_a_catalog_database_pyiceberg_created(tmp_path):
     assert pc.load_table("sales.orders2").scan().to_arrow().num_rows == 8
     cat.drop_table("sales.orders2")
     assert pc.list_tables("sales") == []
+
+
+def test_we_read_and_upgrade_pyiceberg_v1_tables(ours, theirs):
+    theirs.create_namespace("db")
+    pt = theirs.create_table("db.v1", sample().schema, properties={"format-version": "1"})
+    pt.append(sample(10))
+    pt.append(sample(5, start=10))
+    pt.delete("id < 2")
+    t = ours.load_table("db.v1")
+    assert t.format_version == 1
+    assert canon(t.to_arrow()) == canon(pt.refresh().scan().to_arrow())
+    t.append(sample(3, start=50))                      # our v1 manifests next to pyiceberg's
+    t.upgrade_format_version(2)
+    t.delete(col("id") == 5)                           # v2 position delete over v1-written data (seq 0)
+    assert sorted(t.to_arrow().column("id").to_pylist()) == [i for i in range(2, 15) if i != 5] + [50, 51, 52]
+    assert canon(theirs.load_table("db.v1").scan().to_arrow()) == canon(t.to_arrow())
