@@ -239,11 +239,12 @@ class SnapshotProducer:
             raise CommitFailedError(f"{self.operation} on {self.table.name}: data file(s) referenced by new "
                                     f"position deletes are no longer live, e.g. {sorted(required)[0]}")
 
+        for m in added:
+            m.sequence_number = None
+            m.min_sequence_number = None
+        if self.operation == "append" and base.properties.get("commit.manifest-merge.enabled", "false") == "true":
+            added, kept = self._merge_manifests(base, added, kept, attempt, attempt_files)
         manifests = list(added) + kept
-        for m in manifests:
-            if m in added:
-                m.sequence_number = None
-                m.min_sequence_number = None
         list_path = f"{self.table.metadata_dir}/snap-{self.snapshot_id}-{attempt}-{uuid.uuid4()}.avro"
         write_manifest_list(io, list_path, manifests, format_version=fv, snapshot_id=self.snapshot_id,
                             parent_snapshot_id=parent.snapshot_id if parent else None, sequence_number=seq)
@@ -267,6 +268,39 @@ class SnapshotProducer:
             md.current_snapshot_id = self.snapshot_id
             md.snapshot_log.append(SnapshotLogEntry(snap.timestamp_ms, self.snapshot_id))
         return md
+
+    def _merge_manifests(self, base, added, kept, attempt, attempt_files):
+        """Merge append: when a spec has at least ``commit.manifest.min-count-to-merge`` (100) data manifests, fold
+        them into one (this commit's files stay ADDED, others become EXISTING with their sequence numbers)."""
+        min_count = int(base.properties.get("commit.manifest.min-count-to-merge", "100"))
+        schema = base.schema()
+        io = self.table.io
+        groups = {}
+        for m in list(added) + list(kept):
+            if m.content == CONTENT_DATA:
+                groups.setdefault(m.partition_spec_id, []).append(m)
+        new_added, new_kept = list(added), list(kept)
+        k = 5000 + attempt * 100
+        for spec_id, group in groups.items():
+            if len(group) < max(2, min_count):
+                continue
+            spec = base.spec(spec_id)
+            w = ManifestWriter(spec, schema, base.format_version, self.snapshot_id, CONTENT_DATA)
+            for m in group:
+                mine = m in added
+                for e in read_manifest(io, m, spec.partition_type(schema), include_deleted=False):
+                    if mine:
+                        w.add(e.data_file, STATUS_ADDED)
+                    else:
+                        w.add(e.data_file, STATUS_EXISTING, snapshot_id=e.snapshot_id,
+                              sequence_number=e.sequence_number, file_sequence_number=e.file_sequence_number)
+            path = self._manifest_path(k)
+            k += 1
+            merged = w.write(io, path)
+            attempt_files.append(path)
+            new_added = [m for m in new_added if m not in group] + [merged]
+            new_kept = [m for m in new_kept if m not in group]
+        return new_added, new_kept
 
     def _check_no_new_deletes(self, base, parent):
         """Fail when a snapshot committed since this operation started added delete files that apply to a data
