@@ -152,6 +152,12 @@ class Table:
     def to_pandas(self, filter=None, columns=None, **kw):
         return self.to_arrow(filter, columns, **kw).to_pandas()
 
+    def scan(self, filter=None, columns=None, snapshot_id=None, as_of=None, ref=None, **options):
+        """A :class:`~paimon_engine.scan.TableScan`: pruned planning, deletes applied, parallel reads."""
+        from ..scan.planner import TableScan
+        return TableScan(self.metadata, self.io, filter=filter, columns=columns, snapshot_id=snapshot_id,
+                         as_of=as_of, ref=ref, table=self, **options)
+
     def data_files(self, snapshot_id=None):
         """Live data-file entries of a snapshot (default current)."""
         snap = self._resolve_snapshot(snapshot_id)

@@ -1,0 +1,237 @@
+# Delete-application kernels: position deletes as keep-masks, merging sorted
+# position arrays, and the hash side of the equality-delete anti-join.
+#
+# Hashes are 64-bit and identical in the pure-Python twin (tests compare them):
+#   mix(x)      = splitmix64 finalizer
+#   combine     = mix(h ^ (v * K1 + K2 + (h << 6) + (h >> 2)))   (all mod 2**64)
+#   int value v = mix(v) (as uint64), null = NULL_HASH
+#   bytes       = mix(FNV-1a-64(bytes) ^ len)
+# A hash match is only a candidate: the caller verifies values.
+cimport cython
+from libc.stdint cimport int64_t, int32_t, uint64_t, uint8_t
+
+cdef uint64_t K1 = 0x9E3779B97F4A7C15ULL
+cdef uint64_t K2 = 0x632BE59BD9B4E019ULL
+cdef uint64_t NULL_HASH = 0x5BD1E9955BD1E995ULL
+cdef uint64_t FNV_OFFSET = 0xCBF29CE484222325ULL
+cdef uint64_t FNV_PRIME = 0x100000001B3ULL
+
+
+cdef inline uint64_t _mix(uint64_t x) noexcept nogil:
+    x ^= x >> 30
+    x *= 0xBF58476D1CE4E5B9ULL
+    x ^= x >> 27
+    x *= 0x94D049BB133111EBULL
+    x ^= x >> 31
+    return x
+
+
+cdef inline uint64_t _combine(uint64_t h, uint64_t v) noexcept nogil:
+    return _mix(h ^ (v * K1 + K2 + (h << 6) + (h >> 2)))
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def mask_positions(const int64_t[::1] positions, int64_t start, int64_t count, uint8_t[::1] keep):
+    """Clear keep[p - start] for every p in ``positions`` (sorted ascending)
+    with start <= p < start + count. Returns how many flags went from 1 to 0,
+    or -4 if ``keep`` is shorter than ``count``."""
+    cdef Py_ssize_t n = positions.shape[0]
+    cdef Py_ssize_t lo = 0, hi = n, mid, i
+    cdef int64_t p, stop
+    cdef Py_ssize_t cleared = 0
+    if count < 0 or keep.shape[0] < count:
+        return -4
+    if n == 0 or count == 0:
+        return 0
+    stop = start + count
+    with nogil:
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if positions[mid] < start:
+                lo = mid + 1
+            else:
+                hi = mid
+        i = lo
+        while i < n:
+            p = positions[i]
+            if p >= stop:
+                break
+            if p >= start and keep[p - start]:
+                keep[p - start] = 0
+                cleared += 1
+            i += 1
+    return cleared
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def merge_sorted_unique(const int64_t[::1] a, const int64_t[::1] b, int64_t[::1] out):
+    """Merge two ascending arrays into ``out`` without duplicates (duplicates
+    inside either input are dropped too). Returns the count written, or -4 if
+    ``out`` is shorter than len(a) + len(b)."""
+    cdef Py_ssize_t na = a.shape[0], nb = b.shape[0]
+    cdef Py_ssize_t i = 0, j = 0, k = 0
+    cdef int64_t v
+    if out.shape[0] < na + nb:
+        return -4
+    with nogil:
+        while i < na or j < nb:
+            if j >= nb or (i < na and a[i] <= b[j]):
+                v = a[i]
+                i += 1
+            else:
+                v = b[j]
+                j += 1
+            if k == 0 or out[k - 1] != v:
+                out[k] = v
+                k += 1
+    return k
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def is_sorted(const int64_t[::1] values):
+    """1 if ``values`` is ascending (non-strictly), else 0."""
+    cdef Py_ssize_t i, n = values.shape[0]
+    cdef int ok = 1
+    with nogil:
+        for i in range(1, n):
+            if values[i] < values[i - 1]:
+                ok = 0
+                break
+    return ok
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def hash_int64(const int64_t[::1] values, const uint8_t[::1] valid, uint64_t[::1] hashes, bint combine):
+    """hashes[i] = hash of values[i] (NULL_HASH where valid[i] == 0), folded
+    into the previous hashes[i] if ``combine``. ``valid`` may be empty (no
+    nulls). Returns the row count, or -4 on short buffers."""
+    cdef Py_ssize_t i, n = values.shape[0]
+    cdef bint has_valid = valid.shape[0] > 0
+    cdef uint64_t h
+    if hashes.shape[0] < n or (has_valid and valid.shape[0] < n):
+        return -4
+    with nogil:
+        for i in range(n):
+            if has_valid and valid[i] == 0:
+                h = NULL_HASH
+            else:
+                h = _mix(<uint64_t>values[i])
+            hashes[i] = _combine(hashes[i], h) if combine else h
+    return n
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def hash_binary(const int64_t[::1] offsets, const uint8_t[::1] data, const uint8_t[::1] valid,
+                uint64_t[::1] hashes, bint combine):
+    """As hash_int64 for variable-length values: value i is
+    data[offsets[i]:offsets[i+1]]. Returns the row count, -4 on short buffers,
+    -5 (BAD_VALUE) if offsets decrease or run past ``data``."""
+    cdef Py_ssize_t i, n = offsets.shape[0] - 1
+    cdef bint has_valid = valid.shape[0] > 0
+    cdef int64_t a, b, j, size = data.shape[0]
+    cdef uint64_t h
+    cdef int bad = 0
+    if n < 0:
+        return 0
+    if hashes.shape[0] < n or (has_valid and valid.shape[0] < n):
+        return -4
+    with nogil:
+        for i in range(n):
+            a = offsets[i]
+            b = offsets[i + 1]
+            if a < 0 or b < a or b > size:
+                bad = 1
+                break
+    if bad:
+        return -5
+    with nogil:
+        for i in range(n):
+            if has_valid and valid[i] == 0:
+                h = NULL_HASH
+            else:
+                a = offsets[i]
+                b = offsets[i + 1]
+                h = FNV_OFFSET
+                for j in range(a, b):
+                    h = (h ^ data[j]) * FNV_PRIME
+                h = _mix(h ^ <uint64_t>(b - a))
+            hashes[i] = _combine(hashes[i], h) if combine else h
+    return n
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def build_hash_table(const uint64_t[::1] hashes, int64_t[::1] slots):
+    """Open addressing: insert row i at the first free slot from
+    hashes[i] & (len(slots) - 1). ``slots`` must be a power of two longer
+    than ``hashes`` and filled with -1. Rows with a hash already present are
+    not inserted again (the first row stands for its hash). Returns the number
+    of distinct hashes, or -4 if ``slots`` is too small / not a power of two."""
+    cdef Py_ssize_t n = hashes.shape[0], m = slots.shape[0]
+    cdef Py_ssize_t i, s, distinct = 0, steps
+    cdef uint64_t mask, h
+    cdef int64_t r
+    cdef int bad = 0
+    if m <= n or (m & (m - 1)) != 0:
+        return -4
+    mask = <uint64_t>(m - 1)
+    with nogil:
+        for i in range(n):
+            if bad:
+                break
+            h = hashes[i]
+            s = <Py_ssize_t>(h & mask)
+            steps = 0
+            while True:
+                if steps >= m:
+                    bad = 1
+                    break
+                steps += 1
+                r = slots[s]
+                if r < 0:
+                    slots[s] = i
+                    distinct += 1
+                    break
+                if r < n and hashes[r] == h:
+                    break
+                s = (s + 1) & <Py_ssize_t>mask
+    if bad:
+        return -5
+    return distinct
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def probe_hash_table(const uint64_t[::1] build_hashes, const int64_t[::1] slots,
+                     const uint64_t[::1] probe_hashes, int64_t[::1] out):
+    """out[i] = the build row standing for probe_hashes[i], or -1. Returns how
+    many probe rows found a candidate, or -4 on bad buffers."""
+    cdef Py_ssize_t n = probe_hashes.shape[0], m = slots.shape[0], nb = build_hashes.shape[0]
+    cdef Py_ssize_t i, s, found = 0, steps
+    cdef uint64_t mask, h
+    cdef int64_t r
+    if out.shape[0] < n or m == 0 or (m & (m - 1)) != 0:
+        return -4
+    mask = <uint64_t>(m - 1)
+    with nogil:
+        for i in range(n):
+            h = probe_hashes[i]
+            s = <Py_ssize_t>(h & mask)
+            out[i] = -1
+            steps = 0
+            while steps < m:
+                r = slots[s]
+                if r < 0:
+                    break
+                if r < nb and build_hashes[r] == h:
+                    out[i] = r
+                    found += 1
+                    break
+                s = (s + 1) & <Py_ssize_t>mask
+                steps += 1
+    return found

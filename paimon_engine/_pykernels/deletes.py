@@ -1,0 +1,162 @@
+"""Pure-Python twin of ``_kernels/deletes.pyx`` (same functions, same results)."""
+
+import numpy as np
+
+M64 = (1 << 64) - 1
+K1 = np.uint64(0x9E3779B97F4A7C15)
+K2 = np.uint64(0x632BE59BD9B4E019)
+NULL_HASH = np.uint64(0x5BD1E9955BD1E995)
+FNV_OFFSET = 0xCBF29CE484222325
+FNV_PRIME = 0x100000001B3
+
+
+def _mix(x):
+    x = np.asarray(x, dtype=np.uint64).copy()
+    with np.errstate(over="ignore"):
+        x ^= x >> np.uint64(30)
+        x *= np.uint64(0xBF58476D1CE4E5B9)
+        x ^= x >> np.uint64(27)
+        x *= np.uint64(0x94D049BB133111EB)
+        x ^= x >> np.uint64(31)
+    return x
+
+
+def _combine(h, v):
+    h = np.asarray(h, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        return _mix(h ^ (v * K1 + K2 + (h << np.uint64(6)) + (h >> np.uint64(2))))
+
+
+def mask_positions(positions, start, count, keep):
+    positions = np.asarray(positions, dtype=np.int64)
+    keep = np.asarray(keep)
+    if count < 0 or keep.shape[0] < count:
+        return -4
+    if positions.shape[0] == 0 or count == 0:
+        return 0
+    lo = int(np.searchsorted(positions, start, side="left"))
+    hi = lo
+    n = positions.shape[0]
+    # walk like the kernel: stop at the first position >= start + count
+    stop = start + count
+    tail = positions[lo:]
+    over = np.nonzero(tail >= stop)[0]
+    hi = lo + (int(over[0]) if over.size else n - lo)
+    sel = positions[lo:hi]
+    sel = sel[sel >= start] - start
+    if sel.size == 0:
+        return 0
+    idx = np.unique(sel)
+    cleared = int(np.count_nonzero(keep[idx]))
+    keep[idx] = 0
+    return cleared
+
+
+def merge_sorted_unique(a, b, out):
+    a = np.asarray(a, dtype=np.int64)
+    b = np.asarray(b, dtype=np.int64)
+    if out.shape[0] < a.shape[0] + b.shape[0]:
+        return -4
+    merged = np.union1d(a, b)
+    out[:merged.shape[0]] = merged
+    return int(merged.shape[0])
+
+
+def is_sorted(values):
+    values = np.asarray(values, dtype=np.int64)
+    return int(values.shape[0] < 2 or bool(np.all(values[1:] >= values[:-1])))
+
+
+def hash_int64(values, valid, hashes, combine):
+    values = np.asarray(values, dtype=np.int64)
+    valid = np.asarray(valid, dtype=np.uint8)
+    n = values.shape[0]
+    has_valid = valid.shape[0] > 0
+    if hashes.shape[0] < n or (has_valid and valid.shape[0] < n):
+        return -4
+    h = _mix(values.view(np.uint64))
+    if has_valid:
+        h[valid[:n] == 0] = NULL_HASH
+    hashes[:n] = _combine(hashes[:n], h) if combine else h
+    return n
+
+
+def hash_binary(offsets, data, valid, hashes, combine):
+    offsets = np.asarray(offsets, dtype=np.int64)
+    data = bytes(data)
+    valid = np.asarray(valid, dtype=np.uint8)
+    n = offsets.shape[0] - 1
+    if n < 0:
+        return 0
+    has_valid = valid.shape[0] > 0
+    if hashes.shape[0] < n or (has_valid and valid.shape[0] < n):
+        return -4
+    a = offsets[:-1]
+    b = offsets[1:]
+    if n and (np.any(a < 0) or np.any(b < a) or np.any(b > len(data))):
+        return -5
+    raw = np.empty(n, dtype=np.uint64)
+    for i in range(n):
+        h = FNV_OFFSET
+        for byte in data[int(a[i]):int(b[i])]:
+            h = ((h ^ byte) * FNV_PRIME) & M64
+        raw[i] = h ^ (int(b[i] - a[i]) & M64)
+    h = _mix(raw)
+    if has_valid:
+        h[valid[:n] == 0] = NULL_HASH
+    hashes[:n] = _combine(hashes[:n], h) if combine else h
+    return n
+
+
+def build_hash_table(hashes, slots):
+    hashes = np.asarray(hashes, dtype=np.uint64)
+    n = hashes.shape[0]
+    m = slots.shape[0]
+    if m <= n or (m & (m - 1)) != 0:
+        return -4
+    mask = m - 1
+    distinct = 0
+    hl = hashes.tolist()
+    for i in range(n):
+        h = hl[i]
+        s = h & mask
+        steps = 0
+        while True:
+            if steps >= m:
+                return -5
+            steps += 1
+            r = int(slots[s])
+            if r < 0:
+                slots[s] = i
+                distinct += 1
+                break
+            if r < n and hl[r] == h:
+                break
+            s = (s + 1) & mask
+    return distinct
+
+
+def probe_hash_table(build_hashes, slots, probe_hashes, out):
+    build_hashes = np.asarray(build_hashes, dtype=np.uint64)
+    probe_hashes = np.asarray(probe_hashes, dtype=np.uint64)
+    n = probe_hashes.shape[0]
+    m = slots.shape[0]
+    if out.shape[0] < n or m == 0 or (m & (m - 1)) != 0:
+        return -4
+    # The row standing for a hash is the first build row carrying it (what the
+    # table holds once built); rows never inserted are not found.
+    present = np.asarray(slots)
+    present = present[(present >= 0) & (present < build_hashes.shape[0])]
+    if present.size == 0 or n == 0:
+        out[:n] = -1
+        return 0
+    keys = build_hashes[present]
+    order = np.argsort(keys, kind="stable")
+    keys = keys[order]
+    rows = present[order]
+    pos = np.searchsorted(keys, probe_hashes)
+    pos_c = np.minimum(pos, keys.shape[0] - 1)
+    hit = keys[pos_c] == probe_hashes
+    res = np.where(hit, rows[pos_c], -1)
+    out[:n] = res
+    return int(np.count_nonzero(hit))

@@ -1,0 +1,321 @@
+"""Applying deletes to rows: position keep-masks and the equality-delete anti-join.
+
+Position deletes and deletion vectors arrive as sorted int64 row positions; :func:`keep_mask` turns them into a
+boolean keep-mask for a row range in one kernel pass. :class:`EqualityDeleteSet` holds the key columns of the
+equality-delete rows that apply to one data file and marks the data rows whose key equals one of them, with the
+spec's null semantics (a null in a delete row matches a null in the data row), across type promotions
+(int -> long, float never allowed, decimal precision widening) and for columns missing from the data file (read
+as null).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .. import _speedups
+from .._pykernels import status
+from ..errors import CorruptFileError, InvalidArgumentError, UnsupportedTypeError
+
+__all__ = ["keep_mask", "merge_positions", "EqualityDeleteSet", "normalize_key_column"]
+
+_EMPTY_U8 = np.zeros(0, dtype=np.uint8)
+
+
+def _k():
+    return _speedups.kernel("deletes")
+
+
+def merge_positions(arrays) -> np.ndarray:
+    """Merge position arrays into one sorted array without duplicates (inputs are sorted here if needed)."""
+    k = _k()
+    out = None
+    for a in arrays:
+        a = np.ascontiguousarray(a, dtype=np.int64)
+        if a.size == 0:
+            continue
+        if not k.is_sorted(a):
+            a = np.sort(a)
+        if out is None:
+            out = np.unique(a) if a.size > 1 and not np.all(a[1:] > a[:-1]) else a
+            continue
+        buf = np.empty(out.size + a.size, dtype=np.int64)
+        n = k.merge_sorted_unique(out, a, buf)
+        out = buf[:n]
+    return out if out is not None else np.zeros(0, dtype=np.int64)
+
+
+def keep_mask(positions, start: int, count: int) -> np.ndarray:
+    """Boolean mask of the rows ``start .. start+count`` that are NOT in ``positions`` (sorted int64)."""
+    keep = np.ones(count, dtype=np.uint8)
+    positions = np.ascontiguousarray(positions, dtype=np.int64)
+    if positions.size and count:
+        rc = _k().mask_positions(positions, int(start), int(count), keep)
+        if rc < 0:  # pragma: no cover - buffers are sized here
+            raise InvalidArgumentError(status.describe(rc))
+    return keep.view(np.bool_)
+
+
+# ---------------------------------------------------------------------------
+# equality deletes
+# ---------------------------------------------------------------------------
+
+def _validity(arr: pa.Array) -> np.ndarray:
+    if arr.null_count == 0:
+        return _EMPTY_U8
+    return np.asarray(arr.is_valid().to_numpy(zero_copy_only=False), dtype=np.uint8)
+
+
+def normalize_key_column(arr, length: int | None = None):
+    """One equality key column as a list of hashable parts.
+
+    Each part is ``("i", int64 values, uint8 validity or empty)`` or ``("b", int64 offsets, uint8 data,
+    validity)``. Integers, booleans, dates, times and timestamps become int64 (so int and long compare equal),
+    decimals their two 64-bit halves of the unscaled value at the column's scale, strings/binary/fixed/uuid their
+    bytes. ``None`` (a column missing from the file) is an all-null column of ``length`` rows.
+    """
+    if arr is None or (isinstance(arr, (pa.Array, pa.ChunkedArray)) and pa.types.is_null(arr.type)):
+        n = length if arr is None else len(arr)
+        return [("i", np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.uint8))], pa.null()
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks() if arr.num_chunks != 1 else arr.chunk(0)
+    t = arr.type
+    if pa.types.is_dictionary(t):
+        arr = arr.dictionary_decode()
+        t = arr.type
+    if isinstance(t, pa.ExtensionType):  # e.g. arrow.uuid
+        return normalize_key_column(arr.storage, length)
+    valid = _validity(arr)
+    if pa.types.is_floating(t):
+        raise UnsupportedTypeError(f"float/double columns cannot be equality-delete keys ({t})")
+    if pa.types.is_integer(t) or pa.types.is_boolean(t):
+        a64 = arr if t == pa.int64() else arr.cast(pa.int64())
+        if a64.null_count:
+            a64 = a64.fill_null(0)
+        vals = np.asarray(a64.to_numpy(zero_copy_only=False), dtype=np.int64)
+        return [("i", np.ascontiguousarray(vals), valid)], "int"
+    if pa.types.is_date(t) or pa.types.is_time(t) or pa.types.is_timestamp(t):
+        unit_t = t
+        if pa.types.is_date64(t):
+            arr = arr.cast(pa.date32())
+        elif pa.types.is_time32(t):
+            arr = arr.cast(pa.time64("us"))
+        elif pa.types.is_timestamp(t) and t.unit in ("s", "ms"):
+            arr = arr.cast(pa.timestamp("us", t.tz))
+        width = pa.int32() if pa.types.is_date(arr.type) else pa.int64()
+        vals = arr.view(width) if arr.null_count == 0 else arr.fill_null(pa.scalar(0, width).cast(arr.type))
+        if arr.null_count:
+            vals = vals.view(width)
+        kind = "date" if pa.types.is_date(unit_t) else ("time" if pa.types.is_time(unit_t)
+                                                        else "ts:" + str(arr.type.unit))
+        v = np.asarray(vals.to_numpy(zero_copy_only=False), dtype=np.int64)
+        return [("i", np.ascontiguousarray(v), valid)], kind
+    if pa.types.is_decimal(t):
+        if t.bit_width != 128:
+            arr = arr.cast(pa.decimal128(min(t.precision, 38), t.scale))
+        buf = arr.buffers()[1]
+        words = np.frombuffer(buf, dtype=np.int64, count=2 * (arr.offset + len(arr)))[2 * arr.offset:]
+        lo = np.ascontiguousarray(words[0::2])
+        hi = np.ascontiguousarray(words[1::2])
+        if arr.null_count:
+            lo = np.where(valid.view(np.bool_), lo, 0)
+            hi = np.where(valid.view(np.bool_), hi, 0)
+        return [("i", lo, valid), ("i", hi, valid)], "dec:%d" % t.scale
+    if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t) or \
+            pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t) or pa.types.is_binary_view(t) \
+            or pa.types.is_string_view(t):
+        if pa.types.is_fixed_size_binary(t):
+            arr = arr.cast(pa.binary())
+        arr = arr.cast(pa.large_binary())
+        bufs = arr.buffers()
+        n = len(arr)
+        offs = np.frombuffer(bufs[1], dtype=np.int64, count=arr.offset + n + 1)[arr.offset:]
+        data = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None else _EMPTY_U8
+        offs = np.ascontiguousarray(offs)
+        return [("b", offs, data, valid)], "bytes"
+    raise UnsupportedTypeError(f"unsupported equality-delete key type {t}")
+
+
+def _hash_parts(parts_per_column, n) -> np.ndarray:
+    k = _k()
+    h = np.zeros(n, dtype=np.uint64)
+    first = True
+    for parts in parts_per_column:
+        for part in parts:
+            if part[0] == "i":
+                rc = k.hash_int64(part[1], part[2], h, not first)
+            else:
+                rc = k.hash_binary(part[1], part[2], part[3], h, not first)
+            if rc < 0:
+                raise CorruptFileError("bad equality key column: " + status.describe(rc))
+            first = False
+    return h
+
+
+def _part_validity(part):
+    v = part[2] if part[0] == "i" else part[3]
+    return None if v.size == 0 else v.view(np.bool_)
+
+
+def _part_valid(part, n):
+    v = part[2] if part[0] == "i" else part[3]
+    return np.ones(n, dtype=np.bool_) if v.size == 0 else v.view(np.bool_)[:n]
+
+
+def _compatible(kind_a, kind_b):
+    if kind_a is None or kind_b is None or pa.null() in (kind_a, kind_b):
+        return True
+    if isinstance(kind_a, pa.DataType) or isinstance(kind_b, pa.DataType):
+        return True
+    return kind_a == kind_b or (kind_a.startswith("dec:") and kind_b.startswith("dec:") and kind_a == kind_b)
+
+
+class EqualityDeleteSet:
+    """The delete keys of equality-delete rows for one list of equality field ids.
+
+    ``columns``: one Arrow array per key column (in the order of ``field_ids``), all of the same length.
+    """
+
+    def __init__(self, field_ids, columns):
+        self.field_ids = tuple(field_ids)
+        if len(columns) != len(self.field_ids):
+            raise InvalidArgumentError("one key column per equality field id is needed")
+        n = len(columns[0]) if columns else 0
+        if any(len(c) != n for c in columns):
+            raise InvalidArgumentError("equality key columns differ in length")
+        self.num_rows = n
+        norm = [normalize_key_column(c, n) for c in columns]
+        self._parts = [p for p, _ in norm]
+        self._kinds = [kd for _, kd in norm]
+        self._hashes = _hash_parts(self._parts, n)
+        m = 2
+        while m <= 2 * n:
+            m <<= 1
+        self._slots = np.full(m, -1, dtype=np.int64)
+        rc = _k().build_hash_table(self._hashes, self._slots)
+        if rc < 0:  # pragma: no cover - sized here
+            raise InvalidArgumentError(status.describe(rc))
+        self.distinct_hashes = rc
+        self._keyset = None
+
+    @classmethod
+    def concat(cls, field_ids, tables):
+        """One set from several delete tables (each a list of key columns)."""
+        cols = []
+        for i in range(len(field_ids)):
+            parts = [t[i] for t in tables]
+            parts = [p.combine_chunks() if isinstance(p, pa.ChunkedArray) else p for p in parts]
+            types = {p.type for p in parts if not pa.types.is_null(p.type)}
+            if len(types) > 1:
+                target = _common_type(types)
+                parts = [p.cast(target) for p in parts]
+            elif types:
+                target = types.pop()
+                parts = [p.cast(target) if pa.types.is_null(p.type) else p for p in parts]
+            cols.append(pa.concat_arrays(parts) if parts else pa.array([], pa.null()))
+        return cls(field_ids, cols)
+
+    def __len__(self):
+        return self.num_rows
+
+    def matches(self, columns, num_rows: int | None = None) -> np.ndarray:
+        """Boolean array: True where a data row's key equals some delete key. ``columns`` holds one Arrow array
+        per key field id (``None`` for a column the data file does not have: all null)."""
+        if num_rows is None:
+            num_rows = next(len(c) for c in columns if c is not None)
+        n = num_rows
+        if self.num_rows == 0 or n == 0:
+            return np.zeros(n, dtype=np.bool_)
+        norm = [normalize_key_column(c, n) for c in columns]
+        parts = [p for p, _ in norm]
+        for (kd_d, kd_k) in zip([kd for _, kd in norm], self._kinds):
+            if not _compatible(kd_d, kd_k):
+                raise InvalidArgumentError(f"equality key types differ between data ({kd_d}) and deletes ({kd_k})")
+        h = _hash_parts(parts, n)
+        cand = np.empty(n, dtype=np.int64)
+        found = _k().probe_hash_table(self._hashes, self._slots, h, cand)
+        if found <= 0:
+            return np.zeros(n, dtype=np.bool_)
+        rows = np.nonzero(cand >= 0)[0]
+        c = cand[rows]
+        ok = np.ones(rows.size, dtype=np.bool_)
+        for dparts, kparts in zip(parts, self._parts):
+            for dp, kp in zip(dparts, kparts):
+                if dp[0] == "i":
+                    same = dp[1][rows] == kp[1][c]
+                else:
+                    same = _bytes_equal(dp, rows, kp, c)
+                dval, kval = _part_validity(dp), _part_validity(kp)
+                if dval is None and kval is None:
+                    ok &= same
+                    continue
+                dv = np.ones(rows.size, np.bool_) if dval is None else dval[rows]
+                kv = np.ones(rows.size, np.bool_) if kval is None else kval[c]
+                ok &= np.where(dv & kv, same, ~dv & ~kv)
+        out = np.zeros(n, dtype=np.bool_)
+        out[rows[ok]] = True
+        bad = rows[~ok]
+        if bad.size:
+            # a 64-bit hash collision between different keys: settle these rows exactly
+            keys = self._python_keys()
+            for r in bad.tolist():
+                out[r] = _row_key(parts, r) in keys
+        return out
+
+    def _python_keys(self):
+        if self._keyset is None:
+            self._keyset = {_row_key(self._parts, i) for i in range(self.num_rows)}
+        return self._keyset
+
+
+def _common_type(types):
+    types = list(types)
+    if all(pa.types.is_integer(t) for t in types):
+        return pa.int64()
+    if all(pa.types.is_decimal(t) for t in types):
+        scale = types[0].scale
+        return pa.decimal128(38, scale)
+    if all(pa.types.is_string(t) or pa.types.is_large_string(t) for t in types):
+        return pa.large_string()
+    if all(pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t)
+           for t in types):
+        return pa.large_binary()
+    return types[0]
+
+
+def _bytes_equal(dp, rows, kp, c):
+    d_off, d_data = dp[1], dp[2]
+    k_off, k_data = kp[1], kp[2]
+    d_len = d_off[rows + 1] - d_off[rows]
+    k_len = k_off[c + 1] - k_off[c]
+    same = d_len == k_len
+    idx = np.nonzero(same)[0]
+    if idx.size == 0:
+        return same
+    lens = d_len[idx]
+    total = int(lens.sum())
+    if total == 0:
+        return same
+    # gather both sides' bytes into flat arrays and compare per row
+    rep = np.repeat(np.arange(idx.size), lens)
+    starts_d = np.repeat(d_off[rows[idx]], lens)
+    starts_k = np.repeat(k_off[c[idx]], lens)
+    within = np.arange(total) - np.repeat(np.cumsum(lens) - lens, lens)
+    diff = d_data[starts_d + within] != k_data[starts_k + within]
+    bad_rows = np.unique(rep[diff])
+    same[idx[bad_rows]] = False
+    return same
+
+
+def _row_key(parts_per_column, r):
+    key = []
+    for parts in parts_per_column:
+        for p in parts:
+            if p[0] == "i":
+                v = p[2]
+                key.append(None if v.size and not v[r] else int(p[1][r]))
+            else:
+                v = p[3]
+                key.append(None if v.size and not v[r] else bytes(p[2][p[1][r]:p[1][r + 1]]))
+    return tuple(key)

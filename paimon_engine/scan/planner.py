@@ -1,0 +1,443 @@
+"""Scan planning and reading for Iceberg-style tables.
+
+``TableScan(metadata, io, filter=..., columns=..., snapshot_id=..., as_of=..., ref=...)`` (normally reached via
+``table.scan(...)``) plans :class:`~paimon_engine.scan.tasks.FileScanTask` objects and reads them:
+
+* manifest-list pruning: the filter is projected (inclusively) through every transform of each manifest's
+  partition spec and evaluated against the manifest's partition summaries;
+* manifests are read in parallel; entries are pruned by their partition tuple and by column metrics (bounds,
+  null/NaN/value counts); the part of the filter the metrics cannot settle stays as the task's residual;
+* a :class:`~paimon_engine.scan.delete_index.DeleteFileIndex` assigns position deletes, deletion vectors and
+  equality deletes to each data file;
+* ``to_arrow`` / ``to_pandas`` / ``to_numpy`` / ``to_batches`` / ``count`` read the tasks in parallel, applying
+  deletes as keep-masks and anti-joins (see :mod:`paimon_engine.scan.reader`).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+from concurrent.futures import ThreadPoolExecutor
+
+import pyarrow as pa
+
+from .. import types as T
+from ..errors import InvalidArgumentError, NotFoundError, SchemaError
+from ..expressions import AlwaysFalse, AlwaysTrue, Expression, parse
+from .delete_index import DeleteFile, DeleteFileIndex
+from .evaluators import FileStats, InclusiveMetricsEvaluator, SummaryStats, evaluate_row, residual_for
+from .projection import PartitionFieldInfo, project
+from .reader import METADATA_COLUMNS, TaskReader
+from .tasks import FileScanTask, combine_tasks, split_tasks
+
+__all__ = ["TableScan", "DEFAULT_WORKERS"]
+
+DEFAULT_WORKERS = max(1, min(8, (os.cpu_count() or 2)))
+STATUS_DELETED = 2
+CONTENT_DATA = 0
+
+
+def _to_millis(as_of):
+    if isinstance(as_of, _dt.datetime):
+        if as_of.tzinfo is None:
+            as_of = as_of.replace(tzinfo=_dt.timezone.utc)
+        return int(as_of.timestamp() * 1000)
+    if isinstance(as_of, (int, float)):
+        return int(as_of)
+    if isinstance(as_of, str):
+        return _to_millis(_dt.datetime.fromisoformat(as_of))
+    raise InvalidArgumentError(f"as_of must be a datetime, an ISO string or epoch milliseconds, got {as_of!r}")
+
+
+class TableScan:
+    """A configured, immutable scan; every ``with_*`` / ``select`` / ``filter`` returns a new scan."""
+
+    def __init__(self, metadata, io, filter=None, columns=None, snapshot_id=None, as_of=None, ref=None,
+                 case_sensitive=True, workers=None, table=None, _incremental=None):
+        self.metadata = metadata
+        self.io = io
+        self.table = table
+        self.case_sensitive = case_sensitive
+        self.workers = workers or DEFAULT_WORKERS
+        given = sum(x is not None for x in (snapshot_id, as_of, ref))
+        if given > 1:
+            raise InvalidArgumentError("give at most one of snapshot_id, as_of and ref")
+        self._args = dict(filter=filter, columns=columns, snapshot_id=snapshot_id, as_of=as_of, ref=ref)
+        self._incremental = _incremental
+        self.snapshot = self._resolve_snapshot(snapshot_id, as_of, ref)
+        # time travel to a snapshot (by id, time or tag) reads it with the schema it was written with; a branch
+        # is read with the table's current schema
+        is_tag = ref is not None and getattr((metadata.refs or {}).get(ref), "type", "branch") == "tag"
+        if (snapshot_id is not None or as_of is not None or is_tag) and self.snapshot is not None and \
+                self.snapshot.schema_id is not None:
+            self.schema = metadata.schema(self.snapshot.schema_id)
+        else:
+            self.schema = metadata.schema()
+        self.row_type = self.schema.struct
+        if filter is None:
+            filter = AlwaysTrue()
+        elif isinstance(filter, str):
+            filter = parse(filter)
+        elif not isinstance(filter, Expression):
+            raise InvalidArgumentError(f"filter must be an expression or a string, got {type(filter).__name__}")
+        self.filter = filter
+        self.bound_filter = filter.bind(self.row_type, case_sensitive)
+        self.metadata_columns, self.projected = self._projection(columns)
+        self._all_fields = self._fields_of_all_schemas()
+
+    # -- configuration -----------------------------------------------------
+    def _resolve_snapshot(self, snapshot_id, as_of, ref):
+        md = self.metadata
+        if snapshot_id is not None:
+            s = md.snapshot_by_id(int(snapshot_id))
+            if s is None:
+                raise NotFoundError(f"no snapshot with id {snapshot_id}")
+            return s
+        if ref is not None:
+            s = md.snapshot_by_ref(ref)
+            if s is None:
+                if ref in (md.refs or {}):
+                    return None
+                raise NotFoundError(f"no branch or tag named {ref!r}")
+            return s
+        if as_of is not None:
+            ms = _to_millis(as_of)
+            s = md.snapshot_as_of(ms)
+            if s is None:
+                raise NotFoundError(f"no snapshot was current at {as_of!r}")
+            return s
+        return md.current_snapshot()
+
+    def _projection(self, columns):
+        if columns is None:
+            return (), self.row_type
+        if isinstance(columns, str):
+            columns = [columns]
+        meta, fields = [], []
+        for c in columns:
+            if c in METADATA_COLUMNS:
+                meta.append(c)
+                continue
+            found = None
+            for f in self.row_type.fields:
+                if f.name == c or (not self.case_sensitive and f.name.lower() == str(c).lower()):
+                    found = f
+                    break
+            if found is None:
+                raise SchemaError(f"no column named {c!r}; columns are {self.row_type.names}")
+            fields.append(found)
+        return tuple(meta), T.RowType(fields)
+
+    def _fields_of_all_schemas(self):
+        out = {}
+        for s in reversed(self.metadata.schemas):  # later schemas first, so current types win
+            for fid, entry in s.by_id().items():
+                out.setdefault(fid, entry[1])
+        for f in self.row_type.fields:
+            out[f.id] = f
+        return out
+
+    def _copy(self, **changes):
+        args = dict(self._args)
+        args.update(changes)
+        return TableScan(self.metadata, self.io, case_sensitive=self.case_sensitive, workers=self.workers,
+                         table=self.table, _incremental=self._incremental, **args)
+
+    def filter_by(self, expr):
+        """This scan with ``expr`` ANDed to its filter."""
+        if isinstance(expr, str):
+            expr = parse(expr)
+        return self._copy(filter=self.filter & expr if not isinstance(self.filter, AlwaysTrue) else expr)
+
+    def select(self, *columns):
+        return self._copy(columns=list(columns))
+
+    def use_snapshot(self, snapshot_id):
+        return self._copy(snapshot_id=snapshot_id, as_of=None, ref=None)
+
+    def between(self, from_snapshot_id, to_snapshot_id=None):
+        """An incremental scan of the data files appended after ``from_snapshot_id`` (exclusive; None = from the
+        start) up to ``to_snapshot_id`` (inclusive; default: the current snapshot). Only ``append`` snapshots
+        contribute; deletes are not applied (a changelog of appends)."""
+        to_id = to_snapshot_id if to_snapshot_id is not None else self.metadata.current_snapshot_id
+        if to_id is None:
+            raise NotFoundError("the table has no snapshot to read up to")
+        chain = []
+        found_from = from_snapshot_id is None
+        for s in self.metadata.ancestors(int(to_id)):
+            if from_snapshot_id is not None and s.snapshot_id == int(from_snapshot_id):
+                found_from = True
+                break
+            chain.append(s)
+        if not found_from:
+            raise InvalidArgumentError(f"snapshot {from_snapshot_id} is not an ancestor of {to_id}")
+        ids = frozenset(s.snapshot_id for s in chain if s.operation == "append")
+        args = dict(self._args)
+        args.update(snapshot_id=int(to_id), as_of=None, ref=None)
+        return TableScan(self.metadata, self.io, case_sensitive=self.case_sensitive, workers=self.workers,
+                         table=self.table, _incremental=ids, **args)
+
+    # -- planning ----------------------------------------------------------
+    def _manifests(self):
+        snap = self.snapshot
+        if snap is None:
+            return []
+        from ..table.manifest_list import ManifestFile, read_manifest_list
+        if snap.manifest_list:
+            return read_manifest_list(self.io, snap.manifest_list)
+        # format v1 snapshots may list manifests inline
+        return [ManifestFile(p, 0, 0, 0, 0, 0, snap.snapshot_id) for p in (snap.manifests or [])]
+
+    def _spec_info(self, spec):
+        infos = []
+        for pf in spec.fields:
+            src = self._all_fields.get(pf.source_id)
+            if src is None:
+                src_type = T.IntType()
+            else:
+                src_type = src.type
+            try:
+                rt = pf.transform.result_type(src_type)
+            except Exception:
+                rt = T.IntType()
+            infos.append(PartitionFieldInfo(pf.field_id, pf.source_id, pf.transform, src_type, rt, pf.name))
+        return infos
+
+    def _partition_filters(self):
+        """spec id -> (partition filter, [PartitionFieldInfo])."""
+        out = {}
+        for spec in self.metadata.specs:
+            infos = self._spec_info(spec)
+            if isinstance(self.bound_filter, (AlwaysTrue, AlwaysFalse)):
+                pfilter = self.bound_filter
+            else:
+                pfilter = project(self.bound_filter, infos)
+            out[spec.spec_id] = (pfilter, infos)
+        return out
+
+    def _exact_specs(self):
+        """Specs where every filtered column is an identity partition source: there the partition filter decides
+        each file exactly (no metrics, no residual)."""
+        ids = _filter_field_ids(self.bound_filter)
+        out = set()
+        if not ids:
+            return out
+        for spec in self.metadata.specs:
+            identity = {pf.source_id for pf in spec.fields if str(pf.transform) == "identity"}
+            if ids <= identity:
+                out.add(spec.spec_id)
+        return out
+
+    def _partition_type(self, spec_id):
+        infos = self._pinfo[spec_id][1]
+        return T.RowType([T.DataField(i.field_id, i.name, i.result_type.copy(True)) for i in infos])
+
+    def plan_files(self):
+        """The scan's :class:`FileScanTask` list (one per live data file that may hold matching rows)."""
+        if self.snapshot is None or isinstance(self.bound_filter, AlwaysFalse):
+            return []
+        from .avro import read_manifest_entries
+        self._pinfo = self._partition_filters()
+        manifests = self._manifests()
+        incremental = self._incremental
+        data_ms, delete_ms = [], []
+        for m in manifests:
+            if m.content == CONTENT_DATA:
+                if incremental is not None:
+                    if m.added_snapshot_id not in incremental or not m.has_added_files():
+                        continue
+                elif not (m.has_added_files() or m.has_existing_files()):
+                    continue
+                if self._manifest_may_match(m):
+                    data_ms.append(m)
+            elif incremental is None:
+                if m.has_added_files() or m.has_existing_files():
+                    if self._manifest_may_match(m, deletes=True):
+                        delete_ms.append(m)
+
+        need_metrics = not isinstance(self.bound_filter, AlwaysTrue)
+        exact = self._exact_specs()
+        todo = data_ms + delete_ms
+        # file reads run in parallel (they release the GIL: this is what matters on object stores); decoding
+        # runs here, one manifest after another, since it holds the GIL
+        if len(todo) > 1 and self.workers > 1:
+            with ThreadPoolExecutor(min(self.workers, len(todo))) as pool:
+                blobs = list(pool.map(lambda m: self.io.read_bytes(m.manifest_path), todo))
+        else:
+            blobs = [self.io.read_bytes(m.manifest_path) for m in todo]
+        loaded = []
+        for m, blob in zip(todo, blobs):
+            spec_id = m.partition_spec_id
+            ptype = self._partition_type(spec_id) if spec_id in self._pinfo else None
+            loaded.append((m, read_manifest_entries(self.io, m, ptype, metrics=(need_metrics and spec_id not in exact) or m.content != CONTENT_DATA,
+                                                    data=blob)))
+
+        delete_files = []
+        data_entries = []
+        for m, entries in loaded:
+            if m.content == CONTENT_DATA:
+                data_entries.append((m, entries))
+            else:
+                for e in entries:
+                    if e.status == STATUS_DELETED:
+                        continue
+                    delete_files.append(_delete_file(e, m))
+        unpart = {s.spec_id for s in self.metadata.specs if not s.fields or s.is_unpartitioned}
+        types = {fid: f.type for fid, f in self._all_fields.items()}
+        index = DeleteFileIndex(delete_files, unpart, types)
+
+        bound = self.bound_filter
+        trivial = isinstance(bound, AlwaysTrue)
+        metrics = None if trivial else InclusiveMetricsEvaluator(bound)
+        tasks = []
+        for m, entries in data_entries:
+            pfilter, infos = self._pinfo.get(m.partition_spec_id, (AlwaysTrue(), []))
+            check_part = not isinstance(pfilter, AlwaysTrue)
+            pids = [i.field_id for i in infos]
+            spec_exact = m.partition_spec_id in exact
+            for e in entries:
+                if e.status == STATUS_DELETED:
+                    continue
+                if incremental is not None and (e.status != 1 or e.snapshot_id not in incremental):
+                    continue
+                df = e.data_file
+                if df.content != CONTENT_DATA:
+                    continue
+                if check_part and not evaluate_row(pfilter, dict(zip(pids, df.partition))):
+                    continue
+                stats = None
+                residual = bound
+                if spec_exact:
+                    residual = AlwaysTrue()
+                elif not trivial:
+                    stats = FileStats.of(df)
+                    if not metrics.eval(stats):
+                        continue
+                    residual = residual_for(bound, stats)
+                    if isinstance(residual, AlwaysFalse):
+                        continue
+                seq = e.sequence_number or 0
+                deletes = []
+                if not index.is_empty() and incremental is None:
+                    if stats is None:
+                        stats = FileStats.of(df)
+                    deletes = index.for_data_file(df.file_path, seq, m.partition_spec_id, df.partition, stats)
+                tasks.append(FileScanTask(
+                    df.file_path, df.file_format.lower(), df.record_count, df.file_size_in_bytes,
+                    m.partition_spec_id, tuple(df.partition), seq, deletes, residual, None, None, None,
+                    tuple(df.split_offsets) if df.split_offsets else None, e.snapshot_id))
+        return tasks
+
+    def _manifest_may_match(self, m, deletes=False):
+        info = self._pinfo.get(m.partition_spec_id)
+        if info is None or m.partitions is None:
+            return True
+        pfilter, infos = info
+        if isinstance(pfilter, AlwaysTrue):
+            return True
+        if deletes and not infos:
+            return True  # global equality deletes
+        summaries = {i.field_id: s for i, s in zip(infos, m.partitions)}
+        try:
+            return InclusiveMetricsEvaluator(pfilter).eval(SummaryStats(summaries))
+        except Exception:  # unusable summaries never prune
+            return True
+
+    def plan_tasks(self, target_size: int = 128 << 20, open_file_cost: int = 4 << 20):
+        """Tasks split at row-group offsets and combined to about ``target_size`` bytes each."""
+        return combine_tasks(split_tasks(self.plan_files(), target_size), target_size, open_file_cost)
+
+    # -- reading -----------------------------------------------------------
+    def _reader(self, projected=None):
+        return TaskReader(self.io, self.row_type, self.projected if projected is None else projected,
+                          self.metadata_columns if projected is None else (), self._all_fields,
+                          self.case_sensitive)
+
+    def task_reader(self):
+        """A picklable :class:`~paimon_engine.scan.reader.TaskReader` for this scan's projection: ship it with
+        the tasks (``plan_files`` / ``plan_tasks``) and call ``read_task(task)`` where the task runs."""
+        return self._reader()
+
+    def to_batches(self, batch_size: int = 131072, tasks=None):
+        """Stream ``pyarrow.RecordBatch`` objects task after task (bounded memory)."""
+        reader = self._reader()
+        for t in (self.plan_files() if tasks is None else tasks):
+            yield from reader.read_task(t, batch_size)
+
+    def to_arrow(self, tasks=None) -> pa.Table:
+        reader = self._reader()
+        tasks = self.plan_files() if tasks is None else list(tasks)
+
+        def run(t):
+            return list(reader.read_task(t))
+
+        if len(tasks) > 1 and self.workers > 1:
+            with ThreadPoolExecutor(min(self.workers, len(tasks))) as pool:
+                parts = list(pool.map(run, tasks))
+        else:
+            parts = [run(t) for t in tasks]
+        batches = [b for p in parts for b in p]
+        if not batches:
+            return reader.output_schema.empty_table()
+        return pa.Table.from_batches(batches, schema=reader.output_schema)
+
+    def to_pandas(self, **kwargs):
+        from ..batch import arrow_to_pandas
+        return arrow_to_pandas(self.to_arrow())
+
+    def to_numpy(self) -> dict:
+        """Column name -> NumPy array (masked arrays where a column has nulls)."""
+        from ..batch import ColumnBatch
+        tbl = self.to_arrow()
+        return ColumnBatch.from_arrow(tbl).to_numpy()
+
+    def to_column_batch(self):
+        from ..batch import ColumnBatch
+        return ColumnBatch.from_arrow(self.to_arrow())
+
+    def count(self) -> int:
+        """Exact row count: from metadata for files without deletes or residuals, by reading the rest."""
+        tasks = self.plan_files()
+        total = 0
+        rest = []
+        for t in tasks:
+            if not t.deletes and isinstance(t.residual, AlwaysTrue) and t.selection is None and t.record_count >= 0:
+                total += t.record_count
+            else:
+                rest.append(t)
+        if rest:
+            reader = self._reader(projected=T.RowType([]))
+            for t in rest:
+                for b in reader.read_task(t):
+                    total += b.num_rows
+        return total
+
+    def __repr__(self):
+        sid = None if self.snapshot is None else self.snapshot.snapshot_id
+        return f"TableScan(snapshot={sid}, filter={self.filter!r}, columns={self.row_type.names if not self.projected else self.projected.names})"
+
+
+def _filter_field_ids(expr):
+    from ..expressions import And, Not, Or, Predicate
+    out = set()
+
+    def walk(e):
+        if isinstance(e, (And, Or)):
+            walk(e.left)
+            walk(e.right)
+        elif isinstance(e, Not):
+            walk(e.child)
+        elif isinstance(e, Predicate) and e.field_id is not None:
+            out.add(e.field_id)
+    walk(expr)
+    return out
+
+
+def _delete_file(e, m):
+    df = e.data_file
+    seq = e.sequence_number or 0
+    return DeleteFile(
+        df.file_path, df.content, df.file_format.lower(), seq, m.partition_spec_id, tuple(df.partition),
+        df.record_count, df.file_size_in_bytes, df.referenced_data_file,
+        tuple(df.equality_ids or ()), getattr(df, "content_offset", None),
+        getattr(df, "content_size_in_bytes", None), FileStats.of(df))

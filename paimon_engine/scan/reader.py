@@ -1,0 +1,504 @@
+"""Reading scan tasks: data files by field id, delete files, and the keep-mask / anti-join / residual pipeline.
+
+A :class:`TaskReader` is built once per scan (it caches parsed delete files and equality-delete hash tables
+across tasks) and turns one :class:`~paimon_engine.scan.tasks.FileScanTask` into Arrow record batches:
+
+1. read the projected columns, the residual's columns and the equality-key columns of the data file, matching
+   columns by Parquet field id (names only for files without ids), casting promoted types and filling columns the
+   file does not have with nulls (or their ``initial-default``);
+2. position deletes and deletion vectors -> one sorted position array -> keep-mask (kernel);
+3. equality deletes -> vectorized anti-join on the key columns (kernel hashing, null matches null);
+4. the residual filter; then the projection, plus ``_file`` / ``_pos`` on request.
+"""
+
+from __future__ import annotations
+
+import struct
+import threading
+import zlib
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .. import types as T
+from ..errors import CorruptFileError, UnsupportedTypeError
+from ..expressions import AlwaysTrue, evaluate_arrow, referenced_names
+from .delete_index import EQUALITY, POSITION
+from .deletes import EqualityDeleteSet, keep_mask, merge_positions
+
+__all__ = ["TaskReader", "read_deletion_vector", "FILE_COLUMN", "POS_COLUMN", "METADATA_COLUMNS"]
+
+FILE_COLUMN = "_file"
+_PARTIAL = object()  # marks a position cache built from the statistics shortcut
+POS_COLUMN = "_pos"
+METADATA_COLUMNS = (FILE_COLUMN, POS_COLUMN)
+
+_DV_MAGIC = b"\xd1\xd3\x39\x64"
+
+
+def read_deletion_vector(raw: bytes, path: str = "?", offset: int = 0) -> np.ndarray:
+    """Positions of an Iceberg ``deletion-vector-v1`` blob (length, magic, portable Roaring64, CRC-32)."""
+    import pyroaring
+    if len(raw) < 12:
+        raise CorruptFileError("deletion vector blob shorter than its framing", path=path, offset=offset)
+    (length,) = struct.unpack(">I", raw[:4])
+    if length + 8 != len(raw) or length < 4:
+        raise CorruptFileError(f"deletion vector length {length} does not match the blob size {len(raw)}",
+                               path=path, offset=offset)
+    if raw[4:8] != _DV_MAGIC:
+        raise CorruptFileError("bad deletion vector magic", path=path, offset=offset + 4)
+    body = raw[4:4 + length]
+    (crc,) = struct.unpack(">I", raw[4 + length:8 + length])
+    if zlib.crc32(body) & 0xFFFFFFFF != crc:
+        raise CorruptFileError("deletion vector checksum mismatch", path=path, offset=offset + 4 + length)
+    vec = body[4:]
+    if len(vec) < 8:
+        raise CorruptFileError("deletion vector bitmap truncated", path=path, offset=offset + 8)
+    (count,) = struct.unpack("<Q", vec[:8])
+    if count > len(vec) // 4:
+        raise CorruptFileError(f"deletion vector claims {count} bitmaps", path=path, offset=offset + 8)
+    try:
+        bm = pyroaring.BitMap64.deserialize(bytes(vec))
+    except Exception as exc:
+        raise CorruptFileError(f"bad deletion vector bitmap: {exc}", path=path, offset=offset + 8) from None
+    return np.fromiter(iter(bm), dtype=np.int64, count=len(bm)) if len(bm) else np.zeros(0, np.int64)
+
+
+# ---------------------------------------------------------------------------
+# field-id resolution
+# ---------------------------------------------------------------------------
+
+def _field_id(f: pa.Field):
+    meta = f.metadata or {}
+    raw = meta.get(b"PARQUET:field_id") or meta.get(b"field_id")
+    try:
+        return int(raw) if raw is not None else None
+    except ValueError:
+        return None
+
+
+def _conform(arr, target: T.DataType, path: str):
+    """Cast a column read from a file to the table type ``target`` (promotions, nested renames by id)."""
+    want = target.to_arrow()
+    have = arr.type
+    if have == want:
+        return arr
+    if isinstance(target, T.RowType) and pa.types.is_struct(have):
+        if isinstance(arr, pa.ChunkedArray):
+            arr = arr.combine_chunks()
+        by_id = {}
+        by_name = {}
+        for i in range(have.num_fields):
+            f = have.field(i)
+            fid = _field_id(f)
+            if fid is not None:
+                by_id[fid] = i
+            by_name[f.name] = i
+        children = []
+        for fld in target.fields:
+            i = by_id.get(fld.id) if by_id else by_name.get(fld.name)
+            if i is None:
+                children.append(pa.nulls(len(arr), fld.type.to_arrow()))
+            else:
+                children.append(_conform(arr.field(i), fld.type, path + "." + fld.name))
+        valid = arr.is_valid() if arr.null_count else None
+        mask = pc.invert(valid) if valid is not None else None
+        return pa.StructArray.from_arrays(children, fields=list(want), mask=mask)
+    try:
+        return arr.cast(want)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
+        raise UnsupportedTypeError(f"column {path}: cannot read {have} as {want}: {exc}") from None
+
+
+def _default_array(field: T.DataField, n: int):
+    want = field.type.to_arrow()
+    if field.initial_default is None:
+        return pa.nulls(n, want)
+    try:
+        return pa.array([field.initial_default] * n, type=want)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
+        return pa.nulls(n, want)
+
+
+class _ParquetFile:
+    """A data file opened for column reads by field id."""
+
+    def __init__(self, io, path):
+        import pyarrow.parquet as pq
+        self.path = path
+        fs, p = io.resolve(path)
+        from ..errors import NotFoundError
+        try:
+            f = fs.open_input_file(p)
+        except FileNotFoundError:
+            raise NotFoundError(f"data file not found: {path}") from None
+        except OSError as exc:
+            if not io.exists(path):
+                raise NotFoundError(f"data file not found: {path}") from None
+            raise CorruptFileError(f"cannot open file: {exc}", path=path) from None
+        try:
+            self.pf = pq.ParquetFile(f)
+        except (pa.ArrowInvalid, OSError) as exc:
+            raise CorruptFileError(f"cannot read Parquet file: {exc}", path=path) from None
+        schema = self.pf.schema_arrow
+        self.num_rows = self.pf.metadata.num_rows
+        self.by_id = {}
+        self.by_name = {}
+        for i, f in enumerate(schema):
+            fid = _field_id(f)
+            if fid is not None:
+                self.by_id[fid] = f.name
+            self.by_name[f.name] = f.name
+        self.has_ids = bool(self.by_id)
+
+    def column_name(self, field: T.DataField):
+        if self.has_ids:
+            return self.by_id.get(field.id)
+        return self.by_name.get(field.name)
+
+    def single_value(self, name):
+        """The one value of string column ``name`` when the statistics of every row group show min == max and
+        no nulls; else None."""
+        md = self.pf.metadata
+        try:
+            idx = self.pf.schema_arrow.get_field_index(name)
+            value = None
+            for i in range(md.num_row_groups):
+                st = md.row_group(i).column(idx).statistics
+                if st is None or not st.has_min_max or st.null_count != 0 or st.min != st.max:
+                    return None
+                v = st.min
+                if isinstance(v, bytes):
+                    v = v.decode("utf-8")
+                if value is None:
+                    value = v
+                elif value != v:
+                    return None
+            return value
+        except Exception:  # statistics are a shortcut only
+            return None
+
+    def row_groups_in(self, start, length):
+        """Row groups whose first byte lies in [start, start+length), and the file row index of the first."""
+        md = self.pf.metadata
+        chosen, first_row, row = [], None, 0
+        for i in range(md.num_row_groups):
+            rg = md.row_group(i)
+            c = rg.column(0) if rg.num_columns else None
+            off = 0 if c is None else (c.dictionary_page_offset if c.has_dictionary_page and
+                                       c.dictionary_page_offset is not None else c.data_page_offset)
+            if start <= off < start + length:
+                if first_row is None:
+                    first_row = row
+                chosen.append(i)
+            row += rg.num_rows
+        return chosen, (first_row or 0)
+
+    def read(self, names, row_groups=None):
+        try:
+            if row_groups is not None:
+                return self.pf.read_row_groups(row_groups, columns=list(names), use_threads=True)
+            return self.pf.read(columns=list(names), use_threads=True)
+        except (pa.ArrowInvalid, OSError) as exc:
+            raise CorruptFileError(f"cannot decode Parquet data: {exc}", path=self.path) from None
+
+    def iter_batches(self, names, batch_size, row_groups=None):
+        try:
+            yield from self.pf.iter_batches(batch_size=batch_size, columns=list(names), use_threads=True,
+                                            row_groups=row_groups)
+        except (pa.ArrowInvalid, OSError) as exc:
+            raise CorruptFileError(f"cannot decode Parquet data: {exc}", path=self.path) from None
+
+
+def _open(io, path, fmt):
+    fmt = (fmt or "parquet").lower()
+    if fmt == "parquet":
+        return _ParquetFile(io, path)
+    raise UnsupportedTypeError(f"reading {fmt} data files is not supported ({path})")
+
+
+class TaskReader:
+    """Reads tasks of one scan. ``schema``: the table schema filters were bound to; ``projected``: the output
+    fields (a RowType); ``metadata_columns``: a subset of ``("_file", "_pos")``; ``all_fields``: field id ->
+    DataField over every schema the table has had (for equality keys of dropped columns)."""
+
+    def __init__(self, io, schema: T.RowType, projected: T.RowType, metadata_columns=(), all_fields=None,
+                 case_sensitive=True):
+        self.io = io
+        self.schema = schema
+        self.projected = projected
+        self.metadata_columns = tuple(c for c in METADATA_COLUMNS if c in set(metadata_columns))
+        self.all_fields = dict(all_fields or {})
+        for f in schema.fields:
+            self.all_fields.setdefault(f.id, f)
+        self._pos_cache: dict = {}
+        self._eq_cache: dict = {}
+        self._lock = threading.Lock()
+        self.output_schema = self._output_schema()
+
+    def __getstate__(self):
+        # ship to executors without caches, locks or open filesystems; FileIO is rebuilt from its settings
+        d = {k: v for k, v in self.__dict__.items() if k not in ("_pos_cache", "_eq_cache", "_lock", "io")}
+        d["_io_settings"] = (self.io.properties, getattr(self.io, "_fixed", None))
+        return d
+
+    def __setstate__(self, d):
+        from ..io import FileIO
+        props, fixed = d.pop("_io_settings")
+        self.__dict__.update(d)
+        self.io = FileIO(props, filesystem=fixed)
+        self._pos_cache = {}
+        self._eq_cache = {}
+        self._lock = threading.Lock()
+
+    def _output_schema(self):
+        fields = [pa.field(f.name, f.type.to_arrow(), nullable=f.type.nullable,
+                           metadata={b"PARQUET:field_id": str(f.id).encode()}) for f in self.projected.fields]
+        if FILE_COLUMN in self.metadata_columns:
+            fields.append(pa.field(FILE_COLUMN, pa.string(), nullable=False))
+        if POS_COLUMN in self.metadata_columns:
+            fields.append(pa.field(POS_COLUMN, pa.int64(), nullable=False))
+        return pa.schema(fields)
+
+    # -- delete files ------------------------------------------------------
+    def _positions_for(self, delete_file, data_path):
+        key = delete_file.path if not delete_file.is_deletion_vector else \
+            (delete_file.path, delete_file.content_offset)
+        with self._lock:
+            cached = self._pos_cache.get(key)
+        if cached is None or (not delete_file.is_deletion_vector and _norm_path(data_path) not in cached
+                              and cached.get(_PARTIAL)):
+            cached = self._load_positions(delete_file, data_path if cached is None else None)
+            with self._lock:
+                self._pos_cache[key] = cached
+        if delete_file.is_deletion_vector:
+            return cached
+        return cached.get(_norm_path(data_path), np.zeros(0, np.int64))
+
+    def _load_positions(self, d, data_path=None):
+        if d.is_deletion_vector:
+            off, size = d.content_offset, d.content_size
+            if off is None or size is None:
+                raise CorruptFileError("deletion vector entry without content offset/size", path=d.path)
+            with self.io.open_input(d.path) as f:
+                if off < 0 or size < 0 or off + size > f.size:
+                    raise CorruptFileError(f"deletion vector range {off}+{size} outside the file ({f.size} bytes)",
+                                           path=d.path, offset=off)
+                raw = f.read_at(off, size)
+            return read_deletion_vector(raw, d.path, off)
+        pf = _open(self.io, d.path, d.file_format)
+        names = {}
+        for fid, want in ((2147483546, "file_path"), (2147483545, "pos")):
+            n = pf.by_id.get(fid) if pf.has_ids else None
+            names[want] = n or pf.by_name.get(want)
+        if names["file_path"] is None or names["pos"] is None:
+            raise CorruptFileError("position delete file lacks file_path/pos columns", path=d.path)
+        single = pf.single_value(names["file_path"]) if data_path is not None else None
+        if single is not None and _norm_path(single) == _norm_path(data_path):
+            # every row names the same data file (Parquet statistics say so): read only the positions
+            pos = pf.read([names["pos"]]).column(0).combine_chunks()
+            if pos.null_count:
+                raise CorruptFileError("null pos in a position delete file", path=d.path)
+            pos = np.asarray(pos.cast(pa.int64()).to_numpy(zero_copy_only=False), dtype=np.int64)
+            return {_norm_path(single): merge_positions([pos]), _PARTIAL: True}
+        tbl = pf.read([names["file_path"], names["pos"]])
+        paths = tbl.column(names["file_path"]).combine_chunks()
+        pos = tbl.column(names["pos"]).combine_chunks()
+        if paths.null_count or pos.null_count:
+            raise CorruptFileError("null file_path or pos in a position delete file", path=d.path)
+        pos = np.asarray(pos.cast(pa.int64()).to_numpy(zero_copy_only=False), dtype=np.int64)
+        enc = paths.dictionary_encode()
+        codes = np.asarray(enc.indices.to_numpy(zero_copy_only=False))
+        dict_vals = enc.dictionary.to_pylist()
+        out = {}
+        if len(dict_vals) == 1:
+            out[_norm_path(dict_vals[0])] = merge_positions([pos])
+        else:
+            order = np.argsort(codes, kind="stable")
+            sc = codes[order]
+            bounds = np.flatnonzero(np.diff(sc)) + 1
+            starts = np.concatenate([[0], bounds])
+            ends = np.concatenate([bounds, [len(sc)]])
+            for s, e in zip(starts.tolist(), ends.tolist()):
+                if e > s:
+                    out[_norm_path(dict_vals[sc[s]])] = merge_positions([pos[order[s:e]]])
+        return out
+
+    def _equality_set(self, ids, files):
+        key = (ids, tuple(sorted(d.path for d in files)))
+        with self._lock:
+            s = self._eq_cache.get(key)
+        if s is not None:
+            return s
+        tables = []
+        for d in files:
+            pf = _open(self.io, d.path, d.file_format)
+            cols = []
+            names = []
+            for fid in ids:
+                fld = self.all_fields.get(fid)
+                n = pf.by_id.get(fid) if pf.has_ids else (pf.by_name.get(fld.name) if fld else None)
+                names.append(n)
+            tbl = pf.read([n for n in names if n is not None])
+            for n in names:
+                cols.append(pa.nulls(tbl.num_rows) if n is None else tbl.column(n))
+            tables.append(cols)
+        s = EqualityDeleteSet.concat(ids, tables)
+        with self._lock:
+            self._eq_cache[key] = s
+        return s
+
+    # -- data --------------------------------------------------------------
+    def _needed(self, task):
+        ids = [f.id for f in self.projected.fields]
+        residual = task.residual
+        if residual is not None and not isinstance(residual, AlwaysTrue):
+            for name in referenced_names(residual):
+                top = name.split(".")[0]
+                for f in self.schema.fields:
+                    if f.name == top and f.id not in ids:
+                        ids.append(f.id)
+        for d in task.deletes:
+            if d.content == EQUALITY:
+                for fid in d.equality_ids:
+                    if fid not in ids:
+                        ids.append(fid)
+        return ids
+
+    def read_task(self, task, batch_size=None):
+        """Yield the task's rows as ``pyarrow.RecordBatch`` objects (one per Parquet batch when ``batch_size``
+        is given, else one per file)."""
+        pf = _open(self.io, task.path, task.file_format)
+        ids = self._needed(task)
+        fields = [self.all_fields.get(fid) for fid in ids]
+        file_cols = {}
+        for fid, fld in zip(ids, fields):
+            if fld is None:
+                continue
+            n = pf.column_name(fld)
+            if n is not None:
+                file_cols[fid] = n
+        names = list(dict.fromkeys(file_cols.values()))
+        positions = self._task_positions(task)
+        eq_groups = self._eq_groups(task)
+        row_groups, first = None, 0
+        total = pf.num_rows
+        if task.start is not None:
+            row_groups, first = pf.row_groups_in(task.start, task.length)
+            md = pf.pf.metadata
+            total = first + sum(md.row_group(i).num_rows for i in row_groups)
+            if not row_groups:
+                return
+        if batch_size:
+            start = first
+            if not names:
+                while start < total:
+                    n = min(batch_size, total - start)
+                    out = self._finish(task, pa.table({}), n, start, file_cols, positions, eq_groups)
+                    yield from _batches(out)
+                    start += n
+                return
+            for rb in pf.iter_batches(names, batch_size, row_groups):
+                out = self._finish(task, rb, rb.num_rows, start, file_cols, positions, eq_groups)
+                start += rb.num_rows
+                yield from _batches(out)
+            return
+        tbl = pf.read(names, row_groups) if names else None
+        n = (total - first) if tbl is None else tbl.num_rows
+        out = self._finish(task, tbl, n, first, file_cols, positions, eq_groups)
+        yield from _batches(out)
+
+    def _task_positions(self, task):
+        arrays = [self._positions_for(d, task.path) for d in task.deletes if d.content == POSITION]
+        if not arrays:
+            return None
+        return arrays[0] if len(arrays) == 1 else merge_positions(arrays)
+
+    def _eq_groups(self, task):
+        groups = {}
+        for d in task.deletes:
+            if d.content == EQUALITY:
+                groups.setdefault(tuple(d.equality_ids), []).append(d)
+        return [(ids, self._equality_set(ids, files)) for ids, files in groups.items()]
+
+    def _finish(self, task, data, n, start, file_cols, positions, eq_groups):
+        keep = None
+        if positions is not None and positions.size:
+            keep = keep_mask(positions, start, n)
+        if task.selection is not None:
+            sel = _selection_mask(task.selection, start, n)
+            keep = sel if keep is None else keep & sel
+
+        def column(fid):
+            name = file_cols.get(fid)
+            fld = self.all_fields[fid]
+            if name is None or data is None:
+                return _default_array(fld, n)
+            return _conform(data.column(name), fld.type, fld.name)
+
+        for ids, eqset in eq_groups:
+            if len(eqset) == 0:
+                continue
+            cols = [column(fid) if fid in self.all_fields else pa.nulls(n) for fid in ids]
+            hit = eqset.matches(cols, num_rows=n)
+            keep = ~hit if keep is None else keep & ~hit
+        out_cols = [column(f.id) for f in self.projected.fields]
+        out_names = [f.name for f in self.projected.fields]
+        if FILE_COLUMN in self.metadata_columns:
+            out_cols.append(pa.array([task.path], pa.string()).take(np.zeros(n, dtype=np.int32)))
+            out_names.append(FILE_COLUMN)
+        if POS_COLUMN in self.metadata_columns:
+            out_cols.append(pa.array(np.arange(start, start + n, dtype=np.int64)))
+            out_names.append(POS_COLUMN)
+        residual = task.residual
+        if residual is not None and not isinstance(residual, AlwaysTrue):
+            eval_cols = {f.name: column(f.id) for f in self.schema.fields
+                         if f.name in {x.split(".")[0] for x in referenced_names(residual)}}
+            mask = evaluate_arrow(residual, pa.table(eval_cols) if eval_cols else pa.table({}))
+            m = np.asarray(mask.to_numpy(zero_copy_only=False), dtype=np.bool_)
+            keep = m if keep is None else keep & m
+        if not out_cols:
+            # no columns at all (count-style reads): carry the row count
+            kept = n if keep is None else int(np.count_nonzero(keep))
+            return _empty_batch_with_rows(kept)
+        if keep is not None and not keep.all():
+            # column by column with one shared mask: cheaper than Table.filter
+            mask = pa.array(keep)
+            out_cols = [pc.filter(c, mask) for c in out_cols]
+        return pa.Table.from_arrays(out_cols, schema=self.output_schema)
+
+
+def _empty_batch_with_rows(n):
+    """A record batch with no columns and ``n`` rows (what a count-only read yields)."""
+    return pa.RecordBatch.from_arrays([pa.nulls(n)], names=["_"]).drop_columns(["_"])
+
+
+def _batches(out):
+    if out is None or out.num_rows == 0:
+        return
+    if isinstance(out, pa.RecordBatch):
+        yield out
+    else:
+        yield from (b for b in out.to_batches() if b.num_rows)
+
+
+def _one_chunk(c):
+    if isinstance(c, pa.ChunkedArray):
+        return c.combine_chunks() if c.num_chunks != 1 else c.chunk(0)
+    return c
+
+
+def _selection_mask(selection, start, n):
+    """A row selection (sorted positions to KEEP, or a pyroaring BitMap) as a mask for rows start..start+n."""
+    if hasattr(selection, "to_array"):
+        sel = np.asarray(selection.to_array(), dtype=np.int64)
+    else:
+        sel = np.asarray(selection, dtype=np.int64)
+    drop = keep_mask(sel, start, n)  # False where selected
+    return ~drop
+
+
+def _norm_path(p: str) -> str:
+    from ..io import normalize_location
+    return normalize_location(p)

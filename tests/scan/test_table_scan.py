@@ -1,0 +1,317 @@
+import datetime
+import pickle
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from paimon_engine import types as T
+from paimon_engine.errors import CorruptFileError, InvalidArgumentError, NotFoundError, SchemaError
+from paimon_engine.expressions import col
+from paimon_engine.scan.delete_index import DeleteFile, POSITION
+from paimon_engine.scan.planner import TableScan
+from paimon_engine.scan.reader import TaskReader, read_deletion_vector
+from paimon_engine.table.catalog import FileSystemCatalog, SqlCatalog
+from paimon_engine.table.partitioning import PartitionSpec
+from paimon_engine.table.schema import Schema
+
+from .builder import MiniTable, deletion_vector_blob
+
+
+def rows(tbl, key="id"):
+    return sorted(tbl.to_pylist(), key=lambda r: r[key])
+
+
+def data(n=100, start=0):
+    return pa.table({"id": pa.array(range(start, start + n), pa.int64()),
+                     "k": pa.array([i % 4 for i in range(start, start + n)], pa.int32()),
+                     "s": [f"s{i:04d}" for i in range(start, start + n)]})
+
+
+@pytest.fixture
+def catalog(tmp_path):
+    return FileSystemCatalog(str(tmp_path / "wh"))
+
+
+def test_table_scan_after_merge_on_read_writes(catalog):
+    t = catalog.create_table("db.t", data().schema)
+    t.append(data(100))
+    t.append(data(50, 100))
+    t.delete("id < 10")                                   # position deletes
+    t.delete("s = 's0120'", mode="equality", equality_columns=["s"])
+    t.append(data(5, 200))
+    t.delete("id >= 140 and id < 145")
+    model = rows(pa.concat_tables([data(150), data(5, 200)]))
+    want = [r for r in model if not (r["id"] < 10 or r["s"] == "s0120" or 140 <= r["id"] < 145)]
+    got = rows(t.scan().to_arrow())
+    assert got == want and len(got) == 150 - 10 - 1 + 5 - 5
+    assert len(t.delete_files()) >= 3
+    assert t.scan().count() == len(want)
+    assert rows(t.scan(filter="k = 2 and id > 50").to_arrow()) == [r for r in want if r["k"] == 2 and r["id"] > 50]
+    assert t.scan(filter=col("k") == 2).count() == sum(1 for r in want if r["k"] == 2)
+
+
+def test_partition_and_metrics_pruning(catalog):
+    t = catalog.create_table("db.t", data().schema, [("k", "identity")])
+    for i in range(5):
+        t.append(data(20, i * 20))
+    assert len(t.scan().plan_files()) == 20
+    assert len(t.scan(filter="k = 1").plan_files()) == 5          # partition pruning
+    tasks = t.scan(filter="id >= 40 and id < 60").plan_files()     # metrics pruning
+    assert len(tasks) == 4
+    assert all(repr(x.residual) == "true" for x in tasks)          # bounds prove every row matches
+    tasks = t.scan(filter="id >= 45 and id < 60").plan_files()
+    assert len(tasks) == 4 and {repr(x.residual) for x in tasks} >= {"id >= 45"}
+    assert t.scan(filter="id >= 45 and id < 60").count() == 15
+    assert t.scan(filter="id > 1000").plan_files() == []
+    assert t.scan(filter="k = 9").plan_files() == []
+
+
+def test_bucket_truncate_and_day_partitions(tmp_path):
+    cat = FileSystemCatalog(str(tmp_path / "wh"))
+    base = datetime.datetime(2024, 1, 1)
+    tbl = pa.table({"id": pa.array(range(60), pa.int64()),
+                    "ts": pa.array([base + datetime.timedelta(hours=7 * i) for i in range(60)], pa.timestamp("us")),
+                    "s": [f"name{i % 7}" for i in range(60)]})
+    t = cat.create_table("db.t", tbl.schema, [("id", "bucket[4]"), ("ts", "day"), ("s", "truncate[5]")])
+    t.append(tbl)
+    all_rows = rows(t.scan().to_arrow())
+    assert all_rows == rows(tbl)
+    for f, pred in [("id = 7", lambda r: r["id"] == 7),
+                    ("id in (3, 30)", lambda r: r["id"] in (3, 30)),
+                    ("ts >= '2024-01-05T00:00:00' and ts < '2024-01-06T00:00:00'",
+                     lambda r: datetime.datetime(2024, 1, 5) <= r["ts"] < datetime.datetime(2024, 1, 6)),
+                    ("ts < '2024-01-02T00:00:00'", lambda r: r["ts"] < datetime.datetime(2024, 1, 2)),
+                    ("s like 'name3%'", lambda r: r["s"].startswith("name3"))]:
+        scan = t.scan(filter=f)
+        assert rows(scan.to_arrow()) == [r for r in all_rows if pred(r)], f
+        assert len(scan.plan_files()) < len(t.scan().plan_files()), f
+
+
+def test_projection_metadata_columns_and_schema_evolution(catalog):
+    t = catalog.create_table("db.t", data().schema)
+    t.append(data(10))
+    t.update_schema().add_column("extra", T.BigIntType()).rename_column("s", "name").commit()
+    t.append(pa.table({"id": pa.array([100], pa.int64()), "k": pa.array([1], pa.int32()),
+                       "name": ["new"], "extra": pa.array([7], pa.int64())}))
+    got = rows(t.scan(columns=["id", "name", "extra", "_file", "_pos"]).to_arrow())
+    assert got[0]["name"] == "s0000" and got[0]["extra"] is None and got[0]["_pos"] == 0
+    assert got[-1] == {"id": 100, "name": "new", "extra": 7, "_file": got[-1]["_file"], "_pos": 0}
+    assert got[3]["_pos"] == 3 and got[3]["_file"].endswith(".parquet")
+    assert t.scan(columns=["extra"]).to_arrow().column_names == ["extra"]
+    with pytest.raises(SchemaError):
+        t.scan(columns=["nope"])
+    with pytest.raises(SchemaError):
+        t.scan(filter="nope = 1")
+
+
+def test_time_travel_refs_and_incremental(catalog):
+    t = catalog.create_table("db.t", data().schema)
+    t.append(data(10))
+    s1 = t.current_snapshot()
+    t.append(data(10, 10))
+    s2 = t.current_snapshot()
+    t.delete("id < 5")
+    t.append(data(3, 20))
+    s4 = t.current_snapshot()
+    assert t.scan(snapshot_id=s1.snapshot_id).count() == 10
+    assert t.scan(snapshot_id=s2.snapshot_id).count() == 20
+    assert t.scan().count() == 18
+    assert t.scan(as_of=s2.timestamp_ms).count() == 20
+    t.create_tag("v1", s1.snapshot_id)
+    assert rows(t.scan(ref="v1").to_arrow()) == rows(data(10))
+    inc = t.scan().between(s1.snapshot_id, s4.snapshot_id)
+    assert sorted(r["id"] for r in inc.to_arrow().to_pylist()) == list(range(10, 23))
+    assert sorted(r["id"] for r in t.scan().between(None, s2.snapshot_id).to_arrow().to_pylist()) == list(range(20))
+    with pytest.raises(NotFoundError):
+        t.scan(snapshot_id=12345)
+    with pytest.raises(InvalidArgumentError):
+        t.scan(snapshot_id=s1.snapshot_id, ref="main")
+    with pytest.raises(InvalidArgumentError):
+        t.scan().between(s4.snapshot_id, s1.snapshot_id)
+
+
+def test_outputs_batches_and_tasks(catalog):
+    t = catalog.create_table("db.t", data().schema)
+    t.append(data(1000))
+    t.delete("id % 10 = 3") if False else t.delete(col("id").isin(list(range(3, 1000, 10))))
+    scan = t.scan(filter="id < 500")
+    ref = rows(scan.to_arrow())
+    assert sum(b.num_rows for b in scan.to_batches(batch_size=64)) == len(ref)
+    assert max(b.num_rows for b in scan.to_batches(batch_size=64)) <= 64
+    df = scan.to_pandas()
+    assert sorted(df["id"].tolist()) == [r["id"] for r in ref]
+    arrays = scan.to_numpy()
+    assert isinstance(arrays["id"], np.ndarray) and len(arrays["id"]) == len(ref)
+    tasks = pickle.loads(pickle.dumps(scan.plan_files()))
+    assert rows(scan.to_arrow(tasks=tasks)) == ref
+    # splitting at row-group offsets and combining keeps the rows
+    assert scan.plan_tasks(target_size=1 << 20)
+
+
+def test_split_tasks_read_the_same_rows(tmp_path):
+    schema = Schema(T.RowType([T.DataField(1, "id", T.BigIntType()), T.DataField(2, "k", T.IntType()),
+                               T.DataField(3, "s", T.STRING())]))
+    mt = MiniTable(tmp_path, schema)
+    (df,) = mt.append(data(1000))
+    mt.commit([mt.write_position_deletes(df.file_path, [0, 60, 999])], operation="delete")
+    scan = mt.scan(columns=["id", "_pos"])
+    whole = rows(scan.to_arrow())
+    from paimon_engine.scan.tasks import split_tasks
+    parts = split_tasks(scan.plan_files(), target_size=2000)
+    assert len(parts) > 1
+    got = rows(scan.to_arrow(tasks=parts))
+    assert got == whole and len(got) == 997
+    assert all(r["id"] == r["_pos"] for r in got)
+    batched = sorted(r["id"] for p in parts for b in scan._reader().read_task(p, 100) for r in b.to_pylist())
+    assert batched == [r["id"] for r in whole]
+
+
+def test_deletion_vectors(tmp_path):
+    schema = Schema(T.RowType([T.DataField(1, "id", T.BigIntType()), T.DataField(2, "k", T.IntType()),
+                               T.DataField(3, "s", T.STRING())]))
+    mt = MiniTable(tmp_path, schema)
+    (df,) = mt.append(data(50))
+    blob = deletion_vector_blob([1, 2, 40])
+    puffin = tmp_path / "dv.puffin"
+    puffin.write_bytes(b"PFA1" + blob + b"footer")
+    assert read_deletion_vector(blob).tolist() == [1, 2, 40]
+    scan = mt.scan()
+    (task,) = scan.plan_files()
+    task.deletes = [DeleteFile(str(puffin), POSITION, "puffin", 5, 0, (), 3, 100, df.file_path, (), 4, len(blob))]
+    got = [r["id"] for r in scan.to_arrow(tasks=[task]).to_pylist()]
+    assert got == [i for i in range(50) if i not in (1, 2, 40)]
+    # malformed blobs and ranges
+    for bad in (blob[:-1], blob[:4] + b"XXXX" + blob[8:], blob[:-4] + b"\0\0\0\0", b"\0" * 5,
+                blob[:8] + b"\xff" * 8 + blob[16:]):
+        with pytest.raises(CorruptFileError):
+            read_deletion_vector(bad, "x")
+    task.deletes[0].content_offset = 10_000
+    with pytest.raises(CorruptFileError, match="outside"):
+        scan.to_arrow(tasks=[task])
+
+
+def test_corrupt_and_missing_files(tmp_path):
+    schema = Schema(T.RowType([T.DataField(1, "id", T.BigIntType()), T.DataField(2, "k", T.IntType()),
+                               T.DataField(3, "s", T.STRING())]))
+    mt = MiniTable(tmp_path, schema)
+    (df,) = mt.append(data(50))
+    d = mt.write_position_deletes(df.file_path, [3])
+    mt.commit([d], operation="delete")
+    raw = open(d.file_path, "rb").read()
+    open(d.file_path, "wb").write(raw[: len(raw) // 2])
+    with pytest.raises(CorruptFileError) as ei:
+        mt.scan().to_arrow()
+    assert d.file_path in str(ei.value)
+    open(df.file_path, "wb").write(b"PAR1garbage")
+    with pytest.raises(CorruptFileError):
+        mt.scan().to_arrow()
+    import os
+    os.remove(df.file_path)
+    with pytest.raises(NotFoundError):
+        mt.scan().to_arrow()
+
+
+def test_pyiceberg_written_tables_read_identically(tmp_path):
+    from pyiceberg.catalog.sql import SqlCatalog as PyCatalog
+    pc = PyCatalog("default", uri=f"sqlite:///{tmp_path}/cat.db", warehouse=f"file://{tmp_path}/wh")
+    pc.create_namespace("db")
+    pt = pc.create_table("db.t", schema=data().schema)
+    pt.append(data(100))
+    pt.delete("id < 10")                       # copy-on-write
+    pt.append(data(5, 300))
+    with pt.update_schema() as u:
+        u.add_column("extra", __import__("pyiceberg.types", fromlist=["LongType"]).LongType())
+    pt = pc.load_table("db.t")
+    pt.append(pa.table({"id": pa.array([500], pa.int64()), "k": pa.array([2], pa.int32()), "s": ["x"],
+                        "extra": pa.array([9], pa.int64())}))
+    ours = SqlCatalog("default", uri=f"sqlite:///{tmp_path}/cat.db", warehouse=str(tmp_path / "wh")).load_table("db.t")
+    pt = pc.load_table("db.t")
+    assert rows(ours.scan().to_arrow()) == rows(pt.scan().to_arrow())
+    assert rows(ours.scan(filter="k = 2 and id > 50").to_arrow()) == \
+        rows(pt.scan(row_filter="k == 2 and id > 50").to_arrow())
+    for snap in pt.metadata.snapshots:
+        assert ours.scan(snapshot_id=snap.snapshot_id).count() == len(pt.scan(snapshot_id=snap.snapshot_id).to_arrow())
+    # merge-on-read deletes written here are read the same by pyiceberg
+    ours.delete("k = 1")
+    ours.delete("id = 40")
+    pt = pc.load_table("db.t")
+    assert rows(ours.scan().to_arrow()) == rows(pt.scan().to_arrow())
+    assert len(ours.delete_files()) >= 2
+
+
+def test_equality_deletes_on_dropped_and_promoted_columns(tmp_path):
+    schema = Schema(T.RowType([T.DataField(1, "id", T.BigIntType()), T.DataField(2, "k", T.IntType()),
+                               T.DataField(3, "s", T.STRING())]))
+    mt = MiniTable(tmp_path, schema)
+    mt.append(data(20))
+    mt.commit([mt.write_equality_deletes([2], [(1,), (None,)])], operation="delete")
+    mt.commit([mt.write_equality_deletes([3], [("s0004",)])], operation="delete")
+    want = [r["id"] for r in rows(data(20)) if r["k"] != 1 and r["s"] != "s0004"]
+    assert [r["id"] for r in rows(mt.scan().to_arrow())] == want
+    # promote k to long, then drop k and s: the deletes still apply by field id
+    mt.set_schema(T.RowType([T.DataField(1, "id", T.BigIntType()), T.DataField(2, "k", T.BigIntType()),
+                             T.DataField(3, "s", T.STRING())]))
+    assert [r["id"] for r in rows(mt.scan().to_arrow())] == want
+    mt.set_schema(T.RowType([T.DataField(1, "id", T.BigIntType())]))
+    got = mt.scan().to_arrow()
+    assert got.column_names == ["id"] and sorted(got.column("id").to_pylist()) == want
+    assert mt.scan().count() == len(want)
+
+
+def test_scan_package_exports():
+    import paimon_engine.scan as scan_pkg
+    assert scan_pkg.TableScan is TableScan
+    with pytest.raises(AttributeError):
+        scan_pkg.nope
+
+
+def test_tags_read_with_their_schema_branches_with_the_current_one(catalog):
+    t = catalog.create_table("db.t", data().schema)
+    t.append(data(5))
+    s1 = t.current_snapshot().snapshot_id
+    t.create_tag("old", s1)
+    t.create_branch("b1", s1)
+    t.update_schema().add_column("extra", T.BigIntType()).commit()
+    assert t.scan(ref="old").to_arrow().column_names == ["id", "k", "s"]
+    assert t.scan(ref="b1").to_arrow().column_names == ["id", "k", "s", "extra"]
+    with pytest.raises(NotFoundError):
+        t.scan(ref="missing")
+
+
+def test_bad_delete_file_contents(tmp_path):
+    schema = Schema(T.RowType([T.DataField(1, "id", T.BigIntType()), T.DataField(2, "k", T.IntType()),
+                               T.DataField(3, "s", T.STRING())]))
+    mt = MiniTable(tmp_path, schema)
+    (df,) = mt.append(data(30))
+    # positions outside the file (and negative ones) delete nothing; duplicates count once
+    d = mt.write_position_deletes(df.file_path, [-5, 2, 2, 29, 30, 10**12])
+    mt.commit([d], operation="delete")
+    assert sorted(r["id"] for r in mt.scan().to_arrow().to_pylist()) == [i for i in range(30) if i not in (2, 29)]
+    assert mt.scan().count() == 28
+    # a position delete file without file_path/pos columns
+    pq.write_table(pa.table({"x": [1]}), d.file_path)
+    with pytest.raises(CorruptFileError, match="file_path"):
+        mt.scan().to_arrow()
+    # null positions
+    pq.write_table(pa.table({"file_path": [df.file_path, df.file_path], "pos": pa.array([1, None], pa.int64())}),
+                   d.file_path)
+    with pytest.raises(CorruptFileError, match="null"):
+        mt.scan().to_arrow()
+
+
+def test_tasks_with_residuals_and_deletes_pickle_and_read_in_another_reader(catalog):
+    t = catalog.create_table("db.t", data().schema)
+    t.append(data(100))
+    t.delete("id < 5")
+    scan = t.scan(filter="id >= 3 and s != 's0050'", columns=["id"])
+    tasks = scan.plan_files()
+    assert any(repr(x.residual) != "true" for x in tasks) and any(x.deletes for x in tasks)
+    shipped = pickle.loads(pickle.dumps(tasks))
+    reader = TaskReader(t.io, scan.row_type, scan.projected, (), scan._all_fields)
+    got = sorted(r["id"] for x in shipped for b in reader.read_task(x) for r in b.to_pylist())
+    assert got == [i for i in range(5, 100) if i != 50]
+    remote = pickle.loads(pickle.dumps(scan.task_reader()))
+    got = sorted(r["id"] for x in shipped for b in remote.read_task(x) for r in b.to_pylist())
+    assert got == [i for i in range(5, 100) if i != 50]
