@@ -128,13 +128,29 @@ def _as_schema(schema) -> Schema:
     raise InvalidArgumentError(f"cannot make a table schema from {type(schema).__name__}")
 
 
-def _append_metadata_log(md: TableMetadata, base: TableMetadata | None):
+def _append_metadata_log(md: TableMetadata, base: TableMetadata | None) -> list:
+    """Add the base metadata file to the log, keep ``write.metadata.previous-versions-max`` entries; -> the
+    metadata files that fell off the log."""
     from .metadata import MetadataLogEntry
+    dropped = []
     if base is not None and base.metadata_location:
         md.metadata_log = list(md.metadata_log) + [MetadataLogEntry(base.last_updated_ms, base.metadata_location)]
-        keep = int(md.properties.get("write.metadata.previous-versions-max", "100"))
+        keep = max(1, int(md.properties.get("write.metadata.previous-versions-max", "100")))
         if len(md.metadata_log) > keep:
+            dropped = [e.metadata_file for e in md.metadata_log[:-keep]]
             md.metadata_log = md.metadata_log[-keep:]
+    return dropped
+
+
+def _delete_old_metadata(io, md: TableMetadata, dropped):
+    """``write.metadata.delete-after-commit.enabled``: delete metadata files that left the log."""
+    if md.properties.get("write.metadata.delete-after-commit.enabled", "false").lower() != "true":
+        return
+    for path in dropped:
+        try:
+            io.delete(path)
+        except OSError:
+            pass
 
 
 # ---------------------------------------------------------------------------
@@ -268,7 +284,7 @@ class FileSystemCatalog(Catalog):
             raise CommitConflictError(f"base metadata {base.metadata_location!r} is not a version file")
         version = int(m.group(1)) + 1
         path = f"{location}/metadata/v{version}.metadata.json"
-        _append_metadata_log(new, base)
+        dropped = _append_metadata_log(new, base)
         data = self._write_new_metadata(path, new)
         try:
             self.io.create_exclusive(path, data)
@@ -276,6 +292,7 @@ class FileSystemCatalog(Catalog):
             raise CommitConflictError(f"{path} was created by a concurrent commit") from None
         self._write_hint(location, version)
         new.metadata_location = path
+        _delete_old_metadata(self.io, new, dropped)
         return new
 
     def commit(self, identifier, base, new):
@@ -462,7 +479,7 @@ class SqlCatalog(Catalog):
         ns = ".".join(namespace)
         version = _catalog_version(base.metadata_location) + 1
         path = self._new_metadata_path(new.location, version)
-        _append_metadata_log(new, base)
+        dropped = _append_metadata_log(new, base)
         self.io.write_bytes(path, self._write_new_metadata(path, new))
         with self._connect() as conn:
             cur = conn.execute("UPDATE iceberg_tables SET metadata_location=?, previous_metadata_location=? "
@@ -474,6 +491,7 @@ class SqlCatalog(Catalog):
             self.io.delete(path)
             raise CommitConflictError(f"table {ns}.{name} changed since {base.metadata_location}")
         new.metadata_location = path
+        _delete_old_metadata(self.io, new, dropped)
         return new
 
     def drop_table(self, identifier, purge: bool = False):

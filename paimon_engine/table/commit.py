@@ -98,6 +98,9 @@ class SnapshotProducer:
 
     # -- commit ------------------------------------------------------------------
     def commit(self):
+        """Commit with retries. On a definite failure (validation, retries exhausted) every file this operation
+        wrote is deleted, data and delete files included. When the catalog's swap itself fails in an unknown way
+        nothing is deleted: the commit may have landed (``remove_orphan_files`` finds leftovers otherwise)."""
         table = self.table
         retries, min_ms, max_ms, total_ms = retry_policy(table.metadata.properties)
         deadline = time.monotonic() + total_ms / 1000.0
@@ -107,13 +110,14 @@ class SnapshotProducer:
             attempt_files = []
             try:
                 new_md = self._apply(base, attempt, attempt_files)
+            except BaseException:
+                self._delete(attempt_files)
+                self._abort()
+                raise
+            try:
                 committed = table._commit(base, new_md)
-                table._set_metadata(committed)
-                self._cleanup_unused(committed)
-                return committed
             except CommitConflictError:
-                for p in attempt_files:
-                    table.io.delete(p)
+                self._delete(attempt_files)
                 if attempt >= retries or time.monotonic() > deadline:
                     self._abort()
                     raise CommitFailedError(f"{self.operation} on {table.name} failed after {attempt + 1} "
@@ -121,21 +125,21 @@ class SnapshotProducer:
                 _sleep(attempt, min_ms, max_ms)
                 attempt += 1
                 base = table._refresh_metadata()
-            except BaseException:
-                for p in attempt_files:
-                    table.io.delete(p)
-                self._abort()
-                raise
+                continue
+            table._set_metadata(committed)
+            return committed
 
-    def _abort(self):
-        for p in self._written:
+    def _delete(self, paths):
+        for p in paths:
             try:
                 self.table.io.delete(p)
             except OSError:
                 pass
 
-    def _cleanup_unused(self, md):
-        pass
+    def _abort(self):
+        """Delete everything this operation wrote: manifests of added files and the added files themselves."""
+        self._delete(self._written)
+        self._delete([df.file_path for df in self.added_data + self.added_deletes])
 
     def _manifest_path(self, k):
         return f"{self.table.metadata_dir}/{uuid.uuid4()}-m{k}.avro"
@@ -235,11 +239,12 @@ class SnapshotProducer:
             raise CommitFailedError(f"{self.operation} on {self.table.name}: data file(s) referenced by new "
                                     f"position deletes are no longer live, e.g. {sorted(required)[0]}")
 
+        for m in added:
+            m.sequence_number = None
+            m.min_sequence_number = None
+        if self.operation == "append" and base.properties.get("commit.manifest-merge.enabled", "false") == "true":
+            added, kept = self._merge_manifests(base, added, kept, attempt, attempt_files)
         manifests = list(added) + kept
-        for m in manifests:
-            if m in added:
-                m.sequence_number = None
-                m.min_sequence_number = None
         list_path = f"{self.table.metadata_dir}/snap-{self.snapshot_id}-{attempt}-{uuid.uuid4()}.avro"
         write_manifest_list(io, list_path, manifests, format_version=fv, snapshot_id=self.snapshot_id,
                             parent_snapshot_id=parent.snapshot_id if parent else None, sequence_number=seq)
@@ -263,6 +268,39 @@ class SnapshotProducer:
             md.current_snapshot_id = self.snapshot_id
             md.snapshot_log.append(SnapshotLogEntry(snap.timestamp_ms, self.snapshot_id))
         return md
+
+    def _merge_manifests(self, base, added, kept, attempt, attempt_files):
+        """Merge append: when a spec has at least ``commit.manifest.min-count-to-merge`` (100) data manifests, fold
+        them into one (this commit's files stay ADDED, others become EXISTING with their sequence numbers)."""
+        min_count = int(base.properties.get("commit.manifest.min-count-to-merge", "100"))
+        schema = base.schema()
+        io = self.table.io
+        groups = {}
+        for m in list(added) + list(kept):
+            if m.content == CONTENT_DATA:
+                groups.setdefault(m.partition_spec_id, []).append(m)
+        new_added, new_kept = list(added), list(kept)
+        k = 5000 + attempt * 100
+        for spec_id, group in groups.items():
+            if len(group) < max(2, min_count):
+                continue
+            spec = base.spec(spec_id)
+            w = ManifestWriter(spec, schema, base.format_version, self.snapshot_id, CONTENT_DATA)
+            for m in group:
+                mine = m in added
+                for e in read_manifest(io, m, spec.partition_type(schema), include_deleted=False):
+                    if mine:
+                        w.add(e.data_file, STATUS_ADDED)
+                    else:
+                        w.add(e.data_file, STATUS_EXISTING, snapshot_id=e.snapshot_id,
+                              sequence_number=e.sequence_number, file_sequence_number=e.file_sequence_number)
+            path = self._manifest_path(k)
+            k += 1
+            merged = w.write(io, path)
+            attempt_files.append(path)
+            new_added = [m for m in new_added if m not in group] + [merged]
+            new_kept = [m for m in new_kept if m not in group]
+        return new_added, new_kept
 
     def _check_no_new_deletes(self, base, parent):
         """Fail when a snapshot committed since this operation started added delete files that apply to a data

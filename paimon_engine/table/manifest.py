@@ -382,12 +382,11 @@ class ManifestWriter:
             c = counts[e.status]
             c[0] += 1
             c[1] += e.data_file.record_count
-            if e.status != STATUS_ADDED and e.sequence_number is not None and e.status != STATUS_DELETED:
+            if e.status == STATUS_EXISTING and e.sequence_number is not None:
                 seqs.append(e.sequence_number)
-        has_added = counts[STATUS_ADDED][0] > 0
-        min_seq = None if has_added or not seqs else min(seqs)
-        if not has_added and not seqs:
-            min_seq = None
+        # added entries inherit the commit's sequence number, which the manifest-list writer fills in (and
+        # which is never below an existing entry's)
+        min_seq = min(seqs) if seqs else None
         return ManifestFile(
             manifest_path=path, manifest_length=len(data), partition_spec_id=self.spec.spec_id,
             content=self.content, sequence_number=None, min_sequence_number=min_seq,

@@ -147,3 +147,60 @@ def test_upsert_equality_deletes_read_back(ours, theirs):
     t.rewrite_files()
     assert t.current_snapshot().summary["operation"] == "replace"
     assert canon(theirs.load_table("db.keyed").scan().to_arrow()) == out
+
+
+def test_pyiceberg_writes_after_our_position_deletes(ours, theirs):
+    ours.create_namespace("db")
+    t = ours.create_table("db.mixed", sample().schema, [("qty", "identity")])
+    t.append(sample(30))
+    t.delete(col("id").isin([0, 6, 12]))                   # position deletes in three partitions
+    pt = theirs.load_table("db.mixed")
+    pt.delete("id = 1 or id = 18")                         # pyiceberg copy-on-write on top of our deletes
+    pt.append(sample(2, start=100))
+    t.refresh()
+    want = {i for i in range(30) if i not in (0, 6, 12, 1, 18)} | {100, 101}
+    assert set(t.to_arrow().column("id").to_pylist()) == want
+    assert set(theirs.load_table("db.mixed").scan().to_arrow().column("id").to_pylist()) == want
+    t.rewrite_files()
+    t.expire_snapshots(retain_last=1)
+    assert set(theirs.load_table("db.mixed").scan().to_arrow().column("id").to_pylist()) == want
+    assert len(theirs.load_table("db.mixed").metadata.snapshots) == 1
+
+
+def test_we_open_a_catalog_database_pyiceberg_created(tmp_path):
+    from pyiceberg.catalog.sql import SqlCatalog as PySqlCatalog
+    from paimon_engine.table.catalog import SqlCatalog
+    uri = f"sqlite:///{tmp_path}/pyi.db"
+    pc = PySqlCatalog("prod", uri=uri, warehouse=f"file://{tmp_path}/wh")
+    pc.create_namespace("sales", {"owner": "ops"})
+    pt = pc.create_table("sales.orders", sample().schema)
+    pt.append(sample(6))
+    cat = SqlCatalog("prod", uri=uri, warehouse=str(tmp_path / "wh"))
+    assert cat.list_namespaces() == [("sales",)]
+    assert cat.load_namespace_properties("sales")["owner"] == "ops"
+    t = cat.load_table("sales.orders")
+    assert canon(t.to_arrow()) == canon(pt.scan().to_arrow())
+    t.append(sample(2, start=6))
+    assert pc.load_table("sales.orders").scan().to_arrow().num_rows == 8
+    # pyiceberg's metadata file naming continues
+    assert pc.load_table("sales.orders").metadata_location.rsplit("/", 1)[-1].startswith("00002-")
+    cat.rename_table("sales.orders", "sales.orders2")
+    assert pc.load_table("sales.orders2").scan().to_arrow().num_rows == 8
+    cat.drop_table("sales.orders2")
+    assert pc.list_tables("sales") == []
+
+
+def test_we_read_and_upgrade_pyiceberg_v1_tables(ours, theirs):
+    theirs.create_namespace("db")
+    pt = theirs.create_table("db.v1", sample().schema, properties={"format-version": "1"})
+    pt.append(sample(10))
+    pt.append(sample(5, start=10))
+    pt.delete("id < 2")
+    t = ours.load_table("db.v1")
+    assert t.format_version == 1
+    assert canon(t.to_arrow()) == canon(pt.refresh().scan().to_arrow())
+    t.append(sample(3, start=50))                      # our v1 manifests next to pyiceberg's
+    t.upgrade_format_version(2)
+    t.delete(col("id") == 5)                           # v2 position delete over v1-written data (seq 0)
+    assert sorted(t.to_arrow().column("id").to_pylist()) == [i for i in range(2, 15) if i != 5] + [50, 51, 52]
+    assert canon(theirs.load_table("db.v1").scan().to_arrow()) == canon(t.to_arrow())

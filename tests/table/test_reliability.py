@@ -291,3 +291,16 @@ def test_deletes_elsewhere_do_not_block_a_rewrite(tmp_path):
     b.overwrite(sample(1, start=100), col("qty") == 2)           # rewrites only the qty=2 partition: lands
     ids = set(cat.load_table("db.t").to_arrow().column("id").to_pylist())
     assert 1 not in ids and 100 in ids and not ({2, 7, 12, 17} & ids)
+
+
+def test_failed_operation_leaves_no_files(tmp_path):
+    cat = FileSystemCatalog(str(tmp_path))
+    t = cat.create_table("db.t", sample().schema)
+    t.append(sample(20))
+    a = cat.load_table("db.t")
+    b = cat.load_table("db.t")
+    a.overwrite(sample(2, start=100), col("id") < 5)
+    with pytest.raises(CommitFailedError):
+        b.overwrite(sample(2, start=200), col("id") == 10)       # its rewritten and new files are cleaned up
+    t = cat.load_table("db.t")
+    assert t.remove_orphan_files(older_than_ms=int(time.time() * 1000) + 1000, dry_run=True) == []

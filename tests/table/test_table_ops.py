@@ -188,3 +188,37 @@ def test_inputs_and_rolling(tmp_path):
     for e in t.data_files():
         df = e.data_file
         assert df.value_counts[1] == df.record_count and 1 in df.lower_bounds and df.column_sizes[1] > 0
+
+
+def test_metadata_log_trim_and_delete_after_commit(tmp_path, ours):
+    ours.create_namespace("db")
+    t = ours.create_table("db.t", sample().schema, properties={
+        "write.metadata.previous-versions-max": "2", "write.metadata.delete-after-commit.enabled": "true"})
+    for i in range(5):
+        t.append(sample(1, start=i))
+    assert len(t.metadata.metadata_log) == 2
+    files = sorted(p.name for p in (tmp_path / "wh/db.db/t/metadata").glob("*.metadata.json"))
+    assert len(files) == 3 and files[-1].startswith("00005-")
+    assert t.to_arrow().num_rows == 5
+
+
+def test_merge_append_keeps_sequence_numbers(tmp_path):
+    from paimon_engine.table.manifest_list import read_manifest_list
+    cat = FileSystemCatalog(str(tmp_path))
+    t = cat.create_table("db.t", sample().schema, properties={
+        "commit.manifest-merge.enabled": "true", "commit.manifest.min-count-to-merge": "4"})
+    for i in range(3):
+        t.append(sample(2, start=2 * i))
+    t.delete(col("id") == 1)                                  # a position delete at seq 4
+    assert len(read_manifest_list(t.io, t.current_snapshot().manifest_list)) == 4
+    t.append(sample(2, start=6))                              # 4 data manifests -> merged into one
+    ms = read_manifest_list(t.io, t.current_snapshot().manifest_list)
+    data = [m for m in ms if m.content == 0]
+    assert len(data) == 1 and data[0].existing_files_count == 3 and data[0].added_files_count == 1
+    assert data[0].sequence_number == 5 and data[0].min_sequence_number == 1
+    seqs = sorted((e.data_file.record_count, e.sequence_number) for e in t.data_files())
+    assert [s for _, s in seqs] == [1, 2, 3, 5]
+    assert sorted(t.to_arrow().column("id").to_pylist()) == [0, 2, 3, 4, 5, 6, 7]   # the old delete still applies
+    from pyiceberg.table import StaticTable
+    st = StaticTable.from_metadata(t.metadata_location)
+    assert sorted(st.scan().to_arrow().column("id").to_pylist()) == [0, 2, 3, 4, 5, 6, 7]
