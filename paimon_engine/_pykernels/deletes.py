@@ -136,13 +136,29 @@ def build_hash_table(hashes, slots):
     return distinct
 
 
-def probe_hash_table(build_hashes, slots, probe_hashes, out):
+def build_filter(hashes, bits):
+    hashes = np.asarray(hashes, dtype=np.uint64)
+    nb = bits.shape[0]
+    nbits = nb * 8
+    if nb == 0 or (nbits & (nbits - 1)) != 0:
+        return -4
+    idx = (hashes >> np.uint64(32)) & np.uint64(nbits - 1)
+    np.bitwise_or.at(bits, (idx >> np.uint64(3)).astype(np.int64),
+                     (np.uint8(1) << (idx & np.uint64(7)).astype(np.uint8)).astype(np.uint8))
+    return int(hashes.shape[0])
+
+
+def probe_hash_table(build_hashes, slots, probe_hashes, out, bits):
     build_hashes = np.asarray(build_hashes, dtype=np.uint64)
     probe_hashes = np.asarray(probe_hashes, dtype=np.uint64)
     n = probe_hashes.shape[0]
     m = slots.shape[0]
+    nbits = bits.shape[0] * 8
     if out.shape[0] < n or m == 0 or (m & (m - 1)) != 0:
         return -4
+    if bits.shape[0] and (nbits & (nbits - 1)) != 0:
+        return -4
+    # the filter only skips hashes absent from the build side, so it cannot change the answer
     # The row standing for a hash is the first build row carrying it (what the
     # table holds once built); rows never inserted are not found.
     present = np.asarray(slots)

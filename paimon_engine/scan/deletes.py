@@ -197,6 +197,11 @@ class EqualityDeleteSet:
         if rc < 0:  # pragma: no cover - sized here
             raise InvalidArgumentError(status.describe(rc))
         self.distinct_hashes = rc
+        nbytes = 64
+        while nbytes * 8 < 16 * max(n, 1):
+            nbytes <<= 1
+        self._filter = np.zeros(nbytes, dtype=np.uint8)
+        _k().build_filter(self._hashes, self._filter)
         self._keyset = None
 
     @classmethod
@@ -234,7 +239,7 @@ class EqualityDeleteSet:
                 raise InvalidArgumentError(f"equality key types differ between data ({kd_d}) and deletes ({kd_k})")
         h = _hash_parts(parts, n)
         cand = np.empty(n, dtype=np.int64)
-        found = _k().probe_hash_table(self._hashes, self._slots, h, cand)
+        found = _k().probe_hash_table(self._hashes, self._slots, h, cand, self._filter)
         if found <= 0:
             return np.zeros(n, dtype=np.bool_)
         rows = np.nonzero(cand >= 0)[0]

@@ -107,12 +107,25 @@ def test_build_and_probe(build, probe):
     m = 1
     while m <= len(build):
         m <<= 1
+    filters = []
     for k in KS:
         slots = np.full(m, -1, dtype=np.int64)
         assert k.build_hash_table(bh, slots) == len(first)
         out = np.zeros(len(probe), dtype=np.int64)
-        assert k.probe_hash_table(bh, slots, ph, out) == sum(1 for v in probe if v in first)
+        assert k.probe_hash_table(bh, slots, ph, out, np.zeros(0, np.uint8)) == sum(1 for v in probe if v in first)
         assert out.tolist() == expected
+        # with the Bloom filter of the build side: same answers
+        bits = np.zeros(8, np.uint8)
+        wide_b = (bh << np.uint64(32)) | bh
+        wide_p = (ph << np.uint64(32)) | ph
+        assert k.build_filter(wide_b, bits) == len(build)
+        slots2 = np.full(m, -1, dtype=np.int64)
+        k.build_hash_table(wide_b, slots2)
+        out2 = np.zeros(len(probe), dtype=np.int64)
+        assert k.probe_hash_table(wide_b, slots2, wide_p, out2, bits) == sum(1 for v in probe if v in first)
+        assert out2.tolist() == expected
+        filters.append(bits.tolist())
+    assert all(f == filters[0] for f in filters)
 
 
 def test_build_rejects_bad_tables():
@@ -122,5 +135,9 @@ def test_build_rejects_bad_tables():
         assert k.build_hash_table(h, np.full(6, -1, np.int64)) == -4   # not a power of two
         # a table full of foreign entries: no hang
         assert k.build_hash_table(h, np.full(8, 100, np.int64)) == -5
-        assert k.probe_hash_table(h, np.full(8, 100, np.int64), h, np.zeros(4, np.int64)) == 0
-        assert k.probe_hash_table(h, np.zeros(0, np.int64), h, np.zeros(4, np.int64)) == -4
+        none = np.zeros(0, np.uint8)
+        assert k.probe_hash_table(h, np.full(8, 100, np.int64), h, np.zeros(4, np.int64), none) == 0
+        assert k.probe_hash_table(h, np.zeros(0, np.int64), h, np.zeros(4, np.int64), none) == -4
+        assert k.probe_hash_table(h, np.full(8, -1, np.int64), h, np.zeros(4, np.int64), np.zeros(3, np.uint8)) == -4
+        assert k.build_filter(h, np.zeros(3, np.uint8)) == -4
+        assert k.build_filter(h, none) == -4

@@ -81,6 +81,8 @@ def test_concat_and_hash_collision_fallback(impl):
     s._hashes[:] = 7
     s._slots[:] = -1
     _speedups.kernel("deletes").build_hash_table(s._hashes, s._slots)
+    s._filter[:] = 0
+    _speedups.kernel("deletes").build_filter(s._hashes, s._filter)
     import paimon_engine.scan.deletes as dmod
     orig = dmod._hash_parts
     try:
