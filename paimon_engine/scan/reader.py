@@ -530,9 +530,15 @@ class TaskReader:
             return _empty_batch_with_rows(kept)
         if keep is not None and not keep.all():
             # column by column with one shared mask: cheaper than Table.filter
-            mask = pa.array(keep)
+            mask = _bool_array(keep)
             out_cols = [pc.filter(c, mask) for c in out_cols]
         return pa.Table.from_arrays(out_cols, schema=self.output_schema)
+
+
+def _bool_array(mask: np.ndarray):
+    """A NumPy bool mask as an Arrow BooleanArray (bit-packed by NumPy, no per-element conversion)."""
+    bits = np.packbits(mask.view(np.uint8), bitorder="little")
+    return pa.BooleanArray.from_buffers(pa.bool_(), len(mask), [None, pa.py_buffer(bits)])
 
 
 def _filter_ids(expr):
