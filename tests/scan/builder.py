@@ -7,7 +7,6 @@ memory, so scans can be planned against every snapshot it commits.
 
 from __future__ import annotations
 
-import math
 import struct
 import zlib
 
@@ -21,7 +20,7 @@ from paimon_engine.io import FileIO
 from paimon_engine.scan.planner import TableScan
 from paimon_engine.table.conversions import to_bytes, to_internal
 from paimon_engine.table.manifest import (CONTENT_DATA, CONTENT_EQUALITY_DELETES, CONTENT_POSITION_DELETES,
-                                          STATUS_ADDED, STATUS_DELETED, STATUS_EXISTING, DataFile,
+                                          STATUS_DELETED, STATUS_EXISTING, DataFile,
                                           ManifestEntry, ManifestWriter, read_manifest)
 from paimon_engine.table.manifest_list import write_manifest_list
 from paimon_engine.table.metadata import Snapshot, SnapshotLogEntry, SnapshotRef, new_table_metadata
