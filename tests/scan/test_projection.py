@@ -40,6 +40,20 @@ def _holds(op, v, lit, lits):
             "gt": lambda: v > lit, "ge": lambda: v >= lit}[op]()
 
 
+def _near(lit, d):
+    if isinstance(lit, bool):
+        return lit
+    if isinstance(lit, int):
+        return lit + d
+    if isinstance(lit, datetime.datetime):
+        return lit + datetime.timedelta(microseconds=d) if d % 2 else lit + datetime.timedelta(hours=d)
+    if isinstance(lit, datetime.date):
+        return lit + datetime.timedelta(days=d)
+    if isinstance(lit, str):
+        return lit + "abc"[: abs(d)] if d >= 0 else lit[:d]
+    return lit
+
+
 @settings(max_examples=400, deadline=None)
 @given(st.sampled_from(range(len(CASES))), st.data())
 def test_inclusive_projection_is_sound(case, data):
@@ -52,6 +66,8 @@ def test_inclusive_projection_is_sound(case, data):
     if op == "starts_with":
         lit = data.draw(st.text(alphabet="abcé", max_size=3))
     lits = tuple(data.draw(st.lists(values, min_size=1, max_size=3))) if op in ("in", "not_in") else None
+    if lit is not None and v is not None and data.draw(st.booleans()):
+        v = _near(lit, data.draw(st.integers(-3, 3)))   # values next to the literal: the boundaries
     if not _holds(op, v, lit, lits):
         return
     pred = Predicate(op, "c", lit, lits, field_id=1, type=t)
@@ -59,3 +75,29 @@ def test_inclusive_projection_is_sound(case, data):
     projected = project(pred, [info])
     pv = None if v is None else tr.apply_value(t, to_internal(v, t))
     assert evaluate_row(projected, {1000: pv}), (op, v, lit, lits, str(tr), projected, pv)
+
+
+def _check_exhaustive(t, values, transform):
+    tr = parse_transform(transform)
+    info = PartitionFieldInfo(1000, 1, tr, t, tr.result_type(t), "p")
+    parts = {v: tr.apply_value(t, to_internal(v, t)) for v in values}
+    for lit in values:
+        for op in ("eq", "lt", "le", "gt", "ge"):
+            projected = project(Predicate(op, "c", lit, None, field_id=1, type=t), [info])
+            for v in values:
+                if _holds(op, v, lit, None):
+                    assert evaluate_row(projected, {1000: parts[v]}), (transform, op, lit, v, projected)
+
+
+def test_projection_exhaustive_at_boundaries():
+    _check_exhaustive(T.BigIntType(), list(range(-13, 14)), "truncate[4]")
+    _check_exhaustive(T.IntType(), list(range(-6, 7)), "bucket[3]")
+    days = [datetime.date(1969, 12, 25) + datetime.timedelta(days=i) for i in range(0, 45, 3)]
+    for tr in ("day", "month", "year"):
+        _check_exhaustive(T.DateType(), days, tr)
+    base = datetime.datetime(1969, 12, 31, 23, 59, 59, 999998)
+    stamps = [base + datetime.timedelta(microseconds=i) for i in range(5)] + \
+        [base + datetime.timedelta(hours=h) for h in (1, 25)]
+    for tr in ("hour", "day", "month", "year"):
+        _check_exhaustive(T.TimestampType(6), stamps, tr)
+    _check_exhaustive(T.STRING(), ["", "a", "ab", "abc", "abd", "b", "ba"], "truncate[2]")
