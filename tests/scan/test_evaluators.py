@@ -1,6 +1,7 @@
 import struct
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from paimon_engine import types as T
 from paimon_engine.expressions import col, parse
@@ -139,3 +140,47 @@ def test_bound_decoding():
                    (T.DecimalType(9, 2), b""), (T.FloatType(), b"\x00" * 8)]:
         with pytest.raises(CorruptFileError):
             from_bound_bytes(t, raw)
+
+
+def _stats_of(fid, t, values):
+    from paimon_engine.table.conversions import to_bytes
+    present = [v for v in values if v is not None]
+    lo = {fid: to_bytes(t, min(present))} if present else {}
+    hi = {fid: to_bytes(t, max(present))} if present else {}
+    return FileStats(len(values), {fid: len(values)}, {fid: len(values) - len(present)}, {}, lo, hi)
+
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.integers(-20, 20)), min_size=1, max_size=8),
+       st.sampled_from(["eq", "ne", "lt", "le", "gt", "ge", "in", "not_in", "is_null", "not_null"]),
+       st.integers(-22, 22), st.lists(st.integers(-22, 22), min_size=1, max_size=3))
+def test_metrics_evaluators_are_sound_on_random_files(values, op, lit, lits):
+    from paimon_engine.expressions import Predicate
+    t = T.BigIntType()
+    p = Predicate(op, "id", lit if op not in ("in", "not_in", "is_null", "not_null") else None,
+                  lits if op in ("in", "not_in") else None, field_id=1, type=t)
+    s = _stats_of(1, t, values)
+
+    def holds(v):
+        if op == "is_null":
+            return v is None
+        if op == "not_null":
+            return v is not None
+        if v is None:
+            return False
+        if op == "in":
+            return v in lits
+        if op == "not_in":
+            return v not in lits
+        return {"eq": v == lit, "ne": v != lit, "lt": v < lit, "le": v <= lit, "gt": v > lit, "ge": v >= lit}[op]
+    matches = [holds(v) for v in values]
+    if any(matches):
+        assert InclusiveMetricsEvaluator(p).eval(s)
+    if StrictMetricsEvaluator(p).eval(s):
+        assert all(matches)
+    r = residual_for(p, s)
+    if repr(r) == "true":
+        assert all(matches)
+    if repr(r) == "false":
+        assert not any(matches)
