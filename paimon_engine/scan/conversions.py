@@ -67,11 +67,8 @@ def from_bound_bytes(t, raw: bytes, *, field: str = "?"):
         try:
             return raw.decode("utf-8")
         except UnicodeDecodeError:
-            # a truncated bound may end inside a character: drop the partial tail
-            try:
-                return raw[:max(0, n - 3)].decode("utf-8", errors="ignore") if n else ""
-            except Exception:  # pragma: no cover
-                raise bad() from None
+            # not a usable bound (e.g. cut inside a character): unknown, so it never prunes
+            return None
     if isinstance(t, T.UuidType):
         if n != 16:
             raise bad()

@@ -184,3 +184,9 @@ def test_metrics_evaluators_are_sound_on_random_files(values, op, lit, lits):
         assert all(matches)
     if repr(r) == "false":
         assert not any(matches)
+
+
+def test_undecodable_string_bounds_never_prune():
+    s = stats(lower_bounds={2: b"\xff\xfe"}, upper_bounds={2: b"a\xe2\x82"})
+    assert inc("s = 'zzz'", s) is True
+    assert strict("s >= 'a'", stats(null_counts={2: 0}, lower_bounds={2: b"\xff"}, upper_bounds={2: b"b"})) is False
