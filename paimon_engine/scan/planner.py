@@ -22,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pyarrow as pa
 
 from .. import types as T
-from ..errors import InvalidArgumentError, NotFoundError, SchemaError
+from ..errors import CorruptFileError, InvalidArgumentError, NotFoundError, SchemaError
 from ..expressions import AlwaysFalse, AlwaysTrue, Expression, parse
 from .delete_index import DeleteFile, DeleteFileIndex
 from .evaluators import FileStats, InclusiveMetricsEvaluator, SummaryStats, evaluate_row, residual_for
@@ -311,9 +311,13 @@ class TableScan:
                     residual = AlwaysTrue()
                 elif not trivial:
                     stats = FileStats.of(df)
-                    if not metrics.eval(stats):
-                        continue
-                    residual = residual_for(bound, stats)
+                    try:
+                        if not metrics.eval(stats):
+                            continue
+                        residual = residual_for(bound, stats)
+                    except CorruptFileError as exc:
+                        raise CorruptFileError(f"bad column bounds of data file {df.file_path}: {exc}",
+                                               path=m.manifest_path) from None
                     if isinstance(residual, AlwaysFalse):
                         continue
                 seq = e.sequence_number or 0

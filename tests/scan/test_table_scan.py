@@ -337,3 +337,16 @@ def test_row_group_pruning_inside_files_keeps_positions(tmp_path):
     assert [r["id"] for r in got] == want and all(r["id"] == r["_pos"] for r in got)
     assert sorted(r["id"] for b in scan.to_batches(batch_size=7) for r in b.to_pylist()) == want
     assert scan.count() == len(want)
+
+
+def test_bad_bounds_in_a_manifest_name_the_manifest(tmp_path):
+    schema = Schema(T.RowType([T.DataField(1, "id", T.BigIntType()), T.DataField(2, "k", T.IntType()),
+                               T.DataField(3, "s", T.STRING())]))
+    mt = MiniTable(tmp_path, schema)
+    df = mt.write_data_file(data(10))
+    df.lower_bounds[1] = b"\x01\x02\x03"       # 3 bytes cannot be a long
+    mt.commit([df])
+    assert mt.scan().count() == 10               # no filter: bounds are not even decoded
+    with pytest.raises(CorruptFileError, match="bad column bounds") as ei:
+        mt.scan(filter="id > 3").plan_files()
+    assert ".avro" in str(ei.value)
