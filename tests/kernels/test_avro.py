@@ -115,3 +115,16 @@ def test_container_errors():
     with pytest.raises(CorruptFileError):
         meta, blocks = read_container(bytes(bad))
         decode_blocks(blocks, compile_program(SCHEMA), "x")
+
+
+@pytest.mark.parametrize("codec", ["snappy", "zstandard", "deflate", "null"])
+def test_container_codecs(codec):
+    recs = [{"a": i, "b": None, "s": "x" * i, "raw": b"", "f": 1.5, "d": 2.0, "t": True, "fx": b"abcd",
+             "en": "X", "arr": [i], "m": {}, "im": None, "sub": None} for i in range(50)]
+    try:
+        data = container(recs, codec)
+    except (ValueError, ImportError) as exc:
+        pytest.skip(f"fastavro cannot write {codec}: {exc}")
+    meta, blocks = read_container(data)
+    out = decode_blocks(blocks, compile_program(SCHEMA, {"a": True, "s": True}), "x")
+    assert out == [{"a": i, "s": "x" * i} for i in range(50)]
