@@ -5,10 +5,12 @@
 #   mix(x)      = splitmix64 finalizer
 #   combine     = mix(h ^ (v * K1 + K2 + (h << 6) + (h >> 2)))   (all mod 2**64)
 #   int value v = mix(v) (as uint64), null = NULL_HASH
-#   bytes       = mix(FNV-1a-64(bytes) ^ len)
+#   bytes       = h = FNV_OFFSET ^ len; per 8-byte little-endian word w (the tail zero-padded):
+#                 h = rotl(h ^ w, 29) * K1; then mix(h)
 # A hash match is only a candidate: the caller verifies values.
 cimport cython
 from libc.stdint cimport int64_t, int32_t, uint64_t, uint8_t
+from libc.string cimport memcpy
 
 cdef uint64_t K1 = 0x9E3779B97F4A7C15ULL
 cdef uint64_t K2 = 0x632BE59BD9B4E019ULL
@@ -24,6 +26,10 @@ cdef inline uint64_t _mix(uint64_t x) noexcept nogil:
     x *= 0x94D049BB133111EBULL
     x ^= x >> 31
     return x
+
+
+cdef inline uint64_t _rotl(uint64_t x, int r) noexcept nogil:
+    return (x << r) | (x >> (64 - r))
 
 
 cdef inline uint64_t _combine(uint64_t h, uint64_t v) noexcept nogil:
@@ -133,8 +139,8 @@ def hash_binary(const int64_t[::1] offsets, const uint8_t[::1] data, const uint8
     -5 (BAD_VALUE) if offsets decrease or run past ``data``."""
     cdef Py_ssize_t i, n = offsets.shape[0] - 1
     cdef bint has_valid = valid.shape[0] > 0
-    cdef int64_t a, b, j, size = data.shape[0]
-    cdef uint64_t h
+    cdef int64_t a, b, j, k, size = data.shape[0]
+    cdef uint64_t h, w
     cdef int bad = 0
     if n < 0:
         return 0
@@ -156,10 +162,20 @@ def hash_binary(const int64_t[::1] offsets, const uint8_t[::1] data, const uint8
             else:
                 a = offsets[i]
                 b = offsets[i + 1]
-                h = FNV_OFFSET
-                for j in range(a, b):
-                    h = (h ^ data[j]) * FNV_PRIME
-                h = _mix(h ^ <uint64_t>(b - a))
+                h = FNV_OFFSET ^ <uint64_t>(b - a)
+                j = a
+                while j + 8 <= b:
+                    memcpy(&w, &data[j], 8)
+                    h = _rotl(h ^ w, 29) * K1
+                    j += 8
+                if j < b:
+                    w = 0
+                    k = 0
+                    while j + k < b:
+                        w |= (<uint64_t>data[j + k]) << (8 * k)
+                        k += 1
+                    h = _rotl(h ^ w, 29) * K1
+                h = _mix(h)
             hashes[i] = _combine(hashes[i], h) if combine else h
     return n
 
@@ -262,3 +278,46 @@ def probe_hash_table(const uint64_t[::1] build_hashes, const int64_t[::1] slots,
                 s = (s + 1) & <Py_ssize_t>mask
                 steps += 1
     return found
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def equal_binary(const int64_t[::1] a_offsets, const uint8_t[::1] a_data, const int64_t[::1] a_rows,
+                 const int64_t[::1] b_offsets, const uint8_t[::1] b_data, const int64_t[::1] b_rows,
+                 uint8_t[::1] out):
+    """out[i] = 1 if value a_rows[i] of (a_offsets, a_data) has the same bytes
+    as value b_rows[i] of (b_offsets, b_data), else 0. Returns the number of
+    equal pairs, -4 on short buffers, -5 if a row or an offset is out of range."""
+    cdef Py_ssize_t n = a_rows.shape[0], i
+    cdef Py_ssize_t na = a_offsets.shape[0] - 1, nb = b_offsets.shape[0] - 1
+    cdef int64_t ra, rb, a0, a1, b0, b1, j
+    cdef Py_ssize_t equal = 0
+    cdef int bad = 0
+    cdef uint8_t same
+    if b_rows.shape[0] < n or out.shape[0] < n:
+        return -4
+    with nogil:
+        for i in range(n):
+            ra = a_rows[i]
+            rb = b_rows[i]
+            if ra < 0 or ra >= na or rb < 0 or rb >= nb:
+                bad = 1
+                break
+            a0 = a_offsets[ra]
+            a1 = a_offsets[ra + 1]
+            b0 = b_offsets[rb]
+            b1 = b_offsets[rb + 1]
+            if a0 < 0 or a1 < a0 or a1 > a_data.shape[0] or b0 < 0 or b1 < b0 or b1 > b_data.shape[0]:
+                bad = 1
+                break
+            same = 1 if (a1 - a0) == (b1 - b0) else 0
+            j = 0
+            while same and j < a1 - a0:
+                if a_data[a0 + j] != b_data[b0 + j]:
+                    same = 0
+                j += 1
+            out[i] = same
+            equal += same
+    if bad:
+        return -5
+    return equal

@@ -96,11 +96,15 @@ def hash_binary(offsets, data, valid, hashes, combine):
     if n and (np.any(a < 0) or np.any(b < a) or np.any(b > len(data))):
         return -5
     raw = np.empty(n, dtype=np.uint64)
+    k1 = int(K1)
     for i in range(n):
-        h = FNV_OFFSET
-        for byte in data[int(a[i]):int(b[i])]:
-            h = ((h ^ byte) * FNV_PRIME) & M64
-        raw[i] = h ^ (int(b[i] - a[i]) & M64)
+        lo, hi = int(a[i]), int(b[i])
+        h = FNV_OFFSET ^ (hi - lo)
+        for j in range(lo, hi, 8):
+            w = int.from_bytes(data[j:min(j + 8, hi)], "little")
+            x = h ^ w
+            h = ((((x << 29) | (x >> 35)) & M64) * k1) & M64
+        raw[i] = h
     h = _mix(raw)
     if has_valid:
         h[valid[:n] == 0] = NULL_HASH
@@ -176,3 +180,28 @@ def probe_hash_table(build_hashes, slots, probe_hashes, out, bits):
     res = np.where(hit, rows[pos_c], -1)
     out[:n] = res
     return int(np.count_nonzero(hit))
+
+
+def equal_binary(a_offsets, a_data, a_rows, b_offsets, b_data, b_rows, out):
+    a_offsets = np.asarray(a_offsets, dtype=np.int64)
+    b_offsets = np.asarray(b_offsets, dtype=np.int64)
+    a_rows = np.asarray(a_rows, dtype=np.int64)
+    b_rows = np.asarray(b_rows, dtype=np.int64)
+    a_data = bytes(a_data)
+    b_data = bytes(b_data)
+    n = a_rows.shape[0]
+    if b_rows.shape[0] < n or out.shape[0] < n:
+        return -4
+    na, nb = a_offsets.shape[0] - 1, b_offsets.shape[0] - 1
+    equal = 0
+    for i in range(n):
+        ra, rb = int(a_rows[i]), int(b_rows[i])
+        if not (0 <= ra < na and 0 <= rb < nb):
+            return -5
+        a0, a1, b0, b1 = int(a_offsets[ra]), int(a_offsets[ra + 1]), int(b_offsets[rb]), int(b_offsets[rb + 1])
+        if a0 < 0 or a1 < a0 or a1 > len(a_data) or b0 < 0 or b1 < b0 or b1 > len(b_data):
+            return -5
+        same = int(a_data[a0:a1] == b_data[b0:b1])
+        out[i] = same
+        equal += same
+    return equal

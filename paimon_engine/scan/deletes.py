@@ -124,14 +124,14 @@ def normalize_key_column(arr, length: int | None = None):
     if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t) or \
             pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t) or pa.types.is_binary_view(t) \
             or pa.types.is_string_view(t):
-        if pa.types.is_fixed_size_binary(t):
-            arr = arr.cast(pa.binary())
-        arr = arr.cast(pa.large_binary())
-        bufs = arr.buffers()
+        if pa.types.is_fixed_size_binary(t) or pa.types.is_binary_view(t) or pa.types.is_string_view(t):
+            arr = arr.cast(pa.large_binary())
         n = len(arr)
-        offs = np.frombuffer(bufs[1], dtype=np.int64, count=arr.offset + n + 1)[arr.offset:]
+        bufs = arr.buffers()
+        wide = pa.types.is_large_binary(arr.type) or pa.types.is_large_string(arr.type)
+        offs = np.frombuffer(bufs[1], dtype=np.int64 if wide else np.int32, count=arr.offset + n + 1)[arr.offset:]
+        offs = np.ascontiguousarray(offs, dtype=np.int64)   # the data buffer is used in place
         data = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None else _EMPTY_U8
-        offs = np.ascontiguousarray(offs)
         return [("b", offs, data, valid)], "bytes"
     raise UnsupportedTypeError(f"unsupported equality-delete key type {t}")
 
@@ -289,27 +289,12 @@ def _common_type(types):
 
 
 def _bytes_equal(dp, rows, kp, c):
-    d_off, d_data = dp[1], dp[2]
-    k_off, k_data = kp[1], kp[2]
-    d_len = d_off[rows + 1] - d_off[rows]
-    k_len = k_off[c + 1] - k_off[c]
-    same = d_len == k_len
-    idx = np.nonzero(same)[0]
-    if idx.size == 0:
-        return same
-    lens = d_len[idx]
-    total = int(lens.sum())
-    if total == 0:
-        return same
-    # gather both sides' bytes into flat arrays and compare per row
-    rep = np.repeat(np.arange(idx.size), lens)
-    starts_d = np.repeat(d_off[rows[idx]], lens)
-    starts_k = np.repeat(k_off[c[idx]], lens)
-    within = np.arange(total) - np.repeat(np.cumsum(lens) - lens, lens)
-    diff = d_data[starts_d + within] != k_data[starts_k + within]
-    bad_rows = np.unique(rep[diff])
-    same[idx[bad_rows]] = False
-    return same
+    out = np.empty(rows.size, dtype=np.uint8)
+    rc = _k().equal_binary(dp[1], dp[2], np.ascontiguousarray(rows, dtype=np.int64), kp[1], kp[2],
+                           np.ascontiguousarray(c, dtype=np.int64), out)
+    if rc < 0:
+        raise CorruptFileError("bad equality key column: " + status.describe(rc))
+    return out.view(np.bool_)
 
 
 def _row_key(parts_per_column, r):

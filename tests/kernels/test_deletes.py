@@ -140,3 +140,29 @@ def test_build_rejects_bad_tables():
         assert k.probe_hash_table(h, np.full(8, -1, np.int64), h, np.zeros(4, np.int64), np.zeros(3, np.uint8)) == -4
         assert k.build_filter(h, np.zeros(3, np.uint8)) == -4
         assert k.build_filter(h, none) == -4
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.binary(max_size=20), min_size=1, max_size=10), st.lists(st.binary(max_size=20), min_size=1,
+                                                                           max_size=10), st.data())
+def test_equal_binary(a, b, data):
+    def pack(vals):
+        offs = np.zeros(len(vals) + 1, np.int64)
+        np.cumsum([len(v) for v in vals], out=offs[1:])
+        return offs, np.frombuffer(b"".join(vals) or b"\0", np.uint8)
+    ao, ad = pack(a)
+    bo, bd = pack(b)
+    pairs = data.draw(st.lists(st.tuples(st.integers(0, len(a) - 1), st.integers(0, len(b) - 1)), max_size=15))
+    ar = np.array([p[0] for p in pairs], np.int64)
+    br = np.array([p[1] for p in pairs], np.int64)
+    want = [int(a[x] == b[y]) for x, y in pairs]
+    for k in KS:
+        out = np.zeros(len(pairs), np.uint8)
+        assert k.equal_binary(ao, ad, ar, bo, bd, br, out) == sum(want)
+        assert out.tolist() == want
+        assert k.equal_binary(ao, ad, np.array([len(a)], np.int64), bo, bd, np.array([0], np.int64),
+                              np.zeros(1, np.uint8)) == -5
+        bad = ao.copy()
+        bad[-1] = 10**6
+        assert k.equal_binary(bad, ad, np.array([len(a) - 1], np.int64), bo, bd, np.array([0], np.int64),
+                              np.zeros(1, np.uint8)) == -5
