@@ -262,20 +262,26 @@ def _fields_for(schema, chunk):
 
 def _write_row_file(io, path, chunk, schema, part, spec_id, trunc, content, **extra):
     try:
-        from ..formats.row import RowFileWriter  # provided by the .row format layer
+        from ..formats.row import RowFileWriter  # the .row format layer
     except ImportError:
         raise InvalidArgumentError("write.format.default=row needs the .row format layer "
                                    "(paimon_engine.formats.row), which is not installed") from None
-    row_type = schema.struct if hasattr(schema, "struct") else T.schema_from_arrow(chunk.schema)
-    with io.open_output(path) as sink:
-        w = RowFileWriter(sink, row_type)
+    fields = _fields_for(schema, chunk)
+    row_type = T.RowType(fields)
+    w = RowFileWriter(path, row_type, file_io=io)
+    try:
         w.write(chunk)
         meta = w.close()
-    size = getattr(meta, "file_size", None) or io.size(path)
-    vc, nc, nan, lo, hi = column_metrics(chunk, _fields_for(schema, chunk), trunc)
-    return DataFile(path, "ROW", part, chunk.num_rows, size, content=content, value_counts=vc,
+    except BaseException:
+        try:
+            io.delete(path)
+        finally:
+            raise
+    vc, nc, nan, lo, hi = column_metrics(chunk, fields, trunc)
+    return DataFile(path, "ROW", part, meta.row_count, meta.file_size, content=content, value_counts=vc,
                     null_value_counts=nc, nan_value_counts=nan, lower_bounds=lo, upper_bounds=hi, spec_id=spec_id,
-                    writer_schema_id=getattr(schema, "schema_id", None), **extra)
+                    writer_schema_id=getattr(schema, "schema_id", None) if content == CONTENT_DATA else None,
+                    **extra)
 
 
 def POSITION_DELETE_SCHEMA():

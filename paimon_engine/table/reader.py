@@ -105,8 +105,11 @@ def _read_file_table(io, path, fmt, columns=None, file_schema=None):
             if file_schema is None:
                 raise CorruptFileError("a row file needs its writer schema (pe_writer_schema_id)", path=path)
             from ..formats.row import RowFileReader
-            with io.open_input(path) as f:
-                tbl = RowFileReader(f, file_schema).read_all()
+            try:
+                with RowFileReader(path, file_schema, file_io=io) as r:
+                    tbl = r.read_all()
+            except NotFoundError:
+                raise NotFoundError(f"data file not found: {path}") from None
             if hasattr(tbl, "to_arrow_table") and not isinstance(tbl, pa.Table):
                 tbl = tbl.to_arrow_table()
             elif isinstance(tbl, pa.RecordBatch):

@@ -618,6 +618,10 @@ class RowDelta:
         missing = [c for c in keys if c not in tbl.column_names]
         if missing:
             raise SchemaError(f"key columns {missing} are not in the data")
+        from .. import types as T
+        for c in keys:
+            if isinstance(schema.find_type(c), (T.FloatType, T.DoubleType)):
+                raise SchemaError(f"float/double column {c!r} cannot be an equality-delete column")
         needed = {schema.column_name(f.source_id) for f in spec.fields}
         if spec.fields and not needed <= set(tbl.column_names):
             raise SchemaError(f"a partitioned table needs the partition columns {sorted(needed)} to place deletes")

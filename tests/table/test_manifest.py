@@ -159,3 +159,25 @@ def test_other_writers_deviations_are_tolerated(tmp_path):
     (tmp_path / "l.avro").write_bytes(buf.getvalue())
     [mf] = read_manifest_list(FileIO(), str(tmp_path / "l.avro"))
     assert mf.added_files_count == 4 and mf.sequence_number == 0 and mf.content == 0
+
+
+def test_extension_fields_are_ignored_by_pyiceberg(tmp_path):
+    from pyiceberg.io.pyarrow import PyArrowFileIO
+    from pyiceberg.manifest import read_manifest_list as pyi_read_list
+    from paimon_engine.table.manifest import EXT_FILE_INDEX, EXT_WRITER_SCHEMA_ID
+    io = FileIO()
+    w = ManifestWriter(SPEC, SCHEMA, 2, snapshot_id=9)
+    w.add(_df("/d/a.parquet", (1, 1, None, 1, "ab"), writer_schema_id=3, file_index="/d/a.parquet.index"))
+    mf = w.write(io, str(tmp_path / "m.avro"))
+    write_manifest_list(io, str(tmp_path / "l.avro"), [mf], format_version=2, snapshot_id=9,
+                        parent_snapshot_id=None, sequence_number=1)
+    [m] = read_manifest_list(io, str(tmp_path / "l.avro"))
+    [e] = read_manifest(io, m)
+    assert e.data_file.writer_schema_id == 3 and e.data_file.file_index == "/d/a.parquet.index"
+    with open(tmp_path / "m.avro", "rb") as f:
+        ids = {fd["field-id"] for fd in fastavro.reader(f).writer_schema["fields"][-1]["type"]["fields"]}
+    assert {EXT_WRITER_SCHEMA_ID, EXT_FILE_INDEX} <= ids
+    pio = PyArrowFileIO()
+    [pm] = list(pyi_read_list(pio.new_input(str(tmp_path / "l.avro"))))
+    [pe] = pm.fetch_manifest_entry(pio)
+    assert pe.data_file.file_path == "/d/a.parquet" and pe.data_file.record_count == 10

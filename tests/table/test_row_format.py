@@ -31,3 +31,23 @@ def test_row_format_tables(tmp_path):
     assert canon(t.to_arrow()) == want
     t.delete(col("id") == 7, mode="equality", equality_columns=["id"])
     assert 7 not in t.to_arrow().column("id").to_pylist()
+    # schema evolution: old row files are read with their writer schema and projected by field id
+    from paimon_engine import types as T
+    with t.update_schema() as u:
+        u.rename_column("name", "label")
+        u.add_column("note", T.STRING())
+        u.update_column("qty", T.BigIntType())
+    t.append(sample(2, start=200).rename_columns(["id", "label", "ts", "d", "amount", "qty"]))
+    out = t.to_arrow()
+    assert out.column_names == ["id", "label", "ts", "d", "amount", "qty", "note"]
+    assert {e.data_file.writer_schema_id for e in t.data_files()} == {0, 1}
+    got = {r["id"]: r for r in out.to_pylist()}
+    assert got[200]["label"] == "name-0200-long-enough-to-truncate" and got[0]["label"] == sample(1).to_pylist()[0]["name"]
+    assert got[8]["qty"] == 3 and got[8]["note"] is None
+    # the writer schema id travels in the manifest's extension field
+    import fastavro
+    from paimon_engine.table.manifest_list import read_manifest_list
+    ml = read_manifest_list(t.io, t.current_snapshot().manifest_list)
+    with open([m for m in ml if m.content == 0][0].manifest_path, "rb") as f:
+        recs = list(fastavro.reader(f))
+    assert {r["data_file"]["pe_writer_schema_id"] for r in recs} <= {0, 1}

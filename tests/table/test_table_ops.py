@@ -222,3 +222,13 @@ def test_merge_append_keeps_sequence_numbers(tmp_path):
     from pyiceberg.table import StaticTable
     st = StaticTable.from_metadata(t.metadata_location)
     assert sorted(st.scan().to_arrow().column("id").to_pylist()) == [0, 2, 3, 4, 5, 6, 7]
+
+
+def test_equality_delete_null_keys_and_float_keys(tmp_path):
+    cat = FileSystemCatalog(str(tmp_path))
+    t = cat.create_table("db.t", sample().schema)
+    t.append(sample(14))                                       # names of ids 3 and 10 are null
+    t.row_delta().delete_keys(pa.table({"name": pa.array([None], pa.string())}), ["name"]).commit()
+    assert sorted(t.to_arrow().column("id").to_pylist()) == [i for i in range(14) if i not in (3, 10)]
+    with pytest.raises(SchemaError, match="float/double"):
+        t.row_delta().delete_keys(pa.table({"amount": [1.5]}), ["amount"])

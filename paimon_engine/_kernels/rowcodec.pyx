@@ -1,0 +1,605 @@
+# Paimon .row compact-row codec kernels.
+#
+# encode_rows: append rows of a column batch to an uncompressed block buffer,
+#   stopping when the block is full (Java's flush rule) or the buffer is.
+# decode_block: walk the rows of one decompressed block and write the
+#   projected top-level fields straight into preallocated column buffers.
+#
+# A schema is a "program" of int32 triples (kind, arg, next): nodes in
+# preorder; ``next`` is the index of the node after this subtree. ARRAY has
+# one child, MAP two (key, value), ROW ``arg`` children.
+#
+# Every function checks each read against the row end and reports failure as
+# a negative status (paimon_engine/_pykernels/status.py); the location of the
+# failure goes into ``state``. Nothing here raises for bad input.
+cimport cython
+cimport numpy as cnp
+from libc.stdint cimport uint8_t, uint32_t, int8_t, int16_t, int32_t, int64_t, uint64_t
+from libc.string cimport memcpy, memset
+
+cnp.import_array()
+import numpy
+
+cdef enum:
+    TRUNCATED = -1
+    OVERLONG = -2
+    OUT_OF_RANGE = -3
+    BAD_LENGTH = -4
+    BAD_VALUE = -5
+
+cdef enum:
+    K_BOOL = 1
+    K_I8 = 2
+    K_I16 = 3
+    K_I32 = 4
+    K_I64 = 5
+    K_F32 = 6
+    K_F64 = 7
+    K_BYTES = 8
+    K_TS_MILLIS = 9
+    K_TS_NANO = 10
+    K_DEC_COMPACT = 11
+    K_DEC_BIG = 12
+    K_VARIANT = 13
+    K_ARRAY = 20
+    K_MAP = 21
+    K_ROW = 22
+    K_RAW = 23
+    # decode output modes
+    O_SPAN = 30
+
+
+cdef inline uint8_t* _ptr(object a):
+    if a is None:
+        return NULL
+    return <uint8_t*>cnp.PyArray_DATA(<cnp.ndarray>a)
+
+
+cdef inline Py_ssize_t _nbytes(object a):
+    if a is None:
+        return 0
+    return cnp.PyArray_NBYTES(<cnp.ndarray>a)
+
+
+cdef inline Py_ssize_t _read_u32(const uint8_t* p, Py_ssize_t pos, Py_ssize_t end, uint32_t* out) noexcept nogil:
+    cdef uint32_t result = 0
+    cdef uint8_t b
+    cdef int shift = 0
+    cdef int i
+    for i in range(5):
+        if pos >= end:
+            return TRUNCATED
+        b = p[pos]
+        pos += 1
+        if i == 4 and (b & 0xF0):
+            return OVERLONG
+        result |= (<uint32_t>(b & 0x7F)) << shift
+        if not (b & 0x80):
+            out[0] = result
+            return pos
+        shift += 7
+    return OVERLONG
+
+
+cdef inline Py_ssize_t _write_u32(uint8_t* p, uint32_t v) noexcept nogil:
+    cdef Py_ssize_t n = 0
+    while v >= 0x80:
+        p[n] = <uint8_t>((v & 0x7F) | 0x80)
+        v >>= 7
+        n += 1
+    p[n] = <uint8_t>v
+    return n + 1
+
+
+cdef inline Py_ssize_t _read_len(const uint8_t* p, Py_ssize_t pos, Py_ssize_t end, Py_ssize_t* out) noexcept nogil:
+    """varint length (non-negative int32) that must fit before ``end``."""
+    cdef uint32_t v = 0
+    pos = _read_u32(p, pos, end, &v)
+    if pos < 0:
+        return pos
+    if v > 0x7FFFFFFF:
+        return OUT_OF_RANGE
+    if <Py_ssize_t>v > end - pos:
+        return BAD_LENGTH
+    out[0] = <Py_ssize_t>v
+    return pos
+
+
+cdef inline int _fixed_width(int kind) noexcept nogil:
+    if kind == K_BOOL or kind == K_I8:
+        return 1
+    if kind == K_I16:
+        return 2
+    if kind == K_I32 or kind == K_F32:
+        return 4
+    if kind == K_I64 or kind == K_F64 or kind == K_TS_MILLIS or kind == K_DEC_COMPACT:
+        return 8
+    return 0
+
+
+# ---------------------------------------------------------------- skipping
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef Py_ssize_t _skip_array(const uint8_t* p, Py_ssize_t pos, Py_ssize_t end, const int32_t* prog,
+                            Py_ssize_t child, Py_ssize_t* count) noexcept nogil:
+    cdef uint32_t n = 0
+    cdef Py_ssize_t nb, i
+    cdef const uint8_t* bits
+    pos = _read_u32(p, pos, end, &n)
+    if pos < 0:
+        return pos
+    if n > 0x7FFFFFFF:
+        return OUT_OF_RANGE
+    nb = (<Py_ssize_t>n + 7) >> 3
+    if nb > end - pos:
+        return BAD_LENGTH
+    bits = p + pos
+    pos += nb
+    for i in range(<Py_ssize_t>n):
+        if not (bits[i >> 3] & (1 << (i & 7))):
+            pos = _skip_value(p, pos, end, prog, child)
+            if pos < 0:
+                return pos
+    count[0] = n
+    return pos
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef Py_ssize_t _skip_value(const uint8_t* p, Py_ssize_t pos, Py_ssize_t end, const int32_t* prog,
+                            Py_ssize_t node) noexcept nogil:
+    cdef int kind = prog[node * 3]
+    cdef int w = _fixed_width(kind)
+    cdef Py_ssize_t n = 0, m = 0, i, nb, child
+    cdef uint32_t v = 0
+    cdef const uint8_t* bits
+    if w:
+        if w > end - pos:
+            return TRUNCATED
+        if kind == K_BOOL and p[pos] > 1:
+            return BAD_VALUE
+        return pos + w
+    if kind == K_BYTES or kind == K_DEC_BIG:
+        pos = _read_len(p, pos, end, &n)
+        if pos < 0:
+            return pos
+        if kind == K_DEC_BIG and (n < 1 or n > 16):
+            return BAD_LENGTH
+        return pos + n
+    if kind == K_TS_NANO:
+        if 8 > end - pos:
+            return TRUNCATED
+        pos = _read_u32(p, pos + 8, end, &v)
+        if pos < 0:
+            return pos
+        if v > 999999:
+            return OUT_OF_RANGE
+        return pos
+    if kind == K_VARIANT:
+        pos = _read_len(p, pos, end, &n)
+        if pos < 0:
+            return pos
+        pos = _read_len(p, pos + n, end, &n)
+        if pos < 0:
+            return pos
+        return pos + n
+    if kind == K_ARRAY:
+        return _skip_array(p, pos, end, prog, node + 1, &n)
+    if kind == K_MAP:
+        child = node + 1
+        pos = _skip_array(p, pos, end, prog, child, &n)
+        if pos < 0:
+            return pos
+        pos = _skip_array(p, pos, end, prog, prog[child * 3 + 2], &m)
+        if pos < 0:
+            return pos
+        if n != m:
+            return BAD_VALUE
+        return pos
+    if kind == K_ROW:
+        n = prog[node * 3 + 1]
+        nb = (n + 7) >> 3
+        if nb > end - pos:
+            return TRUNCATED
+        bits = p + pos
+        pos += nb
+        child = node + 1
+        for i in range(n):
+            if not (bits[i >> 3] & (1 << (i & 7))):
+                pos = _skip_value(p, pos, end, prog, child)
+                if pos < 0:
+                    return pos
+            child = prog[child * 3 + 2]
+        return pos
+    return BAD_VALUE
+
+
+# ---------------------------------------------------------------- decoding
+ctypedef struct OutCol:
+    int mode          # 0 = not projected, else the field kind or O_SPAN
+    int scale         # TS_NANO: 1000 (micros) or 1000000 (nanos)
+    uint8_t* validity
+    uint8_t* values
+    int32_t* offsets
+    uint8_t* data
+    Py_ssize_t data_cap
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.cdivision(True)
+cdef Py_ssize_t _decode(const uint8_t* p, Py_ssize_t data_end, const int32_t* row_off, Py_ssize_t nrows,
+                        const int32_t* rows, Py_ssize_t nsel, const int32_t* prog, Py_ssize_t nfields,
+                        OutCol* outs, Py_ssize_t out_base, int64_t* datapos, int64_t* state) noexcept nogil:
+    cdef Py_ssize_t k, r, f, pos, end, node, nb, start, n, o, j
+    cdef const uint8_t* bits
+    cdef OutCol* oc
+    cdef int kind
+    cdef uint32_t v = 0
+    cdef int64_t millis, i64
+    cdef uint8_t b
+    cdef int32_t ts32
+    nb = (nfields + 7) >> 3
+    for k in range(nsel):
+        r = rows[k] if rows != NULL else k
+        if r < 0 or r >= nrows:
+            state[0] = r; state[1] = -1; state[2] = data_end
+            return OUT_OF_RANGE
+        pos = row_off[r]
+        end = row_off[r + 1] if r + 1 < nrows else data_end
+        if pos < 0 or pos > end or end > data_end:
+            state[0] = r; state[1] = -1; state[2] = data_end + 4 * r
+            return BAD_VALUE
+        state[0] = r; state[1] = -1; state[2] = pos
+        if nb > end - pos:
+            return TRUNCATED
+        bits = p + pos
+        pos += nb
+        o = out_base + k
+        node = 0
+        for f in range(nfields):
+            oc = &outs[f]
+            kind = prog[node * 3]
+            state[1] = f; state[2] = pos
+            if bits[f >> 3] & (1 << (f & 7)):
+                # null: validity stays 0, values stay zeroed; strings repeat the offset
+                if oc.mode == K_BYTES:
+                    oc.offsets[o + 1] = <int32_t>datapos[f]
+                node = prog[node * 3 + 2]
+                continue
+            if oc.mode == 0:
+                pos = _skip_value(p, pos, end, prog, node)
+                if pos < 0:
+                    return pos
+                node = prog[node * 3 + 2]
+                continue
+            oc.validity[o >> 3] |= <uint8_t>(1 << (o & 7))
+            if oc.mode == O_SPAN:
+                start = pos
+                pos = _skip_value(p, pos, end, prog, node)
+                if pos < 0:
+                    return pos
+                (<int64_t*>oc.values)[2 * o] = start
+                (<int64_t*>oc.values)[2 * o + 1] = pos
+            elif kind == K_BOOL:
+                if pos >= end:
+                    return TRUNCATED
+                b = p[pos]
+                if b > 1:
+                    return BAD_VALUE
+                if b:
+                    oc.values[o >> 3] |= <uint8_t>(1 << (o & 7))
+                pos += 1
+            elif kind == K_I8:
+                if pos >= end:
+                    return TRUNCATED
+                oc.values[o] = p[pos]
+                pos += 1
+            elif kind == K_I16:
+                if 2 > end - pos:
+                    return TRUNCATED
+                memcpy(oc.values + 2 * o, p + pos, 2)
+                pos += 2
+            elif kind == K_I32 or kind == K_F32:
+                if 4 > end - pos:
+                    return TRUNCATED
+                memcpy(oc.values + 4 * o, p + pos, 4)
+                pos += 4
+            elif kind == K_I64 or kind == K_F64 or kind == K_TS_MILLIS:
+                if 8 > end - pos:
+                    return TRUNCATED
+                memcpy(oc.values + 8 * o, p + pos, 8)
+                pos += 8
+            elif kind == K_DEC_COMPACT:
+                if 8 > end - pos:
+                    return TRUNCATED
+                memcpy(&i64, p + pos, 8)
+                memcpy(oc.values + 16 * o, &i64, 8)
+                i64 = -1 if i64 < 0 else 0
+                memcpy(oc.values + 16 * o + 8, &i64, 8)
+                pos += 8
+            elif kind == K_TS_NANO:
+                if 8 > end - pos:
+                    return TRUNCATED
+                memcpy(&millis, p + pos, 8)
+                pos = _read_u32(p, pos + 8, end, &v)
+                if pos < 0:
+                    return pos
+                if v > 999999:
+                    return OUT_OF_RANGE
+                if oc.scale == 1000:
+                    (<int64_t*>oc.values)[o] = millis * 1000 + v // 1000
+                else:
+                    (<int64_t*>oc.values)[o] = millis * 1000000 + v
+            elif kind == K_BYTES:
+                pos = _read_len(p, pos, end, &n)
+                if pos < 0:
+                    return pos
+                if datapos[f] + n > oc.data_cap or datapos[f] + n > 0x7FFFFFFF:
+                    return BAD_LENGTH
+                memcpy(oc.data + datapos[f], p + pos, n)
+                datapos[f] += n
+                oc.offsets[o + 1] = <int32_t>datapos[f]
+                pos += n
+            elif kind == K_DEC_BIG:
+                pos = _read_len(p, pos, end, &n)
+                if pos < 0:
+                    return pos
+                if n < 1 or n > 16:
+                    return BAD_LENGTH
+                # big-endian two's complement -> 16-byte little-endian
+                b = 0xFF if p[pos] & 0x80 else 0
+                memset(oc.values + 16 * o, b, 16)
+                for j in range(n):
+                    oc.values[16 * o + j] = p[pos + n - 1 - j]
+                pos += n
+            else:
+                return BAD_VALUE
+            node = prog[node * 3 + 2]
+    return nsel
+
+
+def decode_block(const uint8_t[::1] block, Py_ssize_t nrows, const int32_t[::1] program,
+                 list outs, rows, Py_ssize_t nsel, Py_ssize_t out_base, int64_t[::1] datapos,
+                 int64_t[::1] state):
+    """Decode rows of one decompressed block into column buffers.
+
+    ``block`` is the whole uncompressed block; its row offsets start at
+    ``len(block) - 4 - 4 * nrows`` (checked by the caller). ``program`` is the
+    schema program of the top-level ROW (node 0 is the first field).
+    ``outs[f]`` is None for a field that is skipped, else a tuple
+    ``(mode, scale, validity, values, offsets, data)`` of NumPy arrays
+    (validity/values zeroed by the caller). ``rows`` are local row numbers
+    (int32 array) or None for all rows; row k goes to output index
+    ``out_base + k``. ``datapos[f]`` is the data write position of a bytes
+    column. Returns ``nsel`` or a negative status; ``state`` = (row, field,
+    byte offset in the block) of the failure.
+    """
+    cdef Py_ssize_t nfields = len(outs)
+    cdef Py_ssize_t blen = block.shape[0]
+    cdef Py_ssize_t data_end = blen - 4 - 4 * nrows
+    cdef const uint8_t* p = &block[0] if blen else NULL
+    cdef const int32_t* row_off
+    cdef const int32_t[::1] rowsv
+    cdef const int32_t* rp = NULL
+    cdef Py_ssize_t f, need, width
+    cdef OutCol* oc
+    cdef Py_ssize_t r
+    if nrows < 0 or data_end < 0 or state.shape[0] < 3 or datapos.shape[0] < nfields:
+        return BAD_LENGTH
+    if nsel < 0:
+        return BAD_LENGTH
+    if rows is not None:
+        rowsv = rows
+        if rowsv.shape[0] < nsel:
+            return BAD_LENGTH
+        if nsel:
+            rp = &rowsv[0]
+    elif nsel > nrows:
+        return BAD_LENGTH
+    if program.shape[0] < 3 * nfields or program.shape[0] == 0:
+        return BAD_LENGTH
+    # row offsets may be unaligned in the block: copy them out
+    offs = numpy.empty(max(nrows, 1), dtype=numpy.int32)
+    if nrows:
+        memcpy(cnp.PyArray_DATA(offs), p + data_end, 4 * nrows)
+    row_off = <const int32_t*>cnp.PyArray_DATA(offs)
+    cdef OutCol[64] small
+    cdef object holder = None
+    cdef OutCol* arr = small
+    if nfields > 64:
+        holder = bytearray(sizeof(OutCol) * nfields)
+        arr = <OutCol*><char*>holder
+    for f in range(nfields):
+        oc = &arr[f]
+        memset(oc, 0, sizeof(OutCol))
+        t = outs[f]
+        if t is None:
+            continue
+        oc.mode = t[0]
+        oc.scale = t[1]
+        oc.validity = _ptr(t[2])
+        oc.values = _ptr(t[3])
+        oc.offsets = <int32_t*>_ptr(t[4])
+        oc.data = _ptr(t[5])
+        oc.data_cap = _nbytes(t[5])
+        # capacity checks, once per call
+        need = out_base + nsel
+        if _nbytes(t[2]) * 8 < need:
+            return BAD_LENGTH
+        if oc.mode == O_SPAN:
+            width = 16
+        elif oc.mode == K_BOOL:
+            width = 0
+            if _nbytes(t[3]) * 8 < need:
+                return BAD_LENGTH
+        elif oc.mode == K_BYTES:
+            width = 0
+            if _nbytes(t[4]) < 4 * (need + 1):
+                return BAD_LENGTH
+        elif oc.mode == K_DEC_COMPACT or oc.mode == K_DEC_BIG:
+            width = 16
+        elif oc.mode == K_TS_NANO:
+            width = 8
+        else:
+            width = _fixed_width(oc.mode)
+        if width and _nbytes(t[3]) < width * need:
+            return BAD_LENGTH
+    with nogil:
+        r = _decode(p, data_end, row_off, nrows, rp, nsel, &program[0], nfields, arr, out_base,
+                    &datapos[0] if nfields else NULL, &state[0])
+    return r
+
+
+def skip_values(const uint8_t[::1] buf, Py_ssize_t pos, Py_ssize_t end, const int32_t[::1] program,
+                Py_ssize_t node):
+    """Position after the value of program node ``node`` at ``pos`` (bounded by ``end``), or a negative status."""
+    if pos < 0 or end > buf.shape[0] or pos > end or node < 0 or 3 * node >= program.shape[0]:
+        return BAD_LENGTH
+    if end == 0:
+        return TRUNCATED
+    return _skip_value(&buf[0], pos, end, &program[0], node)
+
+
+# ---------------------------------------------------------------- encoding
+ctypedef struct InCol:
+    int kind
+    const uint8_t* nulls
+    const uint8_t* values
+    const int64_t* offsets
+    const uint8_t* data
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef Py_ssize_t _encode(InCol* cols, Py_ssize_t ncols, Py_ssize_t start, Py_ssize_t stop, uint8_t* out,
+                        Py_ssize_t cap, int32_t* row_offsets, Py_ssize_t max_rows, int64_t* state,
+                        Py_ssize_t block_size) noexcept nogil:
+    cdef Py_ssize_t r, f, pos = state[0], nrows = state[1], need, n, hb, j
+    cdef InCol* c
+    cdef int w
+    cdef uint8_t* hdr
+    cdef int64_t i64
+    cdef uint8_t tmp[16]
+    cdef uint8_t sign
+    hb = (ncols + 7) >> 3
+    state[2] = 0
+    for r in range(start, stop):
+        # worst-case size of this row
+        need = hb
+        for f in range(ncols):
+            c = &cols[f]
+            if c.nulls != NULL and c.nulls[r]:
+                continue
+            w = _fixed_width(c.kind)
+            if w:
+                need += w
+            elif c.kind == K_BYTES:
+                need += 5 + (c.offsets[r + 1] - c.offsets[r])
+            elif c.kind == K_RAW:
+                need += c.offsets[r + 1] - c.offsets[r]
+            elif c.kind == K_TS_NANO:
+                need += 13
+            elif c.kind == K_DEC_BIG:
+                need += 17
+        if nrows >= max_rows or need > cap - pos:
+            state[0] = pos; state[1] = nrows; state[2] = 1
+            return r - start
+        row_offsets[nrows] = <int32_t>pos
+        nrows += 1
+        hdr = out + pos
+        memset(hdr, 0, hb)
+        pos += hb
+        for f in range(ncols):
+            c = &cols[f]
+            if c.nulls != NULL and c.nulls[r]:
+                hdr[f >> 3] |= <uint8_t>(1 << (f & 7))
+                continue
+            w = _fixed_width(c.kind)
+            if c.kind == K_BOOL:
+                out[pos] = 1 if c.values[r] else 0
+                pos += 1
+            elif w:
+                memcpy(out + pos, c.values + w * r, w)
+                pos += w
+            elif c.kind == K_BYTES:
+                n = c.offsets[r + 1] - c.offsets[r]
+                pos += _write_u32(out + pos, <uint32_t>n)
+                memcpy(out + pos, c.data + c.offsets[r], n)
+                pos += n
+            elif c.kind == K_RAW:
+                n = c.offsets[r + 1] - c.offsets[r]
+                memcpy(out + pos, c.data + c.offsets[r], n)
+                pos += n
+            elif c.kind == K_TS_NANO:
+                memcpy(out + pos, c.values + 8 * r, 8)
+                pos += 8
+                pos += _write_u32(out + pos, <uint32_t>c.offsets[r])
+            elif c.kind == K_DEC_BIG:
+                # 16-byte little-endian -> minimal big-endian two's complement
+                for j in range(16):
+                    tmp[j] = c.values[16 * r + 15 - j]
+                j = 0
+                while j < 15 and ((tmp[j] == 0 and not (tmp[j + 1] & 0x80)) or
+                                  (tmp[j] == 0xFF and (tmp[j + 1] & 0x80))):
+                    j += 1
+                n = 16 - j
+                pos += _write_u32(out + pos, <uint32_t>n)
+                memcpy(out + pos, tmp + j, n)
+                pos += n
+        if pos + 4 * nrows + 4 >= block_size:
+            state[0] = pos; state[1] = nrows; state[2] = 2
+            return r - start + 1
+    state[0] = pos; state[1] = nrows
+    return stop - start
+
+
+def encode_rows(list cols, Py_ssize_t start, Py_ssize_t stop, uint8_t[::1] out, int32_t[::1] row_offsets,
+                int64_t[::1] state, Py_ssize_t block_size):
+    """Append rows [start, stop) of a column batch to a block buffer.
+
+    ``cols[f]`` = ``(kind, nulls, values, offsets, data)``: ``nulls`` a uint8
+    array (1 = null) or None; ``values`` the fixed-width bytes (BOOL: one
+    byte per row; TS_NANO: int64 millis; DEC_BIG: 16-byte LE unscaled);
+    ``offsets`` int64 (BYTES/RAW: n+1 offsets into ``data``; TS_NANO: the
+    nano-of-millisecond per row). ``state`` = (write position, rows in the
+    block, stop reason): reason 1 = ``out`` or ``row_offsets`` is full (grow
+    and call again), 2 = the block reached ``block_size`` (flush). Returns
+    the number of rows appended or a negative status.
+    """
+    cdef Py_ssize_t ncols = len(cols)
+    cdef InCol[64] small
+    cdef object holder = None
+    cdef InCol* arr = small
+    cdef Py_ssize_t f, r
+    cdef InCol* c
+    if start < 0 or stop < start or state.shape[0] < 3 or out.shape[0] == 0 or row_offsets.shape[0] == 0:
+        return BAD_LENGTH
+    if ncols > 64:
+        holder = bytearray(sizeof(InCol) * ncols)
+        arr = <InCol*><char*>holder
+    for f in range(ncols):
+        t = cols[f]
+        c = &arr[f]
+        c.kind = t[0]
+        c.nulls = _ptr(t[1])
+        c.values = _ptr(t[2])
+        c.offsets = <const int64_t*>_ptr(t[3])
+        c.data = _ptr(t[4])
+        if t[1] is not None and _nbytes(t[1]) < stop:
+            return BAD_LENGTH
+        w = _fixed_width(c.kind)
+        if c.kind == K_BOOL and _nbytes(t[2]) < stop:
+            return BAD_LENGTH
+        if w and _nbytes(t[2]) < w * stop:
+            return BAD_LENGTH
+        if (c.kind == K_BYTES or c.kind == K_RAW) and _nbytes(t[3]) < 8 * (stop + 1):
+            return BAD_LENGTH
+        if c.kind == K_TS_NANO and (_nbytes(t[2]) < 8 * stop or _nbytes(t[3]) < 8 * stop):
+            return BAD_LENGTH
+        if c.kind == K_DEC_BIG and _nbytes(t[2]) < 16 * stop:
+            return BAD_LENGTH
+    with nogil:
+        r = _encode(arr, ncols, start, stop, &out[0], out.shape[0], &row_offsets[0], row_offsets.shape[0],
+                    &state[0], block_size)
+    return r

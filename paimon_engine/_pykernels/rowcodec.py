@@ -1,0 +1,319 @@
+"""Pure-Python twin of ``paimon_engine/_kernels/rowcodec.pyx``: same functions, same results."""
+
+import struct
+
+import numpy as np
+
+from .status import BAD_LENGTH, BAD_VALUE, OUT_OF_RANGE, OVERLONG, TRUNCATED
+
+K_BOOL, K_I8, K_I16, K_I32, K_I64, K_F32, K_F64, K_BYTES = 1, 2, 3, 4, 5, 6, 7, 8
+K_TS_MILLIS, K_TS_NANO, K_DEC_COMPACT, K_DEC_BIG, K_VARIANT = 9, 10, 11, 12, 13
+K_ARRAY, K_MAP, K_ROW, K_RAW, O_SPAN = 20, 21, 22, 23, 30
+_WIDTH = {K_BOOL: 1, K_I8: 1, K_I16: 2, K_I32: 4, K_F32: 4, K_I64: 8, K_F64: 8, K_TS_MILLIS: 8, K_DEC_COMPACT: 8}
+
+
+class _Fail(Exception):
+    pass
+
+
+def _u32(p, pos, end):
+    result = shift = 0
+    for i in range(5):
+        if pos >= end:
+            raise _Fail(TRUNCATED)
+        b = p[pos]
+        pos += 1
+        if i == 4 and b & 0xF0:
+            raise _Fail(OVERLONG)
+        result |= (b & 0x7F) << shift
+        if not b & 0x80:
+            return result, pos
+        shift += 7
+    raise _Fail(OVERLONG)
+
+
+def _len(p, pos, end):
+    v, pos = _u32(p, pos, end)
+    if v > 0x7FFFFFFF:
+        raise _Fail(OUT_OF_RANGE)
+    if v > end - pos:
+        raise _Fail(BAD_LENGTH)
+    return v, pos
+
+
+def _wu32(out, v):
+    v &= 0xFFFFFFFF
+    while v >= 0x80:
+        out.append((v & 0x7F) | 0x80)
+        v >>= 7
+    out.append(v)
+
+
+def _skip_array(p, pos, end, prog, child):
+    n, pos = _u32(p, pos, end)
+    if n > 0x7FFFFFFF:
+        raise _Fail(OUT_OF_RANGE)
+    nb = (n + 7) >> 3
+    if nb > end - pos:
+        raise _Fail(BAD_LENGTH)
+    bits = pos
+    pos += nb
+    for i in range(n):
+        if not p[bits + (i >> 3)] & (1 << (i & 7)):
+            pos = _skip(p, pos, end, prog, child)
+    return pos, n
+
+
+def _skip(p, pos, end, prog, node):
+    kind = int(prog[node * 3])
+    w = _WIDTH.get(kind)
+    if w:
+        if w > end - pos:
+            raise _Fail(TRUNCATED)
+        if kind == K_BOOL and p[pos] > 1:
+            raise _Fail(BAD_VALUE)
+        return pos + w
+    if kind in (K_BYTES, K_DEC_BIG):
+        n, pos = _len(p, pos, end)
+        if kind == K_DEC_BIG and not 1 <= n <= 16:
+            raise _Fail(BAD_LENGTH)
+        return pos + n
+    if kind == K_TS_NANO:
+        if 8 > end - pos:
+            raise _Fail(TRUNCATED)
+        v, pos = _u32(p, pos + 8, end)
+        if v > 999999:
+            raise _Fail(OUT_OF_RANGE)
+        return pos
+    if kind == K_VARIANT:
+        n, pos = _len(p, pos, end)
+        n, pos = _len(p, pos + n, end)
+        return pos + n
+    if kind == K_ARRAY:
+        return _skip_array(p, pos, end, prog, node + 1)[0]
+    if kind == K_MAP:
+        child = node + 1
+        pos, n = _skip_array(p, pos, end, prog, child)
+        pos, m = _skip_array(p, pos, end, prog, int(prog[child * 3 + 2]))
+        if n != m:
+            raise _Fail(BAD_VALUE)
+        return pos
+    if kind == K_ROW:
+        n = int(prog[node * 3 + 1])
+        nb = (n + 7) >> 3
+        if nb > end - pos:
+            raise _Fail(TRUNCATED)
+        bits = pos
+        pos += nb
+        child = node + 1
+        for i in range(n):
+            if not p[bits + (i >> 3)] & (1 << (i & 7)):
+                pos = _skip(p, pos, end, prog, child)
+            child = int(prog[child * 3 + 2])
+        return pos
+    raise _Fail(BAD_VALUE)
+
+
+def skip_values(buf, pos, end, program, node):
+    if pos < 0 or end > len(buf) or pos > end or node < 0 or 3 * node >= len(program):
+        return BAD_LENGTH
+    if end == 0:
+        return TRUNCATED
+    try:
+        return _skip(memoryview(buf).cast("B"), pos, end, program, node)
+    except _Fail as e:
+        return e.args[0]
+
+
+def _nbytes(a):
+    return 0 if a is None else a.nbytes
+
+
+def decode_block(block, nrows, program, outs, rows, nsel, out_base, datapos, state):
+    p = memoryview(block).cast("B")
+    blen = len(p)
+    data_end = blen - 4 - 4 * nrows
+    nfields = len(outs)
+    if nrows < 0 or data_end < 0 or len(state) < 3 or len(datapos) < nfields or nsel < 0:
+        return BAD_LENGTH
+    if rows is not None:
+        if len(rows) < nsel:
+            return BAD_LENGTH
+    elif nsel > nrows:
+        return BAD_LENGTH
+    if len(program) < 3 * nfields or len(program) == 0:
+        return BAD_LENGTH
+    need = out_base + nsel
+    views = []
+    for t in outs:
+        if t is None:
+            views.append(None)
+            continue
+        mode = t[0]
+        if _nbytes(t[2]) * 8 < need:
+            return BAD_LENGTH
+        if mode == K_BOOL:
+            width = 0
+            if _nbytes(t[3]) * 8 < need:
+                return BAD_LENGTH
+        elif mode == K_BYTES:
+            width = 0
+            if _nbytes(t[4]) < 4 * (need + 1):
+                return BAD_LENGTH
+        elif mode in (O_SPAN, K_DEC_COMPACT, K_DEC_BIG):
+            width = 16
+        elif mode == K_TS_NANO:
+            width = 8
+        else:
+            width = _WIDTH.get(mode, 0)
+        if width and _nbytes(t[3]) < width * need:
+            return BAD_LENGTH
+        views.append((mode, t[1], t[2], None if t[3] is None else t[3].view(np.uint8), t[4], t[5]))
+    offs = struct.unpack_from("<%di" % nrows, p, data_end) if nrows else ()
+    nb = (nfields + 7) >> 3
+    for k in range(nsel):
+        r = int(rows[k]) if rows is not None else k
+        if r < 0 or r >= nrows:
+            state[0], state[1], state[2] = r, -1, data_end
+            return OUT_OF_RANGE
+        pos = offs[r]
+        end = offs[r + 1] if r + 1 < nrows else data_end
+        if pos < 0 or pos > end or end > data_end:
+            state[0], state[1], state[2] = r, -1, data_end + 4 * r
+            return BAD_VALUE
+        state[0], state[1], state[2] = r, -1, pos
+        if nb > end - pos:
+            return TRUNCATED
+        bits = pos
+        pos += nb
+        o = out_base + k
+        node = 0
+        for f in range(nfields):
+            oc = views[f]
+            kind = int(program[node * 3])
+            state[1], state[2] = f, pos
+            try:
+                if p[bits + (f >> 3)] & (1 << (f & 7)):
+                    if oc is not None and oc[0] == K_BYTES:
+                        oc[4][o + 1] = datapos[f]
+                elif oc is None:
+                    pos = _skip(p, pos, end, program, node)
+                else:
+                    mode, scale, validity, values, offsets, data = oc
+                    validity[o >> 3] |= 1 << (o & 7)
+                    if mode == O_SPAN:
+                        start = pos
+                        pos = _skip(p, pos, end, program, node)
+                        values[16 * o:16 * o + 16] = np.frombuffer(struct.pack("<qq", start, pos), np.uint8)
+                    elif kind == K_BOOL:
+                        if pos >= end:
+                            return TRUNCATED
+                        b = p[pos]
+                        if b > 1:
+                            return BAD_VALUE
+                        if b:
+                            values[o >> 3] |= 1 << (o & 7)
+                        pos += 1
+                    elif kind in _WIDTH and kind != K_DEC_COMPACT:
+                        w = _WIDTH[kind]
+                        if w > end - pos:
+                            return TRUNCATED
+                        values[w * o:w * o + w] = p[pos:pos + w]
+                        pos += w
+                    elif kind == K_DEC_COMPACT:
+                        if 8 > end - pos:
+                            return TRUNCATED
+                        v = struct.unpack_from("<q", p, pos)[0]
+                        values[16 * o:16 * o + 16] = np.frombuffer(v.to_bytes(16, "little", signed=True), np.uint8)
+                        pos += 8
+                    elif kind == K_TS_NANO:
+                        if 8 > end - pos:
+                            return TRUNCATED
+                        millis = struct.unpack_from("<q", p, pos)[0]
+                        v, pos = _u32(p, pos + 8, end)
+                        if v > 999999:
+                            return OUT_OF_RANGE
+                        x = millis * 1000 + v // 1000 if scale == 1000 else millis * 1000000 + v
+                        x = (x + (1 << 63)) % (1 << 64) - (1 << 63)
+                        values[8 * o:8 * o + 8] = np.frombuffer(struct.pack("<q", x), np.uint8)
+                    elif kind == K_BYTES:
+                        n, pos = _len(p, pos, end)
+                        d = int(datapos[f])
+                        if d + n > len(data) or d + n > 0x7FFFFFFF:
+                            return BAD_LENGTH
+                        data[d:d + n] = p[pos:pos + n]
+                        datapos[f] = d + n
+                        offsets[o + 1] = d + n
+                        pos += n
+                    elif kind == K_DEC_BIG:
+                        n, pos = _len(p, pos, end)
+                        if not 1 <= n <= 16:
+                            return BAD_LENGTH
+                        v = int.from_bytes(bytes(p[pos:pos + n]), "big", signed=True)
+                        values[16 * o:16 * o + 16] = np.frombuffer(v.to_bytes(16, "little", signed=True), np.uint8)
+                        pos += n
+                    else:
+                        return BAD_VALUE
+            except _Fail as e:
+                return e.args[0]
+            node = int(program[node * 3 + 2])
+    return nsel
+
+
+def encode_rows(cols, start, stop, out, row_offsets, state, block_size):
+    if start < 0 or stop < start or len(state) < 3 or len(out) == 0 or len(row_offsets) == 0:
+        return BAD_LENGTH
+    for kind, nulls, values, offsets, data in cols:
+        if nulls is not None and len(nulls) < stop:
+            return BAD_LENGTH
+        w = _WIDTH.get(kind)
+        if w and _nbytes(values) < w * stop:
+            return BAD_LENGTH
+        if kind in (K_BYTES, K_RAW) and _nbytes(offsets) < 8 * (stop + 1):
+            return BAD_LENGTH
+        if kind == K_TS_NANO and (_nbytes(values) < 8 * stop or _nbytes(offsets) < 8 * stop):
+            return BAD_LENGTH
+        if kind == K_DEC_BIG and _nbytes(values) < 16 * stop:
+            return BAD_LENGTH
+    cols = [(k, n, None if v is None else v.view(np.uint8), o, d) for k, n, v, o, d in cols]
+    pos, nrows = int(state[0]), int(state[1])
+    ncols = len(cols)
+    hb = (ncols + 7) >> 3
+    cap = len(out)
+    state[2] = 0
+    for r in range(start, stop):
+        row = bytearray(hb)
+        for f, (kind, nulls, values, offsets, data) in enumerate(cols):
+            if nulls is not None and nulls[r]:
+                row[f >> 3] |= 1 << (f & 7)
+                continue
+            w = _WIDTH.get(kind)
+            if kind == K_BOOL:
+                row.append(1 if values[r] else 0)
+            elif w:
+                row += values[w * r:w * r + w].tobytes()
+            elif kind in (K_BYTES, K_RAW):
+                a, b = int(offsets[r]), int(offsets[r + 1])
+                if kind == K_BYTES:
+                    _wu32(row, b - a)
+                row += data[a:b].tobytes()
+            elif kind == K_TS_NANO:
+                row += values[8 * r:8 * r + 8].tobytes()
+                _wu32(row, int(offsets[r]))
+            elif kind == K_DEC_BIG:
+                v = int.from_bytes(values[16 * r:16 * r + 16].tobytes(), "little", signed=True)
+                raw = v.to_bytes(v.bit_length() // 8 + 1, "big", signed=True)
+                _wu32(row, len(raw))
+                row += raw
+        if nrows >= len(row_offsets) or len(row) > cap - pos:
+            state[0], state[1], state[2] = pos, nrows, 1
+            return r - start
+        row_offsets[nrows] = pos
+        nrows += 1
+        out[pos:pos + len(row)] = np.frombuffer(bytes(row), np.uint8)
+        pos += len(row)
+        if pos + 4 * nrows + 4 >= block_size:
+            state[0], state[1], state[2] = pos, nrows, 2
+            return r - start + 1
+    state[0], state[1] = pos, nrows
+    return stop - start

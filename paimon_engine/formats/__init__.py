@@ -1,0 +1,1 @@
+"""File formats: Paimon ``.row`` files (:mod:`paimon_engine.formats.row`)."""
