@@ -45,6 +45,7 @@ class DeleteFile:
     content_offset: int | None = None
     content_size: int | None = None
     stats: FileStats | None = field(default=None, repr=False)
+    file_schema: object = field(default=None, repr=False)   # RowType of a ``row`` delete file
 
     @property
     def is_deletion_vector(self) -> bool:

@@ -281,7 +281,9 @@ class TableScan:
                 for e in entries:
                     if e.status == STATUS_DELETED:
                         continue
-                    delete_files.append(_delete_file(e, m))
+                    d = _delete_file(e, m)
+                    d.file_schema = self._row_schema(e.data_file)
+                    delete_files.append(d)
         unpart = {s.spec_id for s in self.metadata.specs if not s.fields or s.is_unpartitioned}
         types = {fid: f.type for fid, f in self._all_fields.items()}
         index = DeleteFileIndex(delete_files, unpart, types)
@@ -329,8 +331,16 @@ class TableScan:
                 tasks.append(FileScanTask(
                     df.file_path, df.file_format.lower(), df.record_count, df.file_size_in_bytes,
                     m.partition_spec_id, tuple(df.partition), seq, deletes, residual, None, None, None,
-                    tuple(df.split_offsets) if df.split_offsets else None, e.snapshot_id))
+                    tuple(df.split_offsets) if df.split_offsets else None, e.snapshot_id,
+                    self._row_schema(df)))
         return tasks
+
+    def _row_schema(self, df):
+        """The RowType a ``row`` file was written with (None for self-describing formats)."""
+        if (df.file_format or "").upper() != "ROW":
+            return None
+        from ..table.reader import _row_file_schema
+        return _row_file_schema(df, self.metadata, self.schema)
 
     def _manifest_may_match(self, m, deletes=False):
         info = self._pinfo.get(m.partition_spec_id)

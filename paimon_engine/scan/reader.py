@@ -158,6 +158,12 @@ class _ParquetFile:
             return self.by_id.get(field.id)
         return self.by_name.get(field.name)
 
+    is_row = False
+
+    def row_group_rows(self):
+        md = self.pf.metadata
+        return [md.row_group(i).num_rows for i in range(md.num_row_groups)]
+
     def leaf_index(self):
         """Top-level column name -> Parquet leaf column index, for flat (non-nested) columns."""
         if self._leaf is None:
@@ -226,10 +232,51 @@ class _ParquetFile:
             raise CorruptFileError(f"cannot decode Parquet data: {exc}", path=self.path) from None
 
 
-def _open(io, path, fmt):
+class _RowFile:
+    """A Paimon ``.row`` file (no embedded schema: ``file_schema`` is the RowType it was written with). It is one
+    'row group'; position deletes become a row selection, so blocks holding only deleted rows are never decoded."""
+
+    is_row = True
+
+    def __init__(self, io, path, file_schema):
+        from ..formats.row import RowFileReader
+        from ..errors import NotFoundError
+        if file_schema is None:
+            raise CorruptFileError("a row file needs the schema it was written with", path=path)
+        self.path = path
+        self.schema = file_schema
+        try:
+            self.reader = RowFileReader(path, file_schema, file_io=io)
+        except FileNotFoundError:
+            raise NotFoundError(f"data file not found: {path}") from None
+        self.num_rows = self.reader.num_rows
+        self.by_id = {f.id: f.name for f in file_schema.fields}
+        self.by_name = {f.name: f.name for f in file_schema.fields}
+        self.has_ids = True
+
+    def column_name(self, field):
+        return self.by_id.get(field.id)
+
+    def row_group_rows(self):
+        return [self.num_rows]
+
+    def row_groups_in(self, start, length):
+        return ([0], 0) if start == 0 else ([], 0)
+
+    def single_value(self, name):
+        return None
+
+    def read(self, names, row_groups=None, selection=None):
+        batch = self.reader.read_all(columns=list(names), selection=selection)
+        return batch.to_arrow_table() if hasattr(batch, "to_arrow_table") else batch.to_arrow()
+
+
+def _open(io, path, fmt, file_schema=None):
     fmt = (fmt or "parquet").lower()
     if fmt == "parquet":
         return _ParquetFile(io, path)
+    if fmt == "row":
+        return _RowFile(io, path, file_schema)
     raise UnsupportedTypeError(f"reading {fmt} data files is not supported ({path})")
 
 
@@ -302,7 +349,7 @@ class TaskReader:
                                            path=d.path, offset=off)
                 raw = f.read_at(off, size)
             return read_deletion_vector(raw, d.path, off)
-        pf = _open(self.io, d.path, d.file_format)
+        pf = _open(self.io, d.path, d.file_format, d.file_schema)
         names = {}
         for fid, want in ((2147483546, "file_path"), (2147483545, "pos")):
             n = pf.by_id.get(fid) if pf.has_ids else None
@@ -348,7 +395,7 @@ class TaskReader:
             return s
         tables = []
         for d in files:
-            pf = _open(self.io, d.path, d.file_format)
+            pf = _open(self.io, d.path, d.file_format, d.file_schema)
             cols = []
             names = []
             for fid in ids:
@@ -384,7 +431,7 @@ class TaskReader:
     def read_task(self, task, batch_size=None):
         """Yield the task's rows as ``pyarrow.RecordBatch`` objects (one per Parquet batch when ``batch_size``
         is given, else one per file)."""
-        pf = _open(self.io, task.path, task.file_format)
+        pf = _open(self.io, task.path, task.file_format, task.file_schema)
         ids = self._needed(task)
         fields = [self.all_fields.get(fid) for fid in ids]
         file_cols = {}
@@ -397,13 +444,15 @@ class TaskReader:
         names = list(dict.fromkeys(file_cols.values()))
         positions = self._task_positions(task)
         eq_groups = self._eq_groups(task)
-        md = pf.pf.metadata
-        rg_rows = [md.row_group(i).num_rows for i in range(md.num_row_groups)]
+        if pf.is_row:
+            yield from self._read_row_file(task, pf, names, file_cols, positions, eq_groups, batch_size)
+            return
+        rg_rows = pf.row_group_rows()
         rg_start = np.concatenate([[0], np.cumsum(rg_rows)]).astype(np.int64).tolist() if rg_rows else [0]
         if task.start is not None:
             chosen, _ = pf.row_groups_in(task.start, task.length)
         else:
-            chosen = list(range(md.num_row_groups))
+            chosen = list(range(len(rg_rows)))
         pruned = False
         residual = task.residual
         if residual is not None and not isinstance(residual, AlwaysTrue) and len(chosen) > 1:
@@ -440,6 +489,30 @@ class TaskReader:
             tbl = pf.read(names, rgs) if names else None
             n = (total - first) if tbl is None else tbl.num_rows
             yield from _batches(self._finish(task, tbl, n, first, file_cols, positions, eq_groups))
+
+    def _read_row_file(self, task, pf, names, file_cols, positions, eq_groups, batch_size):
+        """Position deletes and row selections become one selection: only blocks holding kept rows decode."""
+        import pyroaring
+        n = pf.num_rows
+        selection = None
+        rows = None
+        if (positions is not None and positions.size) or task.selection is not None:
+            keep = keep_mask(positions if positions is not None else np.zeros(0, np.int64), 0, n)
+            if task.selection is not None:
+                keep &= _selection_mask(task.selection, 0, n)
+            rows = np.flatnonzero(keep).astype(np.int64)
+            selection = pyroaring.BitMap(rows.astype(np.uint32))
+        if rows is not None and rows.size == 0:
+            return
+        tbl = pf.read(names, selection=selection) if names else None
+        count = n if rows is None else int(rows.size)
+        out = self._finish(task, tbl, count, 0, file_cols, None, eq_groups, row_ids=rows)
+        if batch_size and out is not None and not isinstance(out, pa.RecordBatch):
+            out = out.combine_chunks()
+            for off in range(0, out.num_rows, batch_size):
+                yield from _batches(out.slice(off, batch_size))
+            return
+        yield from _batches(out)
 
     def _row_group_may_match(self, pf, i, residual):
         """Inclusive evaluation of the residual against one row group's Parquet statistics."""
@@ -488,11 +561,12 @@ class TaskReader:
                 groups.setdefault(tuple(d.equality_ids), []).append(d)
         return [(ids, self._equality_set(ids, files)) for ids, files in groups.items()]
 
-    def _finish(self, task, data, n, start, file_cols, positions, eq_groups):
+    def _finish(self, task, data, n, start, file_cols, positions, eq_groups, row_ids=None):
+        """``row_ids``: file row numbers of the rows in ``data`` when deletes/selection were applied already."""
         keep = None
         if positions is not None and positions.size:
             keep = keep_mask(positions, start, n)
-        if task.selection is not None:
+        if task.selection is not None and row_ids is None:
             sel = _selection_mask(task.selection, start, n)
             keep = sel if keep is None else keep & sel
 
@@ -515,7 +589,7 @@ class TaskReader:
             out_cols.append(pa.array([task.path], pa.string()).take(np.zeros(n, dtype=np.int32)))
             out_names.append(FILE_COLUMN)
         if POS_COLUMN in self.metadata_columns:
-            out_cols.append(pa.array(np.arange(start, start + n, dtype=np.int64)))
+            out_cols.append(pa.array(np.arange(start, start + n, dtype=np.int64) if row_ids is None else row_ids))
             out_names.append(POS_COLUMN)
         residual = task.residual
         if residual is not None and not isinstance(residual, AlwaysTrue):

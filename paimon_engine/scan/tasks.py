@@ -30,6 +30,7 @@ class FileScanTask:
     length: int | None = None
     split_offsets: tuple | None = None
     snapshot_id: int | None = None    # the snapshot that added the file (incremental scans)
+    file_schema: object = None        # RowType a ``row`` file was written with (row files store no schema)
 
     @property
     def size_bytes(self) -> int:

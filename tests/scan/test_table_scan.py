@@ -350,3 +350,20 @@ def test_bad_bounds_in_a_manifest_name_the_manifest(tmp_path):
     with pytest.raises(CorruptFileError, match="bad column bounds") as ei:
         mt.scan(filter="id > 3").plan_files()
     assert ".avro" in str(ei.value)
+
+
+def test_row_format_tables(catalog):
+    t = catalog.create_table("db.rows", data().schema, properties={"write.format.default": "row"})
+    t.append(data(300))
+    assert {d.data_file.file_format for d in t.data_files()} == {"ROW"}
+    t.delete("id >= 10 and id < 20")                                   # position deletes (row files)
+    t.delete("s = 's0250'", mode="equality", equality_columns=["s"])   # equality deletes (row files)
+    want = [r for r in rows(data(300)) if not (10 <= r["id"] < 20 or r["s"] == "s0250")]
+    assert {d.data_file.file_format for d in t.delete_files()} == {"ROW"}
+    assert rows(t.scan().to_arrow()) == want
+    got = rows(t.scan(columns=["id", "_pos"], filter="id < 40").to_arrow())
+    assert [r["id"] for r in got] == [r["id"] for r in want if r["id"] < 40]
+    assert all(r["id"] == r["_pos"] for r in got)
+    assert t.scan().count() == len(want)
+    assert sum(b.num_rows for b in t.scan().to_batches(batch_size=64)) == len(want)
+    assert rows(t.scan().to_arrow()) == rows(t.to_arrow())            # the table layer's reference reader
