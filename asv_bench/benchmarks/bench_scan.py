@@ -39,7 +39,7 @@ def _build_planning(root):
                            "s": [f"x{j}" for j in range(10)]}))
 
 
-def _build_reads(root):
+def _build_reads(root, fmt="parquet"):
     from paimon_engine.expressions import col
     from paimon_engine.table.catalog import SqlCatalog
     cat = SqlCatalog("default", uri=f"sqlite:///{root}/cat.db", warehouse=f"{root}/wh")
@@ -52,8 +52,9 @@ def _build_reads(root):
                          "k": pa.array(rng.integers(0, 1000, n).astype(np.int32)),
                          "v": pa.array(rng.random(n)),
                          "s": pa.array(np.char.add("s", (np.arange(lo, hi) % 1000).astype(str)))})
+    props = {"write.format.default": fmt, "write.delete.format.default": fmt}
     for name in ("plain", "posdel", "eqdel"):
-        t = cat.create_table(f"db.{name}", chunk(0, 1).schema)
+        t = cat.create_table(f"db.{name}", chunk(0, 1).schema, properties=props)
         for i in range(4):
             t.append(chunk(i * N_ROWS // 4, (i + 1) * N_ROWS // 4))
     t = cat.load_table("db.posdel")
@@ -172,3 +173,27 @@ class AntiJoin:
 
     def time_build_and_probe(self, key):
         self.cls([1], [self.deletes]).matches([self.data])
+
+
+class ReadRowFiles:
+    """The same 2M-row read from Paimon ``.row`` data files (position deletes become row selections)."""
+    params = (["none", "positions_5pct", "equality_100k"],)
+    param_names = ["deletes"]
+    timeout = 900
+    number = 1
+    repeat = (3, 5, 30.0)
+
+    def setup_cache(self):
+        root = tempfile.mkdtemp(prefix="bench-scan-row-")
+        _build_reads(root, "row")
+        return root
+
+    def setup(self, root, deletes):
+        ours, _ = _catalogs(root)
+        name = {"none": "plain", "positions_5pct": "posdel", "equality_100k": "eqdel"}[deletes]
+        t = ours.load_table(f"db.{name}")
+        self.run = lambda: t.scan().to_arrow()
+        self.run()
+
+    def time_to_arrow(self, root, deletes):
+        self.run()
