@@ -4,7 +4,20 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-SHARED = Path(os.environ.get("PAIMON_ENGINE_SHARED", REPO.parent / "shared"))
+
+
+def _find_shared():
+    # shared/ sits beside the checkout; a checkout nested deeper finds it further up.
+    env = os.environ.get("PAIMON_ENGINE_SHARED")
+    if env:
+        return Path(env)
+    for parent in REPO.parents:
+        if (parent / "shared" / "golden").is_dir():
+            return parent / "shared"
+    return REPO.parent / "shared"
+
+
+SHARED = _find_shared()
 GOLDEN = SHARED / "golden"
 
 

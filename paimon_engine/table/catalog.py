@@ -261,6 +261,9 @@ class FileSystemCatalog(Catalog):
 
     def _create(self, namespace, name, md):
         loc = md.location
+        if loc != self.default_location(namespace, name):
+            raise InvalidArgumentError(f"a file-system catalog keeps table {name!r} at "
+                                       f"{self.default_location(namespace, name)}; it cannot use {loc}")
         if self.current_version(loc)[1] is not None:
             raise AlreadyExistsError(f"table {'.'.join(namespace + (name,))} exists already at {loc}")
         path = f"{loc}/metadata/v1.metadata.json"

@@ -232,3 +232,15 @@ def test_equality_delete_null_keys_and_float_keys(tmp_path):
     assert sorted(t.to_arrow().column("id").to_pylist()) == [i for i in range(14) if i not in (3, 10)]
     with pytest.raises(SchemaError, match="float/double"):
         t.row_delta().delete_keys(pa.table({"amount": [1.5]}), ["amount"])
+
+
+def test_fs_catalog_refuses_foreign_location_and_duplicates(tmp_path):
+    cat = FileSystemCatalog(str(tmp_path))
+    with pytest.raises(InvalidArgumentError, match="keeps table"):
+        cat.create_table("db.t", sample().schema, location=str(tmp_path / "elsewhere"))
+    cat.create_table("db.t", sample().schema)
+    with pytest.raises(AlreadyExistsError):
+        cat.create_table("db.t", sample().schema)
+    cat.drop_table("db.t")
+    with pytest.raises(NotFoundError):
+        cat.load_table("db.t")
