@@ -80,6 +80,7 @@ class RowFileReader:
         self.path = self._src.name
         self._dctx = zstandard.ZstdDecompressor()
         self._zerr = zstandard.ZstdError
+        self._zframe_size = zstandard.frame_content_size
         self._kernel = _speedups.kernel("rowcodec")
         self._program = V.program(schema)
         self._cache = OrderedDict()
@@ -126,6 +127,11 @@ class RowFileReader:
         off, csz, usz = int(ix.offsets[b]), int(ix.compressed_sizes[b]), int(ix.uncompressed_sizes[b])
         raw = self._src.read_at(off, csz)
         try:
+            # a frame that states its content size must state the indexed size (never trust it for allocation)
+            declared = self._zframe_size(raw)
+            if declared not in (-1, usz):
+                raise CorruptFileError(f"zstd frame declares {declared} bytes, the index says {usz}",
+                                       path=self.path, block=b, offset=off)
             data = self._dctx.decompress(raw, max_output_size=usz)
         except self._zerr as e:
             raise CorruptFileError(f"zstd: {e}", path=self.path, block=b, offset=off) from None
@@ -236,7 +242,11 @@ class RowFileReader:
         at = t.to_arrow()
         k, validity = o[0], o[2]
         if k == V.O_SPAN:
-            return Column.from_arrow(pa.array(nested, type=at))
+            try:
+                return Column.from_arrow(pa.array(nested, type=at))
+            except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError) as e:
+                raise CorruptFileError(f"column {field.name!r} holds values outside its type: {e}",
+                                       path=self.path, field=field.name) from None
         if k == V.K_BYTES:
             if isinstance(t, (T.CharType, T.VarCharType)):
                 arr = pa.Array.from_buffers(pa.binary(), total, [pa.py_buffer(validity), pa.py_buffer(o[4]),
