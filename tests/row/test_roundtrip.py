@@ -51,7 +51,7 @@ def values_of(t):
         return st.binary(max_size=8)
     if isinstance(t, T.DecimalType):
         lim = 10 ** t.precision - 1
-        return st.integers(-lim, lim).map(lambda u: decimal.Decimal(u).scaleb(-t.scale))
+        return st.integers(-lim, lim).map(lambda u: decimal.Decimal(u).scaleb(-t.scale, decimal.Context(prec=80)))
     if isinstance(t, T.DateType):
         return st.integers(-100000, 100000)
     if isinstance(t, T.TimeType):
