@@ -218,3 +218,18 @@ def test_inputs_pandas_columnbatch_and_file_io(tmp_path):
         assert RowFileReader(f, schema).get_row(3) == {"a": 2, "b": None}
     with pytest.raises(Exception):
         RowFileReader(loc, schema).take([6])
+
+
+@settings(max_examples=30, deadline=None)
+@given(data=tables(), data_st=st.data())
+def test_get_row_matches_take(data, data_st):
+    schema, table = data
+    if table.num_rows == 0:
+        return
+    buf = io.BytesIO()
+    with RowFileWriter(buf, schema, block_size=40) as w:
+        w.write(table)
+    r = RowFileReader(io.BytesIO(buf.getvalue()), schema, cache_blocks=2)
+    want = table.to_pylist()
+    for i in data_st.draw(st.lists(st.integers(0, table.num_rows - 1), min_size=1, max_size=5)):
+        assert r.get_row(i) == want[i] == r.take([i]).to_pylist()[0]

@@ -85,6 +85,7 @@ class RowFileReader:
         self._program = V.program(schema)
         self._cache = OrderedDict()
         self._cache_blocks = cache_blocks
+        self._starts = None
         size = self._src.size
         if size < FOOTER_SIZE + 3:
             raise CorruptFileError(f"{size} bytes cannot hold a .row footer and index", path=self.path, offset=0)
@@ -340,5 +341,54 @@ class RowFileReader:
         return ColumnBatch(batch.schema, [Column.from_arrow(c) for c in rb.columns], len(req))
 
     def get_row(self, n: int) -> dict:
-        """One row as a dict of Python values."""
-        return self.take([n]).to_pylist()[0]
+        """One row as a dict of Python values (the same values ``take([n]).to_pylist()[0]`` gives).
+
+        The block comes from the LRU cache or is read and decompressed once; the
+        row is then located through the block's offset array and decoded alone.
+        """
+        import bisect
+
+        import pyarrow as pa
+        n = int(n)
+        if not 0 <= n < self.num_rows:
+            raise InvalidArgumentError(f"row {n} is out of range for a file of {self.num_rows} rows")
+        if self._starts is None:
+            self._starts = self.index.row_starts.tolist()
+            # None where the decoded Python value is already what Arrow's to_pylist gives
+            plain = (T.BooleanType, T.TinyIntType, T.SmallIntType, T.IntType, T.BigIntType, T.FloatType,
+                     T.DoubleType, T.CharType, T.VarCharType, T.BinaryType, T.VarBinaryType, T.DecimalType)
+            self._arrow_types = [None if isinstance(f.type, plain) else f.type.to_arrow()
+                                 for f in self.schema.fields]
+        b = bisect.bisect_right(self._starts, n) - 1
+        data = self._block(b, cached=True)
+        nrows = self.index.block_rows(b)
+        local = n - self._starts[b]
+        data_end = len(data) - 4 - 4 * nrows
+        at = data_end + 4 * local
+        pos = int.from_bytes(data[at:at + 4], "little", signed=True)
+        end = int.from_bytes(data[at + 4:at + 8], "little", signed=True) if local + 1 < nrows else data_end
+        if not 0 <= pos <= end <= data_end:
+            raise CorruptFileError(f"row offset {pos} outside the block's rows", path=self.path, block=b, row=n,
+                                   offset=at)
+        fields = self.schema.fields
+        nb = (len(fields) + 7) // 8
+        if nb > end - pos:
+            raise CorruptFileError("row shorter than its null bitmap", path=self.path, block=b, row=n, offset=pos)
+        bits = data[pos:pos + nb]
+        pos += nb
+        out = {}
+        for i, f in enumerate(fields):
+            if bits[i >> 3] & (1 << (i & 7)):
+                out[f.name] = None
+                continue
+            try:
+                v, pos = V.decode_value(f.type, data, pos, end)
+                at_i = self._arrow_types[i]
+                out[f.name] = v if at_i is None else pa.scalar(v, type=at_i).as_py()
+            except V._Bad as e:
+                raise CorruptFileError(str(e.args[0]), path=self.path, block=b, row=n, field=f.name,
+                                       offset=e.args[1]) from None
+            except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError) as e:
+                raise CorruptFileError(f"value outside its type: {e}", path=self.path, block=b, row=n,
+                                       field=f.name, offset=pos) from None
+        return out
