@@ -89,7 +89,6 @@ class RowFile:
         self.paths = paths
         rng = np.random.default_rng(7)
         if impl == "paimon_engine":
-            self.table = _table(N)
             self.reader = RowFileReader(paths["big"], _schema())
             self.rows = rng.integers(0, N, 1000)
             self.one = iter(rng.integers(0, N, 10**6).tolist())
@@ -98,26 +97,12 @@ class RowFile:
                 import pypaimon  # noqa: F401
             except ImportError:
                 raise NotImplementedError("pypaimon not installed")
-            self.table = _table(N // PEER_SCALE)
             self.rows = sorted(rng.integers(0, N // PEER_SCALE, 1000 // PEER_SCALE).tolist())
             self.one = iter(rng.integers(0, N // PEER_SCALE, 10**6).tolist())
         else:
             self.frames, self.payloads, self.usizes = _blocks(paths["big"])
             self.cctx = zstandard.ZstdCompressor(level=1)
             self.dctx = zstandard.ZstdDecompressor()
-
-    # -- write ---------------------------------------------------------------
-    def time_write(self, paths, impl):
-        if impl == "paimon_engine":
-            _write_engine(io.BytesIO(), self.table)
-        elif impl == "pypaimon_x50":
-            from pypaimon.write.writer.format_row_writer import FormatRowWriter
-            w = FormatRowWriter(io.BytesIO(), _pp_fields(), block_size=BLOCK)
-            w.write_table(self.table)
-            w.close()
-        else:
-            for p in self.payloads:
-                self.cctx.compress(p)
 
     # -- full read to Arrow -------------------------------------------------------
     def time_read_arrow(self, paths, impl):
@@ -163,3 +148,108 @@ class RowFile:
             _pp_read_all(_pp_reader(paths["small"], row_indices=[next(self.one)]))
         else:
             self.dctx.decompress(self.frames[3], max_output_size=self.usizes[3])
+
+
+class RowWrite:
+    """Writing the workload (pypaimon_x50: N/50 rows; zstd: compressing the engine's blocks alone)."""
+    params = IMPLS
+    param_names = ["impl"]
+    timeout = 300
+
+    def setup(self, impl):
+        import zstandard
+        if impl == "paimon_engine":
+            self.table = _table(N)
+        elif impl == "pypaimon_x50":
+            try:
+                import pypaimon  # noqa: F401
+            except ImportError:
+                raise NotImplementedError("pypaimon not installed")
+            self.table = _table(N // PEER_SCALE)
+        else:
+            d = tempfile.mkdtemp(prefix="bench_row_w_")
+            path = os.path.join(d, "w.row")
+            _write_engine(path, _table(N))
+            self.payloads = _blocks(path)[1]
+            self.cctx = zstandard.ZstdCompressor(level=1)
+
+    def time_write(self, impl):
+        if impl == "paimon_engine":
+            _write_engine(io.BytesIO(), self.table)
+        elif impl == "pypaimon_x50":
+            from pypaimon.write.writer.format_row_writer import FormatRowWriter
+            w = FormatRowWriter(io.BytesIO(), _pp_fields(), block_size=BLOCK)
+            w.write_table(self.table)
+            w.close()
+        else:
+            for p in self.payloads:
+                self.cctx.compress(p)
+
+
+def _best(fn, repeat=5):
+    import time
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+class RowRatios:
+    """The issue's ratios, measured within one process (best of 5 each): engine time / zstd-only time."""
+    timeout = 600
+
+    def setup_cache(self):
+        d = tempfile.mkdtemp(prefix="bench_row_r_")
+        path = os.path.join(d, "big.row")
+        _write_engine(path, _table(N))
+        return path
+
+    def setup(self, path):
+        import zstandard
+        from paimon_engine.formats.row import RowFileReader
+        self.path = path
+        self.reader = RowFileReader(path, _schema())
+        self.frames, self.payloads, self.usizes = _blocks(path)
+        self.dctx = zstandard.ZstdDecompressor()
+        self.cctx = zstandard.ZstdCompressor(level=1)
+
+    def _decompress_all(self):
+        for f, u in zip(self.frames, self.usizes):
+            self.dctx.decompress(f, max_output_size=u)
+
+    def track_read_arrow_over_zstd_decompress(self, path):
+        return _best(self.reader.to_arrow) / _best(self._decompress_all)
+
+    def track_write_over_zstd_compress(self, path):
+        table = _table(N)
+
+        def compress_all():
+            for p in self.payloads:
+                self.cctx.compress(p)
+        return _best(lambda: _write_engine(io.BytesIO(), table), 3) / _best(compress_all, 3)
+
+    def track_get_row_over_one_block_decompress(self, path):
+        rows = iter(np.random.default_rng(3).integers(0, N, 10**6).tolist())
+
+        def one():
+            for _ in range(50):
+                self.reader._cache.clear()
+                self.reader.get_row(next(rows))
+
+        def block():
+            for i in range(50):
+                self.dctx.decompress(self.frames[i], max_output_size=self.usizes[i])
+        return _best(one) / _best(block)
+
+    def track_arrow_table_mb(self, path):
+        return self.reader.to_arrow().nbytes / 2**20
+
+    def peakmem_read_arrow(self, path):
+        self.reader.to_arrow()
+
+    track_read_arrow_over_zstd_decompress.unit = "ratio"
+    track_write_over_zstd_compress.unit = "ratio"
+    track_get_row_over_one_block_decompress.unit = "ratio"
+    track_arrow_table_mb.unit = "MiB"
