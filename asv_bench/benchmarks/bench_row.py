@@ -90,6 +90,8 @@ class RowFile:
         rng = np.random.default_rng(7)
         if impl == "paimon_engine":
             self.reader = RowFileReader(paths["big"], _schema())
+            self.reader.take([1, 0])  # first use imports pyarrow.compute (one-off, not per call)
+            self.reader.get_row(0)
             self.rows = rng.integers(0, N, 1000)
             self.one = iter(rng.integers(0, N, 10**6).tolist())
         elif impl == "pypaimon_x50":
