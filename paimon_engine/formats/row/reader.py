@@ -99,6 +99,11 @@ class RowFileReader:
         else:
             index_bytes = self._src.read_at(ft.index_offset, ft.index_length)
         self.index = BlockIndex.parse(index_bytes, ft, path=self.path, max_block_size=self.max_block_size)
+        ix = self.index
+        self._offsets = ix.offsets.tolist()
+        self._csizes = ix.compressed_sizes.tolist()
+        self._usizes = ix.uncompressed_sizes.tolist()
+        self._block_rows = [ix.block_rows(b) for b in range(ix.block_count)]
 
     # -- basic facts ---------------------------------------------------------
     @property
@@ -124,8 +129,7 @@ class RowFileReader:
         if cached and b in self._cache:
             self._cache.move_to_end(b)
             return self._cache[b]
-        ix = self.index
-        off, csz, usz = int(ix.offsets[b]), int(ix.compressed_sizes[b]), int(ix.uncompressed_sizes[b])
+        off, csz, usz = self._offsets[b], self._csizes[b], self._usizes[b]
         raw = self._src.read_at(off, csz)
         try:
             # a frame that states its content size must state the indexed size (never trust it for allocation)
@@ -140,8 +144,8 @@ class RowFileReader:
             raise CorruptFileError(f"block decompressed to {len(data)} bytes, the index says {usz}",
                                    path=self.path, block=b, offset=off)
         nrows = int.from_bytes(data[-4:], "little", signed=True)
-        if nrows != ix.block_rows(b):
-            raise CorruptFileError(f"block holds {nrows} rows, the index says {ix.block_rows(b)}",
+        if nrows != self._block_rows[b]:
+            raise CorruptFileError(f"block holds {nrows} rows, the index says {self._block_rows[b]}",
                                    path=self.path, block=b, offset=off)
         if cached:
             self._cache[b] = data
@@ -165,7 +169,7 @@ class RowFileReader:
         fields = self.schema.fields
         total = 0
         for b, rows in plan:
-            total += self.index.block_rows(b) if rows is None else len(rows)
+            total += self._block_rows[b] if rows is None else len(rows)
         nf = len(fields)
         outs = [None] * nf
         bufs = {}
@@ -194,25 +198,31 @@ class RowFileReader:
         datapos = np.zeros(max(nf, 1), dtype=np.int64)
         state = np.zeros(3, dtype=np.int64)
         base = 0
+        byte_cols = [i for i in wanted if outs[i][0] == V.K_BYTES]
+        call_outs = [None if o is None else tuple(o) for o in outs]
+        block_rows = self._block_rows
+        decode = self._kernel.decode_block
         for bi, (b, rows) in enumerate(plan):
             data = self._block(b, cached)
-            nrows = self.index.block_rows(b)
+            nrows = block_rows[b]
             nsel = nrows if rows is None else len(rows)
             usz = len(data)
-            for i in wanted:
+            grew = False
+            for i in byte_cols:
                 o = outs[i]
-                if o[0] == V.K_BYTES:
-                    need = int(datapos[i]) + usz
-                    if len(o[5]) < need:
-                        if base:
-                            est = int(datapos[i] / base * total * 1.1) + usz
-                        else:
-                            est = usz * (len(plan) if rows is None and len(plan) < 4 else 1)
-                        grown = np.empty(max(need, est, int(len(o[5]) * 1.25)), dtype=np.uint8)
-                        grown[:datapos[i]] = o[5][:datapos[i]]
-                        o[5] = grown
-            call_outs = [None if o is None else tuple(o) for o in outs]
-            r = self._kernel.decode_block(data, nrows, self._program, call_outs, rows, nsel, base, datapos, state)
+                need = int(datapos[i]) + usz
+                if len(o[5]) < need:
+                    if base:
+                        est = int(datapos[i] / base * total * 1.1) + usz
+                    else:
+                        est = usz * (len(plan) if rows is None and len(plan) < 4 else 1)
+                    grown = np.empty(max(need, est, int(len(o[5]) * 1.25)), dtype=np.uint8)
+                    grown[:datapos[i]] = o[5][:datapos[i]]
+                    o[5] = grown
+                    grew = True
+            if grew:
+                call_outs = [None if o is None else tuple(o) for o in outs]
+            r = decode(data, nrows, self._program, call_outs, rows, nsel, base, datapos, state)
             if r < 0:
                 row = int(state[0]) + int(self.index.row_starts[b])
                 fi = int(state[1])
@@ -295,7 +305,7 @@ class RowFileReader:
         group, n = [], 0
         for step in plan:
             group.append(step)
-            n += self.index.block_rows(step[0]) if step[1] is None else len(step[1])
+            n += self._block_rows[step[0]] if step[1] is None else len(step[1])
             if batch_rows is None or n >= batch_rows:
                 yield self._decode(group, proj)
                 group, n = [], 0
@@ -361,7 +371,7 @@ class RowFileReader:
                                  for f in self.schema.fields]
         b = bisect.bisect_right(self._starts, n) - 1
         data = self._block(b, cached=True)
-        nrows = self.index.block_rows(b)
+        nrows = self._block_rows[b]
         local = n - self._starts[b]
         data_end = len(data) - 4 - 4 * nrows
         at = data_end + 4 * local
