@@ -251,6 +251,18 @@ class RowRatios:
     def peakmem_read_arrow(self, path):
         self.reader.to_arrow()
 
+    def track_read_peak_traced_over_table(self, path):
+        """Peak of traced allocations (NumPy buffers, blocks) during a full read / the Arrow table's size."""
+        import tracemalloc
+        tracemalloc.start()
+        try:
+            table = self.reader.to_arrow()
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        return peak / table.nbytes
+
+    track_read_peak_traced_over_table.unit = "ratio"
     track_read_arrow_over_zstd_decompress.unit = "ratio"
     track_write_over_zstd_compress.unit = "ratio"
     track_get_row_over_one_block_decompress.unit = "ratio"
