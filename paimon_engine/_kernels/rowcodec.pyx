@@ -215,8 +215,17 @@ cdef Py_ssize_t _skip_value(const uint8_t* p, Py_ssize_t pos, Py_ssize_t end, co
 
 
 # ---------------------------------------------------------------- decoding
+cdef inline Py_ssize_t _fail(int64_t* state, Py_ssize_t r, Py_ssize_t f, Py_ssize_t pos, Py_ssize_t code) noexcept nogil:
+    state[0] = r
+    state[1] = f
+    state[2] = pos
+    return code
+
 ctypedef struct OutCol:
     int mode          # 0 = not projected, else the field kind or O_SPAN
+    int kind          # the field's kind (from the program)
+    int width         # fixed width of the field's encoding, 0 if variable
+    Py_ssize_t node   # the field's program node
     int scale         # TS_NANO: 1000 (micros) or 1000000 (nanos)
     uint8_t* validity
     uint8_t* values
@@ -239,80 +248,97 @@ cdef Py_ssize_t _decode(const uint8_t* p, Py_ssize_t data_end, const int32_t* ro
     cdef int64_t millis, i64
     cdef uint8_t b
     cdef int32_t ts32
+    cdef Py_ssize_t fpos = 0
     nb = (nfields + 7) >> 3
     for k in range(nsel):
         r = rows[k] if rows != NULL else k
         if r < 0 or r >= nrows:
-            state[0] = r; state[1] = -1; state[2] = data_end
-            return OUT_OF_RANGE
+            return _fail(state, r, -1, data_end, OUT_OF_RANGE)
         pos = row_off[r]
         end = row_off[r + 1] if r + 1 < nrows else data_end
         if pos < 0 or pos > end or end > data_end:
-            state[0] = r; state[1] = -1; state[2] = data_end + 4 * r
-            return BAD_VALUE
-        state[0] = r; state[1] = -1; state[2] = pos
+            return _fail(state, r, -1, data_end + 4 * r, BAD_VALUE)
         if nb > end - pos:
-            return TRUNCATED
+            return _fail(state, r, -1, pos, TRUNCATED)
         bits = p + pos
         pos += nb
         o = out_base + k
-        node = 0
         for f in range(nfields):
             oc = &outs[f]
-            kind = prog[node * 3]
-            state[1] = f; state[2] = pos
             if bits[f >> 3] & (1 << (f & 7)):
                 # null: validity stays 0, values stay zeroed; strings repeat the offset
                 if oc.mode == K_BYTES:
                     oc.offsets[o + 1] = <int32_t>datapos[f]
-                node = prog[node * 3 + 2]
                 continue
+            fpos = pos
+            kind = oc.kind
             if oc.mode == 0:
-                pos = _skip_value(p, pos, end, prog, node)
-                if pos < 0:
-                    return pos
-                node = prog[node * 3 + 2]
+                if oc.width:
+                    if oc.width > end - pos:
+                        return _fail(state, r, f, fpos, TRUNCATED)
+                    if kind == K_BOOL and p[pos] > 1:
+                        return _fail(state, r, f, fpos, BAD_VALUE)
+                    pos += oc.width
+                elif kind == K_BYTES:
+                    pos = _read_len(p, pos, end, &n)
+                    if pos < 0:
+                        return _fail(state, r, f, fpos, pos)
+                    pos += n
+                else:
+                    pos = _skip_value(p, pos, end, prog, oc.node)
+                    if pos < 0:
+                        return _fail(state, r, f, fpos, pos)
                 continue
             oc.validity[o >> 3] |= <uint8_t>(1 << (o & 7))
-            if oc.mode == O_SPAN:
-                start = pos
-                pos = _skip_value(p, pos, end, prog, node)
+            if kind == K_I64 or kind == K_F64 or kind == K_TS_MILLIS:
+                if 8 > end - pos:
+                    return _fail(state, r, f, fpos, TRUNCATED)
+                memcpy(oc.values + 8 * o, p + pos, 8)
+                pos += 8
+            elif kind == K_I32 or kind == K_F32:
+                if 4 > end - pos:
+                    return _fail(state, r, f, fpos, TRUNCATED)
+                memcpy(oc.values + 4 * o, p + pos, 4)
+                pos += 4
+            elif kind == K_BYTES and oc.mode == K_BYTES:
+                pos = _read_len(p, pos, end, &n)
                 if pos < 0:
-                    return pos
+                    return _fail(state, r, f, fpos, pos)
+                if datapos[f] + n > oc.data_cap or datapos[f] + n > 0x7FFFFFFF:
+                    return _fail(state, r, f, fpos, BAD_LENGTH)
+                memcpy(oc.data + datapos[f], p + pos, n)
+                datapos[f] += n
+                oc.offsets[o + 1] = <int32_t>datapos[f]
+                pos += n
+            elif oc.mode == O_SPAN:
+                start = pos
+                pos = _skip_value(p, pos, end, prog, oc.node)
+                if pos < 0:
+                    return _fail(state, r, f, fpos, pos)
                 (<int64_t*>oc.values)[2 * o] = start
                 (<int64_t*>oc.values)[2 * o + 1] = pos
             elif kind == K_BOOL:
                 if pos >= end:
-                    return TRUNCATED
+                    return _fail(state, r, f, fpos, TRUNCATED)
                 b = p[pos]
                 if b > 1:
-                    return BAD_VALUE
+                    return _fail(state, r, f, fpos, BAD_VALUE)
                 if b:
                     oc.values[o >> 3] |= <uint8_t>(1 << (o & 7))
                 pos += 1
             elif kind == K_I8:
                 if pos >= end:
-                    return TRUNCATED
+                    return _fail(state, r, f, fpos, TRUNCATED)
                 oc.values[o] = p[pos]
                 pos += 1
             elif kind == K_I16:
                 if 2 > end - pos:
-                    return TRUNCATED
+                    return _fail(state, r, f, fpos, TRUNCATED)
                 memcpy(oc.values + 2 * o, p + pos, 2)
                 pos += 2
-            elif kind == K_I32 or kind == K_F32:
-                if 4 > end - pos:
-                    return TRUNCATED
-                memcpy(oc.values + 4 * o, p + pos, 4)
-                pos += 4
-            elif kind == K_I64 or kind == K_F64 or kind == K_TS_MILLIS:
-                if 8 > end - pos:
-                    return TRUNCATED
-                memcpy(oc.values + 8 * o, p + pos, 8)
-                pos += 8
             elif kind == K_DEC_COMPACT:
                 if 8 > end - pos:
-                    return TRUNCATED
+                    return _fail(state, r, f, fpos, TRUNCATED)
                 memcpy(&i64, p + pos, 8)
                 memcpy(oc.values + 16 * o, &i64, 8)
                 i64 = -1 if i64 < 0 else 0
@@ -320,33 +346,23 @@ cdef Py_ssize_t _decode(const uint8_t* p, Py_ssize_t data_end, const int32_t* ro
                 pos += 8
             elif kind == K_TS_NANO:
                 if 8 > end - pos:
-                    return TRUNCATED
+                    return _fail(state, r, f, fpos, TRUNCATED)
                 memcpy(&millis, p + pos, 8)
                 pos = _read_u32(p, pos + 8, end, &v)
                 if pos < 0:
-                    return pos
+                    return _fail(state, r, f, fpos, pos)
                 if v > 999999:
-                    return OUT_OF_RANGE
+                    return _fail(state, r, f, fpos, OUT_OF_RANGE)
                 if oc.scale == 1000:
                     (<int64_t*>oc.values)[o] = millis * 1000 + v // 1000
                 else:
                     (<int64_t*>oc.values)[o] = millis * 1000000 + v
-            elif kind == K_BYTES:
-                pos = _read_len(p, pos, end, &n)
-                if pos < 0:
-                    return pos
-                if datapos[f] + n > oc.data_cap or datapos[f] + n > 0x7FFFFFFF:
-                    return BAD_LENGTH
-                memcpy(oc.data + datapos[f], p + pos, n)
-                datapos[f] += n
-                oc.offsets[o + 1] = <int32_t>datapos[f]
-                pos += n
             elif kind == K_DEC_BIG:
                 pos = _read_len(p, pos, end, &n)
                 if pos < 0:
-                    return pos
+                    return _fail(state, r, f, fpos, pos)
                 if n < 1 or n > 16:
-                    return BAD_LENGTH
+                    return _fail(state, r, f, fpos, BAD_LENGTH)
                 # big-endian two's complement -> 16-byte little-endian
                 b = 0xFF if p[pos] & 0x80 else 0
                 memset(oc.values + 16 * o, b, 16)
@@ -354,8 +370,7 @@ cdef Py_ssize_t _decode(const uint8_t* p, Py_ssize_t data_end, const int32_t* ro
                     oc.values[16 * o + j] = p[pos + n - 1 - j]
                 pos += n
             else:
-                return BAD_VALUE
-            node = prog[node * 3 + 2]
+                return _fail(state, r, f, fpos, BAD_VALUE)
     return nsel
 
 
@@ -382,7 +397,7 @@ def decode_block(const uint8_t[::1] block, Py_ssize_t nrows, const int32_t[::1] 
     cdef const int32_t* row_off
     cdef const int32_t[::1] rowsv
     cdef const int32_t* rp = NULL
-    cdef Py_ssize_t f, need, width
+    cdef Py_ssize_t f, need, width, node
     cdef OutCol* oc
     cdef Py_ssize_t r
     if nrows < 0 or data_end < 0 or state.shape[0] < 3 or datapos.shape[0] < nfields:
@@ -410,9 +425,16 @@ def decode_block(const uint8_t[::1] block, Py_ssize_t nrows, const int32_t[::1] 
     if nfields > 64:
         holder = bytearray(sizeof(OutCol) * nfields)
         arr = <OutCol*><char*>holder
+    node = 0
     for f in range(nfields):
         oc = &arr[f]
         memset(oc, 0, sizeof(OutCol))
+        if node < 0 or 3 * node + 2 >= program.shape[0]:
+            return BAD_LENGTH
+        oc.node = node
+        oc.kind = program[3 * node]
+        oc.width = _fixed_width(oc.kind)
+        node = program[3 * node + 2]
         t = outs[f]
         if t is None:
             continue

@@ -14,6 +14,7 @@ __all__ = ["FOOTER_SIZE", "MAGIC", "VERSION", "Footer", "BlockIndex"]
 FOOTER_SIZE = 32
 MAGIC = 0x524F5753  # "ROWS" little-endian
 VERSION = 1
+MAX_ZSTD_RATIO = 32768
 _FOOTER = struct.Struct("<qiqib3xI")
 
 
@@ -135,6 +136,11 @@ class BlockIndex:
                 b = int(np.argmax(usz < 4 * nrows + 4))
                 raise CorruptFileError(f"block {b}: uncompressed size {int(usz[b])} cannot hold "
                                        f"{int(nrows[b])} rows", path=path, offset=base, block=b)
+            # zstd cannot expand a frame by more than ~32768x (RLE blocks): a larger claim is corrupt
+            if (usz > np.maximum(csz, 1) * MAX_ZSTD_RATIO + 1024).any():
+                b = int(np.argmax(usz > np.maximum(csz, 1) * MAX_ZSTD_RATIO + 1024))
+                raise CorruptFileError(f"block {b}: {int(csz[b])} compressed bytes cannot hold {int(usz[b])}",
+                                       path=path, offset=base, block=b)
             if max_block_size is not None and (usz > max_block_size).any():
                 b = int(np.argmax(usz > max_block_size))
                 raise CorruptFileError(f"block {b}: uncompressed size {int(usz[b])} exceeds the limit "

@@ -80,10 +80,12 @@ class RowFileReader:
         self.path = self._src.name
         self._dctx = zstandard.ZstdDecompressor()
         self._zerr = zstandard.ZstdError
+        self._zframe_size = zstandard.frame_content_size
         self._kernel = _speedups.kernel("rowcodec")
         self._program = V.program(schema)
         self._cache = OrderedDict()
         self._cache_blocks = cache_blocks
+        self._starts = None
         size = self._src.size
         if size < FOOTER_SIZE + 3:
             raise CorruptFileError(f"{size} bytes cannot hold a .row footer and index", path=self.path, offset=0)
@@ -97,6 +99,11 @@ class RowFileReader:
         else:
             index_bytes = self._src.read_at(ft.index_offset, ft.index_length)
         self.index = BlockIndex.parse(index_bytes, ft, path=self.path, max_block_size=self.max_block_size)
+        ix = self.index
+        self._offsets = ix.offsets.tolist()
+        self._csizes = ix.compressed_sizes.tolist()
+        self._usizes = ix.uncompressed_sizes.tolist()
+        self._block_rows = [ix.block_rows(b) for b in range(ix.block_count)]
 
     # -- basic facts ---------------------------------------------------------
     @property
@@ -122,10 +129,14 @@ class RowFileReader:
         if cached and b in self._cache:
             self._cache.move_to_end(b)
             return self._cache[b]
-        ix = self.index
-        off, csz, usz = int(ix.offsets[b]), int(ix.compressed_sizes[b]), int(ix.uncompressed_sizes[b])
+        off, csz, usz = self._offsets[b], self._csizes[b], self._usizes[b]
         raw = self._src.read_at(off, csz)
         try:
+            # a frame that states its content size must state the indexed size (never trust it for allocation)
+            declared = self._zframe_size(raw)
+            if declared not in (-1, usz):
+                raise CorruptFileError(f"zstd frame declares {declared} bytes, the index says {usz}",
+                                       path=self.path, block=b, offset=off)
             data = self._dctx.decompress(raw, max_output_size=usz)
         except self._zerr as e:
             raise CorruptFileError(f"zstd: {e}", path=self.path, block=b, offset=off) from None
@@ -133,8 +144,8 @@ class RowFileReader:
             raise CorruptFileError(f"block decompressed to {len(data)} bytes, the index says {usz}",
                                    path=self.path, block=b, offset=off)
         nrows = int.from_bytes(data[-4:], "little", signed=True)
-        if nrows != ix.block_rows(b):
-            raise CorruptFileError(f"block holds {nrows} rows, the index says {ix.block_rows(b)}",
+        if nrows != self._block_rows[b]:
+            raise CorruptFileError(f"block holds {nrows} rows, the index says {self._block_rows[b]}",
                                    path=self.path, block=b, offset=off)
         if cached:
             self._cache[b] = data
@@ -158,7 +169,7 @@ class RowFileReader:
         fields = self.schema.fields
         total = 0
         for b, rows in plan:
-            total += self.index.block_rows(b) if rows is None else len(rows)
+            total += self._block_rows[b] if rows is None else len(rows)
         nf = len(fields)
         outs = [None] * nf
         bufs = {}
@@ -187,25 +198,31 @@ class RowFileReader:
         datapos = np.zeros(max(nf, 1), dtype=np.int64)
         state = np.zeros(3, dtype=np.int64)
         base = 0
+        byte_cols = [i for i in wanted if outs[i][0] == V.K_BYTES]
+        call_outs = [None if o is None else tuple(o) for o in outs]
+        block_rows = self._block_rows
+        decode = self._kernel.decode_block
         for bi, (b, rows) in enumerate(plan):
             data = self._block(b, cached)
-            nrows = self.index.block_rows(b)
+            nrows = block_rows[b]
             nsel = nrows if rows is None else len(rows)
             usz = len(data)
-            for i in wanted:
+            grew = False
+            for i in byte_cols:
                 o = outs[i]
-                if o[0] == V.K_BYTES:
-                    need = int(datapos[i]) + usz
-                    if len(o[5]) < need:
-                        if base:
-                            est = int(datapos[i] / base * total * 1.1) + usz
-                        else:
-                            est = usz * (len(plan) if rows is None and len(plan) < 4 else 1)
-                        grown = np.empty(max(need, est, int(len(o[5]) * 1.25)), dtype=np.uint8)
-                        grown[:datapos[i]] = o[5][:datapos[i]]
-                        o[5] = grown
-            call_outs = [None if o is None else tuple(o) for o in outs]
-            r = self._kernel.decode_block(data, nrows, self._program, call_outs, rows, nsel, base, datapos, state)
+                need = int(datapos[i]) + usz
+                if len(o[5]) < need:
+                    if base:
+                        est = int(datapos[i] / base * total * 1.1) + usz
+                    else:
+                        est = usz * (len(plan) if rows is None and len(plan) < 4 else 1)
+                    grown = np.empty(max(need, est, int(len(o[5]) * 1.25)), dtype=np.uint8)
+                    grown[:datapos[i]] = o[5][:datapos[i]]
+                    o[5] = grown
+                    grew = True
+            if grew:
+                call_outs = [None if o is None else tuple(o) for o in outs]
+            r = decode(data, nrows, self._program, call_outs, rows, nsel, base, datapos, state)
             if r < 0:
                 row = int(state[0]) + int(self.index.row_starts[b])
                 fi = int(state[1])
@@ -236,7 +253,11 @@ class RowFileReader:
         at = t.to_arrow()
         k, validity = o[0], o[2]
         if k == V.O_SPAN:
-            return Column.from_arrow(pa.array(nested, type=at))
+            try:
+                return Column.from_arrow(pa.array(nested, type=at))
+            except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError) as e:
+                raise CorruptFileError(f"column {field.name!r} holds values outside its type: {e}",
+                                       path=self.path, field=field.name) from None
         if k == V.K_BYTES:
             if isinstance(t, (T.CharType, T.VarCharType)):
                 arr = pa.Array.from_buffers(pa.binary(), total, [pa.py_buffer(validity), pa.py_buffer(o[4]),
@@ -284,7 +305,7 @@ class RowFileReader:
         group, n = [], 0
         for step in plan:
             group.append(step)
-            n += self.index.block_rows(step[0]) if step[1] is None else len(step[1])
+            n += self._block_rows[step[0]] if step[1] is None else len(step[1])
             if batch_rows is None or n >= batch_rows:
                 yield self._decode(group, proj)
                 group, n = [], 0
@@ -330,5 +351,54 @@ class RowFileReader:
         return ColumnBatch(batch.schema, [Column.from_arrow(c) for c in rb.columns], len(req))
 
     def get_row(self, n: int) -> dict:
-        """One row as a dict of Python values."""
-        return self.take([n]).to_pylist()[0]
+        """One row as a dict of Python values (the same values ``take([n]).to_pylist()[0]`` gives).
+
+        The block comes from the LRU cache or is read and decompressed once; the
+        row is then located through the block's offset array and decoded alone.
+        """
+        import bisect
+
+        import pyarrow as pa
+        n = int(n)
+        if not 0 <= n < self.num_rows:
+            raise InvalidArgumentError(f"row {n} is out of range for a file of {self.num_rows} rows")
+        if self._starts is None:
+            self._starts = self.index.row_starts.tolist()
+            # None where the decoded Python value is already what Arrow's to_pylist gives
+            plain = (T.BooleanType, T.TinyIntType, T.SmallIntType, T.IntType, T.BigIntType, T.FloatType,
+                     T.DoubleType, T.CharType, T.VarCharType, T.BinaryType, T.VarBinaryType, T.DecimalType)
+            self._arrow_types = [None if isinstance(f.type, plain) else f.type.to_arrow()
+                                 for f in self.schema.fields]
+        b = bisect.bisect_right(self._starts, n) - 1
+        data = self._block(b, cached=True)
+        nrows = self._block_rows[b]
+        local = n - self._starts[b]
+        data_end = len(data) - 4 - 4 * nrows
+        at = data_end + 4 * local
+        pos = int.from_bytes(data[at:at + 4], "little", signed=True)
+        end = int.from_bytes(data[at + 4:at + 8], "little", signed=True) if local + 1 < nrows else data_end
+        if not 0 <= pos <= end <= data_end:
+            raise CorruptFileError(f"row offset {pos} outside the block's rows", path=self.path, block=b, row=n,
+                                   offset=at)
+        fields = self.schema.fields
+        nb = (len(fields) + 7) // 8
+        if nb > end - pos:
+            raise CorruptFileError("row shorter than its null bitmap", path=self.path, block=b, row=n, offset=pos)
+        bits = data[pos:pos + nb]
+        pos += nb
+        out = {}
+        for i, f in enumerate(fields):
+            if bits[i >> 3] & (1 << (i & 7)):
+                out[f.name] = None
+                continue
+            try:
+                v, pos = V.decode_value(f.type, data, pos, end)
+                at_i = self._arrow_types[i]
+                out[f.name] = v if at_i is None else pa.scalar(v, type=at_i).as_py()
+            except V._Bad as e:
+                raise CorruptFileError(str(e.args[0]), path=self.path, block=b, row=n, field=f.name,
+                                       offset=e.args[1]) from None
+            except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError) as e:
+                raise CorruptFileError(f"value outside its type: {e}", path=self.path, block=b, row=n,
+                                       field=f.name, offset=pos) from None
+        return out

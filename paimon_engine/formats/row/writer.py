@@ -162,6 +162,7 @@ class _Stats:
         self.nans = {}
         self.lower = {}
         self.upper = {}
+        self.unbounded = set()
 
     def update(self, field, arr):
         import pyarrow as pa
@@ -184,8 +185,12 @@ class _Stats:
             mm = pc.min_max(arr)
         except (pa.ArrowNotImplementedError, pa.ArrowInvalid):
             return
-        lo, hi = mm["min"].as_py(), mm["max"].as_py()
-        if lo is None:
+        try:
+            lo, hi = mm["min"].as_py(), mm["max"].as_py()
+        except (OverflowError, ValueError):
+            self.unbounded.add(fid)  # outside Python's datetime range: no bounds for this column
+            return
+        if lo is None or fid in self.unbounded:
             return
         if fid not in self.lower or lo < self.lower[fid]:
             self.lower[fid] = lo
@@ -337,7 +342,8 @@ class RowFileWriter:
                                         dict(s.values), dict(s.nulls),
                                         {f.id: s.nans.get(f.id, 0) for f in self.schema.fields
                                          if isinstance(f.type, (T.FloatType, T.DoubleType))},
-                                        dict(s.lower), dict(s.upper))
+                                        {k: v for k, v in s.lower.items() if k not in s.unbounded},
+                                        {k: v for k, v in s.upper.items() if k not in s.unbounded})
         return self.metadata
 
     def __enter__(self):

@@ -1,0 +1,269 @@
+"""Paimon .row files: paimon_engine vs pypaimon 2.1.0, with zstd-only baselines.
+
+Workload (issue 3): ``id BIGINT, price DOUBLE, name STRING (~12 chars), qty INT (10% null)``, 64 KiB blocks.
+paimon_engine and the zstd baselines use N = 1,000,000 rows. pypaimon is about 1000x slower, so its
+parameter ``pypaimon_x50`` runs on N/50 rows: multiply its times by 50 to compare per 1M rows.
+``zstd`` compresses / decompresses exactly the blocks of the engine's file (level 1), the floor any
+reader or writer of the format pays.
+"""
+import io
+import os
+import tempfile
+
+import numpy as np
+
+N = 1_000_000
+PEER_SCALE = 50
+BLOCK = 65536
+IMPLS = ["paimon_engine", "pypaimon_x50", "zstd"]
+
+
+def _schema():
+    from paimon_engine import types as T
+    return T.RowType.of(("id", T.BigIntType()), ("price", T.DoubleType()), ("name", T.STRING()),
+                        ("qty", T.IntType()))
+
+
+def _table(n):
+    import pyarrow as pa
+    rng = np.random.default_rng(42)
+    names = pa.array([f"name-{i:07d}" for i in range(n)])
+    qty = pa.array(rng.integers(0, 1000, n).astype(np.int32), mask=rng.random(n) < 0.1)
+    return pa.table({"id": np.arange(n, dtype=np.int64), "price": rng.random(n) * 1000, "name": names, "qty": qty})
+
+
+def _write_engine(path, table):
+    from paimon_engine.formats.row import RowFileWriter
+    with RowFileWriter(path, _schema(), block_size=BLOCK) as w:
+        w.write(table)
+
+
+def _blocks(path):
+    """(compressed frames, uncompressed payloads) of a .row file."""
+    import zstandard
+    from paimon_engine.formats.row import RowFileReader
+    r = RowFileReader(path, _schema())
+    data = open(path, "rb").read()
+    frames = [data[o:o + c] for o, c in zip(r.index.offsets, r.index.compressed_sizes)]
+    d = zstandard.ZstdDecompressor()
+    payloads = [d.decompress(f, max_output_size=int(u)) for f, u in zip(frames, r.index.uncompressed_sizes)]
+    return frames, payloads, [int(u) for u in r.index.uncompressed_sizes]
+
+
+def _pp_fields():
+    from pypaimon.schema import data_types as PT
+    return [PT.DataField(0, "id", PT.AtomicType("BIGINT")), PT.DataField(1, "price", PT.AtomicType("DOUBLE")),
+            PT.DataField(2, "name", PT.AtomicType("STRING")), PT.DataField(3, "qty", PT.AtomicType("INT"))]
+
+
+def _pp_reader(path, names=("id", "price", "name", "qty"), row_indices=None):
+    from pypaimon.filesystem.local_file_io import LocalFileIO
+    from pypaimon.read.reader.format_row_reader import FormatRowReader
+    return FormatRowReader(LocalFileIO(), path, list(names), _pp_fields(), None, batch_size=4096,
+                           row_indices=row_indices)
+
+
+def _pp_read_all(reader):
+    import pyarrow as pa
+    out = []
+    while (b := reader.read_arrow_batch()) is not None:
+        out.append(b)
+    return pa.Table.from_batches(out)
+
+
+class RowFile:
+    params = IMPLS
+    param_names = ["impl"]
+    timeout = 300
+
+    def setup_cache(self):
+        d = tempfile.mkdtemp(prefix="bench_row_")
+        big, small = os.path.join(d, "big.row"), os.path.join(d, "small.row")
+        _write_engine(big, _table(N))
+        _write_engine(small, _table(N // PEER_SCALE))
+        return {"big": big, "small": small}
+
+    def setup(self, paths, impl):
+        import zstandard
+        from paimon_engine.formats.row import RowFileReader
+        self.paths = paths
+        rng = np.random.default_rng(7)
+        if impl == "paimon_engine":
+            self.reader = RowFileReader(paths["big"], _schema())
+            self.reader.take([1, 0])  # first use imports pyarrow.compute (one-off, not per call)
+            self.reader.get_row(0)
+            self.rows = rng.integers(0, N, 1000)
+            self.one = iter(rng.integers(0, N, 10**6).tolist())
+        elif impl == "pypaimon_x50":
+            try:
+                import pypaimon  # noqa: F401
+            except ImportError:
+                raise NotImplementedError("pypaimon not installed")
+            self.rows = sorted(rng.integers(0, N // PEER_SCALE, 1000 // PEER_SCALE).tolist())
+            self.one = iter(rng.integers(0, N // PEER_SCALE, 10**6).tolist())
+        else:
+            self.frames, self.payloads, self.usizes = _blocks(paths["big"])
+            self.cctx = zstandard.ZstdCompressor(level=1)
+            self.dctx = zstandard.ZstdDecompressor()
+
+    # -- full read to Arrow -------------------------------------------------------
+    def time_read_arrow(self, paths, impl):
+        if impl == "paimon_engine":
+            self.reader.to_arrow()
+        elif impl == "pypaimon_x50":
+            _pp_read_all(_pp_reader(paths["small"]))
+        else:
+            for f, u in zip(self.frames, self.usizes):
+                self.dctx.decompress(f, max_output_size=u)
+
+    def peakmem_read_arrow(self, paths, impl):
+        if impl == "paimon_engine":
+            self.reader.to_arrow()
+        elif impl == "pypaimon_x50":
+            _pp_read_all(_pp_reader(paths["small"]))
+
+    # -- projection of one column ---------------------------------------------------
+    def time_read_one_column(self, paths, impl):
+        if impl == "paimon_engine":
+            self.reader.to_arrow(columns=["price"])
+        elif impl == "pypaimon_x50":
+            _pp_read_all(_pp_reader(paths["small"], names=("price",)))
+        else:
+            for f, u in zip(self.frames, self.usizes):
+                self.dctx.decompress(f, max_output_size=u)
+
+    # -- point lookups ------------------------------------------------------------------
+    def time_take_1000(self, paths, impl):
+        """1000 random rows (pypaimon_x50: 20 rows; x50 for 1000)."""
+        if impl == "paimon_engine":
+            self.reader._cache.clear()
+            self.reader.take(self.rows)
+        elif impl == "pypaimon_x50":
+            _pp_read_all(_pp_reader(paths["small"], row_indices=self.rows))
+
+    def time_get_row(self, paths, impl):
+        """One row from an open reader, block not cached (zstd: decompress one block)."""
+        if impl == "paimon_engine":
+            self.reader._cache.clear()
+            self.reader.get_row(next(self.one))
+        elif impl == "pypaimon_x50":
+            _pp_read_all(_pp_reader(paths["small"], row_indices=[next(self.one)]))
+        else:
+            self.dctx.decompress(self.frames[3], max_output_size=self.usizes[3])
+
+
+class RowWrite:
+    """Writing the workload (pypaimon_x50: N/50 rows; zstd: compressing the engine's blocks alone)."""
+    params = IMPLS
+    param_names = ["impl"]
+    timeout = 300
+
+    def setup(self, impl):
+        import zstandard
+        if impl == "paimon_engine":
+            self.table = _table(N)
+        elif impl == "pypaimon_x50":
+            try:
+                import pypaimon  # noqa: F401
+            except ImportError:
+                raise NotImplementedError("pypaimon not installed")
+            self.table = _table(N // PEER_SCALE)
+        else:
+            d = tempfile.mkdtemp(prefix="bench_row_w_")
+            path = os.path.join(d, "w.row")
+            _write_engine(path, _table(N))
+            self.payloads = _blocks(path)[1]
+            self.cctx = zstandard.ZstdCompressor(level=1)
+
+    def time_write(self, impl):
+        if impl == "paimon_engine":
+            _write_engine(io.BytesIO(), self.table)
+        elif impl == "pypaimon_x50":
+            from pypaimon.write.writer.format_row_writer import FormatRowWriter
+            w = FormatRowWriter(io.BytesIO(), _pp_fields(), block_size=BLOCK)
+            w.write_table(self.table)
+            w.close()
+        else:
+            for p in self.payloads:
+                self.cctx.compress(p)
+
+
+def _best(fn, repeat=5):
+    import time
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+class RowRatios:
+    """The issue's ratios, measured within one process (best of 5 each): engine time / zstd-only time."""
+    timeout = 600
+
+    def setup_cache(self):
+        d = tempfile.mkdtemp(prefix="bench_row_r_")
+        path = os.path.join(d, "big.row")
+        _write_engine(path, _table(N))
+        return path
+
+    def setup(self, path):
+        import zstandard
+        from paimon_engine.formats.row import RowFileReader
+        self.path = path
+        self.reader = RowFileReader(path, _schema())
+        self.frames, self.payloads, self.usizes = _blocks(path)
+        self.dctx = zstandard.ZstdDecompressor()
+        self.cctx = zstandard.ZstdCompressor(level=1)
+
+    def _decompress_all(self):
+        for f, u in zip(self.frames, self.usizes):
+            self.dctx.decompress(f, max_output_size=u)
+
+    def track_read_arrow_over_zstd_decompress(self, path):
+        return _best(self.reader.to_arrow) / _best(self._decompress_all)
+
+    def track_write_over_zstd_compress(self, path):
+        table = _table(N)
+
+        def compress_all():
+            for p in self.payloads:
+                self.cctx.compress(p)
+        return _best(lambda: _write_engine(io.BytesIO(), table), 3) / _best(compress_all, 3)
+
+    def track_get_row_over_one_block_decompress(self, path):
+        rows = iter(np.random.default_rng(3).integers(0, N, 10**6).tolist())
+
+        def one():
+            for _ in range(50):
+                self.reader._cache.clear()
+                self.reader.get_row(next(rows))
+
+        def block():
+            for i in range(50):
+                self.dctx.decompress(self.frames[i], max_output_size=self.usizes[i])
+        return _best(one) / _best(block)
+
+    def track_arrow_table_mb(self, path):
+        return self.reader.to_arrow().nbytes / 2**20
+
+    def peakmem_read_arrow(self, path):
+        self.reader.to_arrow()
+
+    def track_read_peak_traced_over_table(self, path):
+        """Peak of traced allocations (NumPy buffers, blocks) during a full read / the Arrow table's size."""
+        import tracemalloc
+        tracemalloc.start()
+        try:
+            table = self.reader.to_arrow()
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        return peak / table.nbytes
+
+    track_read_peak_traced_over_table.unit = "ratio"
+    track_read_arrow_over_zstd_decompress.unit = "ratio"
+    track_write_over_zstd_compress.unit = "ratio"
+    track_get_row_over_one_block_decompress.unit = "ratio"
+    track_arrow_table_mb.unit = "MiB"

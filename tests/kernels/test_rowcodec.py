@@ -1,0 +1,148 @@
+"""rowcodec kernel: compiled and twin agree on encoding, decoding and every failure status/location."""
+import io
+import struct
+
+import numpy as np
+import pyarrow as pa
+import pytest
+import zstandard
+
+from paimon_engine import _speedups
+from paimon_engine._pykernels import status
+from paimon_engine.formats.row import RowFileReader, RowFileWriter
+from paimon_engine.formats.row import values as V
+from paimon_engine.types import parse_paimon_type, DataField, RowType
+
+from .impls import implementations
+
+IMPLS = implementations("rowcodec")
+
+SCHEMA = RowType([DataField(i, n, parse_paimon_type(t)) for i, (n, t) in enumerate([
+    ("b", "BOOLEAN"), ("i8", "TINYINT"), ("i16", "SMALLINT"), ("i", "INT"), ("l", "BIGINT"), ("f", "FLOAT"),
+    ("d", "DOUBLE"), ("s", "STRING"), ("dc", "DECIMAL(12, 3)"), ("db", "DECIMAL(30, 3)"), ("t3", "TIMESTAMP(3)"),
+    ("t9", "TIMESTAMP(9)"), ("a", "ARRAY<STRING>"), ("m", "MAP<INT NOT NULL, STRING>")])])
+
+
+def block_bytes(n=30):
+    rng = np.random.default_rng(5)
+    import decimal
+    cols = {
+        "b": [bool(x) for x in rng.integers(0, 2, n)], "i8": rng.integers(-128, 127, n).astype(np.int8),
+        "i16": rng.integers(-999, 999, n).astype(np.int16), "i": rng.integers(-9, 9, n).astype(np.int32),
+        "l": rng.integers(-2**62, 2**62, n), "f": rng.random(n).astype(np.float32), "d": rng.random(n),
+        "s": [None if i % 4 == 0 else "x" * i for i in range(n)],
+        "dc": pa.array([decimal.Decimal(i) / 8 for i in range(n)], pa.decimal128(12, 3)),
+        "db": pa.array([None if i % 3 else decimal.Decimal(-i * 10**20) / 8 for i in range(n)], pa.decimal128(30, 3)),
+        "t3": pa.array(rng.integers(-10**12, 10**12, n), pa.timestamp("ms")),
+        "t9": pa.array(rng.integers(-10**18, 10**18, n), pa.timestamp("ns")),
+        "a": [[None, "q"] if i % 2 else [] for i in range(n)],
+        "m": pa.array([[(1, "v")] if i % 5 else None for i in range(n)], pa.map_(pa.int32(), pa.string())),
+    }
+    buf = io.BytesIO()
+    with RowFileWriter(buf, SCHEMA, block_size=1 << 20) as w:
+        w.write(pa.table(cols))
+    data = buf.getvalue()
+    r = RowFileReader(io.BytesIO(data), SCHEMA)
+    return zstandard.ZstdDecompressor().decompress(data[:int(r.index.compressed_sizes[0])]), n
+
+
+def outs_for(n, blen, project):
+    outs = []
+    for i, f in enumerate(SCHEMA.fields):
+        if i not in project:
+            outs.append(None)
+            continue
+        k = V.kind_of(f.type)
+        val = np.zeros((n + 7) // 8, np.uint8)
+        if k in V.NESTED_KINDS:
+            outs.append((V.O_SPAN, 0, val, np.zeros(2 * n, np.int64), None, None))
+        elif k == V.K_BOOL:
+            outs.append((k, 0, val, np.zeros((n + 7) // 8, np.uint8), None, None))
+        elif k == V.K_BYTES:
+            outs.append((k, 0, val, None, np.zeros(n + 1, np.int32), np.zeros(blen, np.uint8)))
+        elif k in (V.K_DEC_COMPACT, V.K_DEC_BIG):
+            outs.append((k, 0, val, np.zeros(16 * n, np.uint8), None, None))
+        elif k == V.K_TS_NANO:
+            outs.append((k, 1_000_000, val, np.zeros(n, np.int64), None, None))
+        else:
+            outs.append((k, 0, val, np.zeros(8 * n, np.uint8), None, None))
+    return outs
+
+
+def run(kernel, block, n, project, rows=None):
+    outs = outs_for(n if rows is None else len(rows), len(block), project)
+    datapos = np.zeros(len(outs), np.int64)
+    state = np.zeros(3, np.int64)
+    r = kernel.decode_block(block, n, V.program(SCHEMA), outs, rows, n if rows is None else len(rows), 0,
+                            datapos, state)
+    flat = [None if o is None else [None if x is None else np.asarray(x).tobytes() for x in o[2:]] for o in outs]
+    return r, (state.tolist() if r < 0 else None), flat, datapos.tolist()
+
+
+@pytest.mark.parametrize("kernel", IMPLS)
+def test_twin_agrees_on_valid_blocks(kernel):
+    block, n = block_bytes()
+    twin = _speedups.twin("rowcodec")
+    for project in (range(14), [7], [], [12, 13, 0], [9, 11]):
+        assert run(kernel, block, n, set(project)) == run(twin, block, n, set(project))
+    rows = np.array([5, 0, 5, 29], np.int32)
+    assert run(kernel, block, n, set(range(14)), rows) == run(twin, block, n, set(range(14)), rows)
+    assert run(kernel, block, n, set(range(14)), rows)[0] == 4
+
+
+@pytest.mark.parametrize("kernel", IMPLS)
+def test_twin_agrees_on_corrupt_blocks(kernel):
+    block, n = block_bytes()
+    twin = _speedups.twin("rowcodec")
+    rng = np.random.default_rng(11)
+    failures = 0
+    for trial in range(300):
+        bad = bytearray(block)
+        for _ in range(int(rng.integers(1, 4))):
+            bad[int(rng.integers(0, len(bad) - 4))] ^= 1 << int(rng.integers(8))
+        project = set(rng.choice(14, int(rng.integers(0, 15)), replace=False).tolist())
+        a = run(kernel, bytes(bad), n, project)
+        assert a == run(twin, bytes(bad), n, project)
+        failures += a[0] < 0
+    assert failures > 20
+
+
+@pytest.mark.parametrize("kernel", IMPLS)
+def test_decode_rejects_bad_arguments(kernel):
+    block, n = block_bytes()
+    st = np.zeros(3, np.int64)
+    dp = np.zeros(14, np.int64)
+    outs = outs_for(n, len(block), set(range(14)))
+    # an output too small for the rows asked for
+    small = [None] * 14
+    small[3] = (V.K_I32, 0, np.zeros(4, np.uint8), np.zeros(n - 1, np.int32), None, None)
+    assert kernel.decode_block(block, n, V.program(SCHEMA), small, None, n, 0, dp, st) == status.BAD_LENGTH
+    # more rows than the block holds
+    assert kernel.decode_block(block[:40], 100, V.program(SCHEMA), outs, None, n, 0, dp, st) == status.BAD_LENGTH
+    # a selected row out of range
+    rows = np.array([n], np.int32)
+    assert kernel.decode_block(block, n, V.program(SCHEMA), outs, rows, 1, 0, dp, st) == status.OUT_OF_RANGE
+
+
+@pytest.mark.parametrize("kernel", IMPLS)
+def test_encode_stops_at_the_java_flush_point(kernel):
+    nulls = np.array([0, 1, 0, 0], np.uint8)
+    vals = np.arange(4, dtype=np.int64)
+    cols = [(V.K_I64, nulls, vals, None, None)]
+    out = np.zeros(100, np.uint8)
+    offs = np.zeros(10, np.int32)
+    state = np.zeros(3, np.int64)
+    # row 0: 9 bytes -> 9 + 4 + 4 = 17 < 18; row 1 (null): 10 bytes -> 10 + 8 + 4 = 22 >= 18: flush after row 1
+    assert kernel.encode_rows(cols, 0, 4, out, offs, state, 18) == 2
+    assert state.tolist() == [10, 2, 2]
+    assert out[:10].tobytes() == b"\x00" + struct.pack("<q", 0) + b"\x01"
+    assert offs[:2].tolist() == [0, 9]
+
+
+@pytest.mark.parametrize("kernel", IMPLS)
+def test_skip_values(kernel):
+    prog = V.program(RowType([DataField(0, "a", parse_paimon_type("ARRAY<STRING>"))]))
+    buf = b"\x02\x01\x01q"   # two elements, first null, second "q"
+    assert kernel.skip_values(buf, 0, len(buf), prog, 0) == 4
+    assert kernel.skip_values(buf, 0, 3, prog, 0) == status.BAD_LENGTH
+    assert kernel.skip_values(b"\x80\x80", 0, 2, prog, 0) == status.TRUNCATED

@@ -1,0 +1,234 @@
+"""Malformed .row files raise CorruptFileError naming file and offset; never crash, hang or over-allocate."""
+import io
+import struct
+
+import numpy as np
+import pyarrow as pa
+import pytest
+import zstandard
+
+from paimon_engine import _speedups
+from paimon_engine.encoding import encode_delta_varint, encode_uvarint32
+from paimon_engine.errors import CorruptFileError, PaimonEngineError
+from paimon_engine.formats.row import RowFileReader, RowFileWriter
+
+from .util import schema_of
+
+SCHEMA = schema_of([("id", "BIGINT"), ("s", "STRING"), ("d", "DECIMAL(30, 2)"), ("t", "TIMESTAMP(9)"),
+                    ("a", "ARRAY<INT>"), ("b", "BOOLEAN")])
+
+
+def sample_file(n=40, block_size=256):
+    table = pa.table({
+        "id": pa.array(range(n), pa.int64()),
+        "s": pa.array([None if i % 7 == 0 else f"v{i}" for i in range(n)]),
+        "d": pa.array([None if i % 5 == 0 else __import__("decimal").Decimal(i) / 4 for i in range(n)],
+                      pa.decimal128(30, 2)),
+        "t": pa.array([i * 1_000_001 for i in range(n)], pa.timestamp("ns")),
+        "a": pa.array([None if i % 3 == 0 else list(range(i % 4)) for i in range(n)], pa.list_(pa.int32())),
+        "b": pa.array([i % 2 == 0 for i in range(n)]),
+    })
+    buf = io.BytesIO()
+    with RowFileWriter(buf, SCHEMA, block_size=block_size) as w:
+        w.write(table)
+    return buf.getvalue(), table
+
+
+def read_everything(data, kernel=None):
+    r = RowFileReader(io.BytesIO(data), SCHEMA)
+    if kernel is not None:
+        r._kernel = kernel
+    r.read_all()
+    r.read_all(columns=["s"])
+    if r.num_rows:
+        r.take([r.num_rows - 1, 0])
+
+
+def expect_corrupt(data, kernel=None):
+    with pytest.raises(CorruptFileError) as ei:
+        read_everything(data, kernel)
+    assert ei.value.path is not None and ei.value.offset is not None
+    return ei.value
+
+
+def test_sample_is_valid():
+    data, table = sample_file()
+    r = RowFileReader(io.BytesIO(data), SCHEMA)
+    assert r.num_blocks > 3
+    assert r.read_all().to_pylist() == table.to_pylist()
+
+
+def test_every_truncation_is_an_error():
+    data, _ = sample_file()
+    for cut in range(len(data)):
+        expect_corrupt(data[:cut])
+
+
+KERNELS = ["compiled", "twin"]
+
+
+@pytest.mark.parametrize("impl", KERNELS)
+def test_bit_flips_never_crash(impl):
+    data, _ = sample_file()
+    kernel = _speedups.twin("rowcodec") if impl == "twin" else _speedups.kernel("rowcodec")
+    rng = np.random.default_rng(3)
+    positions = range(len(data)) if impl == "compiled" else rng.integers(0, len(data), 150)
+    for pos in positions:
+        for bit in ((0, 7) if impl == "compiled" else (int(rng.integers(8)),)):
+            bad = bytearray(data)
+            bad[pos] ^= 1 << bit
+            try:
+                read_everything(bytes(bad), kernel)
+            except PaimonEngineError:
+                pass
+
+
+def build(blocks, csizes=None, usizes=None, starts=None, rows=None, nblocks=None, index=None, version=1,
+          magic=0x524F5753, ioff=None, ilen=None):
+    """A .row file from raw block payloads, with any index/footer field overridden."""
+    cctx = zstandard.ZstdCompressor()
+    comp = [cctx.compress(b) for b in blocks]
+    counts = [struct.unpack("<i", b[-4:])[0] for b in blocks]
+    csizes = [len(c) for c in comp] if csizes is None else csizes
+    usizes = [len(b) for b in blocks] if usizes is None else usizes
+    starts = list(np.cumsum([0] + counts[:-1])) if starts is None and blocks else (starts or [])
+    rows = sum(counts) if rows is None else rows
+    if index is None:
+        index = b""
+        for arr in (csizes, usizes, starts):
+            enc = encode_delta_varint(arr)
+            index += encode_uvarint32(len(enc)) + enc
+    body = b"".join(comp)
+    ioff = len(body) if ioff is None else ioff
+    ilen = len(index) if ilen is None else ilen
+    footer = struct.pack("<qiqib3xI", rows, len(blocks) if nblocks is None else nblocks, ioff, ilen, version, magic)
+    return body + index + footer
+
+
+def raw_block(row_payloads):
+    data = b"".join(row_payloads)
+    offs, pos = [], 0
+    for p in row_payloads:
+        offs.append(pos)
+        pos += len(p)
+    return data + struct.pack("<%di" % len(offs), *offs) + struct.pack("<i", len(offs))
+
+
+ONE = schema_of([("x", "INT")])
+ROW = b"\x00" + struct.pack("<i", 7)
+
+
+def read_one(data):
+    return RowFileReader(io.BytesIO(data), ONE).read_all().to_pylist()
+
+
+def test_builder_makes_valid_files():
+    assert read_one(build([raw_block([ROW, ROW]), raw_block([ROW])])) == [{"x": 7}] * 3
+
+
+@pytest.mark.parametrize("kwargs, words", [
+    (dict(magic=0x11223344), "magic"),
+    (dict(version=2), "version"),
+    (dict(rows=-1), "negative row count"),
+    (dict(nblocks=-1), "negative block count"),
+    (dict(nblocks=3), "cannot fit"),
+    (dict(ioff=5), "index"),
+    (dict(ilen=1 << 30), "index"),
+    (dict(starts=[1, 2]), "row starts"),
+    (dict(starts=[0, 0]), "row starts"),
+    (dict(starts=[0, 3]), "row starts"),
+    (dict(rows=5), "rows"),
+    (dict(csizes=[-5, 100]), "negative"),
+    (dict(usizes=[10 << 30, 9]), "bytes cannot hold"),
+    (dict(usizes=[13, 9]), "declares"),
+    (dict(usizes=[30, 8]), "declares"),
+    (dict(index=b"\x03\x80\x80\x80\x00\x00"), "truncated"),
+    (dict(index=b"\x00\x00\x00"), "cannot fit"),
+])
+def test_index_and_footer_invariants(kwargs, words):
+    blocks = [raw_block([ROW, ROW]), raw_block([ROW])]
+    data = build(blocks, **kwargs)
+    with pytest.raises(CorruptFileError) as ei:
+        read_one(data)
+    assert words in str(ei.value), str(ei.value)
+    assert "file" in str(ei.value) and "offset" in str(ei.value)
+
+
+def test_compressed_sizes_must_sum_to_the_index_offset():
+    blocks = [raw_block([ROW, ROW]), raw_block([ROW])]
+    good = build(blocks)
+    cctx = zstandard.ZstdCompressor()
+    c0 = len(cctx.compress(blocks[0]))
+    c1 = len(cctx.compress(blocks[1]))
+    with pytest.raises(CorruptFileError, match="sum"):
+        read_one(build(blocks, csizes=[c0 - 1, c1]))
+    assert read_one(good)
+
+
+def test_empty_index_only_for_empty_file():
+    data = build([], rows=3)
+    with pytest.raises(CorruptFileError):
+        read_one(data)
+
+
+@pytest.mark.parametrize("payload, words", [
+    (b"\x00\x01", "truncated"),                      # INT cut short
+    (b"\x00" + struct.pack("<i", 7) + b"zz", None),   # trailing bytes inside a row are tolerated
+])
+def test_bad_rows(payload, words):
+    data = build([raw_block([ROW, payload])])
+    if words is None:
+        assert read_one(data) == [{"x": 7}, {"x": 7}]
+        return
+    with pytest.raises(CorruptFileError) as ei:
+        read_one(data)
+    assert words in str(ei.value) and "block 0" in str(ei.value) and "row 1" in str(ei.value)
+    assert "field x" in str(ei.value)
+
+
+def test_bad_row_offsets():
+    block = bytearray(raw_block([ROW, ROW]))
+    struct.pack_into("<i", block, len(block) - 8, 999)  # row 1 starts past the data
+    with pytest.raises(CorruptFileError, match="row 0|row 1"):
+        read_one(build([bytes(block)]))
+
+
+def test_absurd_string_length_and_invalid_utf8():
+    schema = schema_of([("s", "STRING")])
+    bad_len = build([raw_block([b"\x00\xff\xff\xff\xff\x07ab"])])
+    with pytest.raises(CorruptFileError, match="exceeds|range"):
+        RowFileReader(io.BytesIO(bad_len), schema).read_all()
+    bad_utf8 = build([raw_block([b"\x00\x02\xc3\x28"])])
+    with pytest.raises(CorruptFileError, match="UTF-8"):
+        RowFileReader(io.BytesIO(bad_utf8), schema).read_all()
+
+
+def test_nested_counts_bounded():
+    schema = schema_of([("a", "ARRAY<INT>")])
+    data = build([raw_block([b"\x00\xff\xff\xff\xff\x07"])])   # 2**31-1 elements in 0 bytes
+    with pytest.raises(CorruptFileError):
+        RowFileReader(io.BytesIO(data), schema).read_all()
+    data = build([raw_block([b"\x00\xff\xff\xff\x0f\x00"])])   # 2**31-1 elements, bitmap does not fit
+    with pytest.raises(CorruptFileError):
+        RowFileReader(io.BytesIO(data), schema).read_all()
+
+
+def test_block_limit_is_configurable():
+    data, _ = sample_file(block_size=4096)
+    with pytest.raises(CorruptFileError, match="limit"):
+        RowFileReader(io.BytesIO(data), SCHEMA, max_block_size=100)
+
+
+def test_java_style_frames_without_content_size():
+    block = raw_block([ROW, ROW])
+    cctx = zstandard.ZstdCompressor(write_content_size=False)
+    comp = cctx.compress(block)
+    data = build([block])
+    # swap in a frame without content size (same length bookkeeping)
+    index = b""
+    for arr in ([len(comp)], [len(block)], [0]):
+        enc = encode_delta_varint(arr)
+        index += encode_uvarint32(len(enc)) + enc
+    footer = struct.pack("<qiqib3xI", 2, 1, len(comp), len(index), 1, 0x524F5753)
+    assert read_one(comp + index + footer) == [{"x": 7}, {"x": 7}]
+    assert data

@@ -1,0 +1,235 @@
+"""Property tests: anything we write reads back identically, with both kernel implementations."""
+import decimal
+import io
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from paimon_engine import _speedups
+from paimon_engine import types as T
+from paimon_engine.formats.row import RowFileReader, RowFileWriter
+
+LEAVES = [
+    T.BooleanType(), T.TinyIntType(), T.SmallIntType(), T.IntType(), T.BigIntType(), T.FloatType(),
+    T.DoubleType(), T.STRING(), T.CharType(3), T.BYTES(), T.BinaryType(4), T.DecimalType(9, 2),
+    T.DecimalType(18, 0), T.DecimalType(38, 10), T.DecimalType(20, 20), T.DateType(), T.TimeType(0),
+    T.TimeType(6), T.TimestampType(0), T.TimestampType(3), T.TimestampType(6), T.TimestampType(9),
+    T.TimestampType(5), T.LocalZonedTimestampType(3), T.LocalZonedTimestampType(9), T.VariantType(),
+]
+
+leaf = st.sampled_from(LEAVES)
+
+
+def _nested(children):
+    return st.one_of(
+        children.map(lambda t: T.ArrayType(t)),
+        st.tuples(st.sampled_from([T.STRING(False), T.IntType(False)]), children).map(lambda kv: T.MapType(*kv)),
+        st.sampled_from([T.IntType(), T.STRING()]).map(lambda t: T.MultisetType(t)),
+        st.lists(children, min_size=1, max_size=3).map(
+            lambda ts: T.RowType([T.DataField(100 + i, f"f{i}", t) for i, t in enumerate(ts)])),
+    )
+
+
+types = st.recursive(leaf, _nested, max_leaves=4)
+
+
+def values_of(t):
+    if isinstance(t, T.BooleanType):
+        return st.booleans()
+    if isinstance(t, (T.TinyIntType, T.SmallIntType, T.IntType, T.BigIntType)):
+        bits = {T.TinyIntType: 8, T.SmallIntType: 16, T.IntType: 32, T.BigIntType: 64}[type(t)]
+        return st.integers(-(1 << (bits - 1)), (1 << (bits - 1)) - 1)
+    if isinstance(t, T.FloatType):
+        return st.floats(allow_nan=False, width=32)
+    if isinstance(t, T.DoubleType):
+        return st.floats(allow_nan=False)
+    if isinstance(t, (T.VarCharType, T.CharType)):
+        return st.text(max_size=8)
+    if isinstance(t, (T.VarBinaryType, T.BinaryType)):
+        return st.binary(max_size=8)
+    if isinstance(t, T.DecimalType):
+        lim = 10 ** t.precision - 1
+        return st.integers(-lim, lim).map(lambda u: decimal.Decimal(u).scaleb(-t.scale, decimal.Context(prec=80)))
+    if isinstance(t, T.DateType):
+        return st.integers(-100000, 100000)
+    if isinstance(t, T.TimeType):
+        mult = 1 if t.precision <= 3 else (1000 if t.precision <= 6 else 1000000)
+        return st.integers(0, 86399999).map(lambda ms: ms * mult)
+    if isinstance(t, (T.TimestampType, T.LocalZonedTimestampType)):
+        unit = t.arrow_unit
+        scale = {"ms": 1, "us": 1000, "ns": 1000000}[unit]
+        v = st.integers(-6 * 10**13 * min(scale, 1000), 2 * 10**14 * min(scale, 1000))
+        if t.precision == 0:
+            v = v.map(lambda x: x - x % 1000)
+        elif t.precision in (4, 5):
+            step = 10 ** (6 - t.precision)
+            v = v.map(lambda x: x - x % step)
+        return v
+    if isinstance(t, T.VariantType):
+        return st.fixed_dictionaries({"value": st.binary(max_size=5), "metadata": st.binary(max_size=5)})
+    if isinstance(t, T.ArrayType):
+        return st.lists(nullable(t.element), max_size=4)
+    if isinstance(t, (T.MapType, T.MultisetType)):
+        m = t.as_map() if isinstance(t, T.MultisetType) else t
+        return st.dictionaries(values_of(m.key), nullable(m.value) if m.value.nullable else values_of(m.value),
+                               max_size=3).map(lambda d: list(d.items()))
+    if isinstance(t, T.RowType):
+        return st.fixed_dictionaries({f.name: nullable(f.type) for f in t.fields})
+    raise AssertionError(t)
+
+
+def nullable(t):
+    return st.one_of(st.none(), values_of(t))
+
+
+@st.composite
+def tables(draw):
+    ts = draw(st.lists(types, min_size=1, max_size=4))
+    schema = T.RowType([T.DataField(i, f"c{i}", t) for i, t in enumerate(ts)])
+    n = draw(st.integers(0, 25))
+    cols = {}
+    for f in schema.fields:
+        vals = draw(st.lists(nullable(f.type), min_size=n, max_size=n))
+        cols[f.name] = pa.array(vals, type=f.type.to_arrow())
+    return schema, pa.table(cols) if cols else None
+
+
+def impl(name):
+    return _speedups.twin("rowcodec") if name == "twin" else _speedups.kernel("rowcodec")
+
+
+@pytest.mark.parametrize("kernel", ["compiled", "twin"])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=tables(), block_size=st.sampled_from([1, 24, 100, 65536]), data_st=st.data())
+def test_roundtrip(kernel, data, block_size, data_st):
+    schema, table = data
+    buf = io.BytesIO()
+    w = RowFileWriter(buf, schema, block_size=block_size)
+    w._kernel = impl(kernel)
+    w.write(table)
+    md = w.close()
+    assert md.row_count == table.num_rows and md.file_size == len(buf.getvalue())
+    r = RowFileReader(io.BytesIO(buf.getvalue()), schema)
+    r._kernel = impl(kernel)
+    assert r.read_all().to_arrow_table().to_pylist() == table.to_pylist()
+    n = table.num_rows
+    if n:
+        rows = data_st.draw(st.lists(st.integers(0, n - 1), min_size=1, max_size=6))
+        want = table.to_pylist()
+        assert r.take(rows).to_pylist() == [want[i] for i in rows]
+        from pyroaring import BitMap
+        assert r.read_all(selection=BitMap(rows)).to_pylist() == [want[i] for i in sorted(set(rows))]
+        cols = [f.name for f in schema.fields][::-1]
+        assert r.read_all(columns=cols).to_pylist() == table.select(cols).to_pylist()
+
+
+@settings(max_examples=25, deadline=None)
+@given(data=tables(), block_size=st.sampled_from([1, 50, 65536]))
+def test_kernel_twin_writes_identical_bytes(data, block_size):
+    schema, table = data
+    out = []
+    for name in ("compiled", "twin"):
+        buf = io.BytesIO()
+        w = RowFileWriter(buf, schema, block_size=block_size)
+        w._kernel = impl(name)
+        w.write(table)
+        w.write(table.slice(0, 3))
+        w.close()
+        out.append(buf.getvalue())
+    assert out[0] == out[1]
+
+
+def test_nan_payloads_and_negative_zero_survive():
+    schema = T.RowType.of(("f", T.FloatType()), ("d", T.DoubleType()))
+    f = np.array([0x7FC00001, 0xFFC00000, 0x80000000], dtype=np.uint32).view(np.float32)
+    d = np.array([0x7FF8000000000001, 0x8000000000000000, 0x7FF0000000000000], dtype=np.uint64).view(np.float64)
+    table = pa.table({"f": f, "d": d})
+    buf = io.BytesIO()
+    with RowFileWriter(buf, schema) as w:
+        w.write(table)
+    md = w.metadata
+    assert md.nan_counts == {0: 2, 1: 1}
+    got = RowFileReader(io.BytesIO(buf.getvalue()), schema).read_all()
+    assert got.columns[0].values.view(np.uint32).tolist() == f.view(np.uint32).tolist()
+    assert got.columns[1].values.view(np.uint64).tolist() == d.view(np.uint64).tolist()
+
+
+def test_timestamps_use_integer_arithmetic_and_utc_instants():
+    import datetime
+    schema = T.RowType.of(("t6", T.TimestampType(6)), ("t9", T.TimestampType(9)), ("l", T.LocalZonedTimestampType(6)))
+    tz = datetime.timezone(datetime.timedelta(hours=5, minutes=30))
+    aware = datetime.datetime(2020, 1, 1, 12, 0, 0, 1, tzinfo=tz)
+    table = pa.table({
+        "t6": pa.array([datetime.datetime(1969, 12, 31, 23, 59, 59, 999999)], pa.timestamp("us")),
+        "t9": pa.array([-1], pa.timestamp("ns")),
+        "l": pa.array([aware], pa.timestamp("us", tz="UTC")),
+    })
+    buf = io.BytesIO()
+    with RowFileWriter(buf, schema) as w:
+        w.write(table)
+    data = buf.getvalue()
+    r = RowFileReader(io.BytesIO(data), schema)
+    assert r.to_arrow().to_pylist() == table.to_pylist()
+    import zstandard
+    ft_len = 32
+    payload = zstandard.ZstdDecompressor().decompress(data[:r.index.compressed_sizes[0]])
+    # t6: floor millis -1, nano-of-milli 999000 ; t9: floor millis -1, nano-of-milli 999999
+    assert payload[1:9] == (-1).to_bytes(8, "little", signed=True)
+    assert payload[9:12] == bytes([0xD8, 0xFC, 0x3C])  # varint 999000
+    assert payload[12:20] == (-1).to_bytes(8, "little", signed=True)
+    assert payload[20:23] == bytes([0xBF, 0x84, 0x3D])  # varint 999999
+    assert ft_len
+
+
+def test_stats():
+    schema = T.RowType.of(("i", T.IntType()), ("s", T.STRING()), ("d", T.DoubleType()), ("a", T.ArrayType(T.IntType())))
+    buf = io.BytesIO()
+    with RowFileWriter(buf, schema) as w:
+        w.write(pa.table({"i": pa.array([3, None, -2], pa.int32()), "s": ["b", "a", None],
+                          "d": [1.5, float("nan"), None], "a": [[1], None, []]}))
+        w.write(pa.table({"i": pa.array([10], pa.int32()), "s": ["zz"], "d": [-4.0], "a": [[2]]}))
+    md = w.metadata
+    assert md.value_counts == {0: 4, 1: 4, 2: 4, 3: 4}
+    assert md.null_counts == {0: 1, 1: 1, 2: 1, 3: 1}
+    assert md.nan_counts == {2: 1}
+    assert md.lower_bounds == {0: -2, 1: "a", 2: -4.0}
+    assert md.upper_bounds == {0: 10, 1: "zz", 2: 1.5}
+    assert md.row_count == 4 and md.block_count == 1
+
+
+def test_inputs_pandas_columnbatch_and_file_io(tmp_path):
+    import pandas as pd
+    from paimon_engine.batch import ColumnBatch
+    schema = T.RowType.of(("a", T.BigIntType()), ("b", T.STRING()))
+    df = pd.DataFrame({"a": [1, 2], "b": ["x", None]})
+    loc = str(tmp_path / "f.row")
+    with RowFileWriter(loc, schema) as w:
+        w.write(df)
+        w.write(ColumnBatch.from_pandas(df, schema))
+        w.write(pa.table(df).to_batches()[0])
+    r = RowFileReader(loc, schema)
+    assert r.to_pandas()["a"].tolist() == [1, 2] * 3
+    assert r.to_numpy()["b"].tolist() == ["x", None] * 3
+    assert [len(b) for b in r.read(batch_rows=4)] == [6]
+    import pyarrow.fs as fs
+    with fs.LocalFileSystem().open_input_file(loc) as f:
+        assert RowFileReader(f, schema).get_row(3) == {"a": 2, "b": None}
+    with pytest.raises(Exception):
+        RowFileReader(loc, schema).take([6])
+
+
+@settings(max_examples=30, deadline=None)
+@given(data=tables(), data_st=st.data())
+def test_get_row_matches_take(data, data_st):
+    schema, table = data
+    if table.num_rows == 0:
+        return
+    buf = io.BytesIO()
+    with RowFileWriter(buf, schema, block_size=40) as w:
+        w.write(table)
+    r = RowFileReader(io.BytesIO(buf.getvalue()), schema, cache_blocks=2)
+    want = table.to_pylist()
+    for i in data_st.draw(st.lists(st.integers(0, table.num_rows - 1), min_size=1, max_size=5)):
+        assert r.get_row(i) == want[i] == r.take([i]).to_pylist()[0]
