@@ -125,7 +125,9 @@ class FileIndexReader:
     indexes actually used are read.
     """
 
-    def __init__(self, source, path=None):
+    def __init__(self, source, path=None, schema=None):
+        self.schema = schema
+        self._opened = {}
         self.path = path if path is not None else getattr(source, "location", None)
         if isinstance(source, (bytes, bytearray, memoryview)):
             self._buf = memoryview(bytes(source))
@@ -227,3 +229,37 @@ class FileIndexReader:
 
     def read_range(self, offset: int, n: int):
         return self._read(offset, n)
+
+    # -- typed access ---------------------------------------------------------
+    def open_index(self, column: str, index_type: str, data_type):
+        """A query object for one index (bitmap indexes are read lazily); None for
+        an unknown index type."""
+        key = (column, index_type)
+        if key in self._opened:
+            return self._opened[key]
+        from .bitmap import BitmapIndex
+        from .bloom import BloomFilterIndex
+        from .bsi import BsiIndex
+        start, length = self.entries[column][index_type]
+        if start == -1:
+            idx = None  # an empty index says nothing
+        elif index_type == "bitmap":
+            idx = BitmapIndex.open(lambda off, n, s=start: self._read(s + off, n), length, data_type,
+                                   path=self.path, offset=start)
+        elif index_type == "bloom-filter":
+            idx = BloomFilterIndex.from_bytes(self._read(start, length), data_type, self.path, start)
+        elif index_type == "bsi":
+            idx = BsiIndex.from_bytes(self._read(start, length), data_type, self.path, start)
+        else:
+            idx = None
+        self._opened[key] = idx
+        return idx
+
+    def indexes_for(self, column: str, data_type):
+        """Query objects of every known index of ``column``."""
+        out = []
+        for index_type in self.entries.get(column, {}):
+            idx = self.open_index(column, index_type, data_type)
+            if idx is not None:
+                out.append(idx)
+        return out
