@@ -182,15 +182,20 @@ class BitmapIndex:
         else:
             keys = np.concatenate([np.asarray(c[0], dtype=np.int64) for c in self._chunks]) \
                 if self._chunks else np.zeros(0, np.int64)
-            sk = sort_key_array(keys[rows], self.kind)
-            uniq_sk, inv = np.unique(sk, return_inverse=True)
-            inv = inv.reshape(-1)
             kv = keys[rows]
-            first_idx = np.full(len(uniq_sk), len(rows), dtype=np.int64)
-            np.minimum.at(first_idx, inv, np.arange(len(rows)))
-            uniq_keys = kv[first_idx].tolist() if len(uniq_sk) else []
-            first = rows[first_idx] if len(uniq_sk) else np.zeros(0, np.int64)
-            order_keys = range(len(uniq_sk))
+            sk = sort_key_array(kv, self.kind)
+            order = np.argsort(sk, kind="stable")
+            ssk = sk[order]
+            starts = np.flatnonzero(np.concatenate([[True], ssk[1:] != ssk[:-1]])) if len(ssk) else \
+                np.zeros(0, np.int64)
+            bounds = np.concatenate([starts, [len(ssk)]])
+            grouped_rows = rows[order]
+            uniq_keys = kv[order[starts]].tolist()
+            first = grouped_rows[starts]
+            groups = {g: grouped_rows[bounds[g]:bounds[g + 1]] for g in range(len(starts))}
+            seq = sorted(range(len(starts)), key=lambda g: first[g]) if self.version == 1 else \
+                range(len(starts))
+            return nulls, [(uniq_keys[g], groups[g]) for g in seq]
         order = np.argsort(inv, kind="stable")
         counts = np.bincount(inv, minlength=len(uniq_keys))
         bounds = np.concatenate([[0], np.cumsum(counts)])
@@ -212,7 +217,7 @@ class BitmapIndex:
         if n_null == 1:
             null_offset, null_length = -1 - int(nulls[0]), -1
         elif n_null > 1:
-            data = roaring.serialize(BitMap(nulls.astype(np.uint32)))
+            data = roaring.serialize(roaring.from_rows(nulls))
             null_offset, null_length = 0, len(data)
             body += data
         items = []  # (encoded key, offset, length)
@@ -221,7 +226,7 @@ class BitmapIndex:
             if len(rows) == 1:
                 items.append((ek, -1 - int(rows[0]), -1))
             else:
-                data = roaring.serialize(BitMap(rows.astype(np.uint32)))
+                data = roaring.serialize(roaring.from_rows(rows))
                 items.append((ek, len(body), len(data)))
                 body += data
         head = bytearray()

@@ -36,7 +36,7 @@ def _check_type(t):
 
 
 def _bm(rows) -> BitMap:
-    return BitMap(np.asarray(rows, dtype=np.uint32))
+    return roaring.from_rows(rows)
 
 
 class BitSliceIndex:

@@ -53,7 +53,7 @@ class DeletionVector:
                 arr = np.asarray(list(positions) if not isinstance(positions, np.ndarray) else positions)
                 if arr.size and (arr.min() < 0 or (not bit64 and arr.max() > _MAX_32)):
                     raise InvalidArgumentError("deletion vector positions out of range")
-                self.bitmap = cls(arr.astype(np.uint64 if bit64 else np.uint32))
+                self.bitmap = BitMap64(arr.astype(np.uint64)) if bit64 else roaring.from_rows(arr)
             else:
                 self.bitmap = cls()
 

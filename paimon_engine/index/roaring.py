@@ -18,7 +18,7 @@ SERIAL_COOKIE_NO_RUN = 12346
 SERIAL_COOKIE = 12347
 NO_OFFSET_THRESHOLD = 4
 
-__all__ = ["serialize", "deserialize", "serialized_size"]
+__all__ = ["serialize", "deserialize", "serialized_size", "from_rows"]
 
 
 def serialize(bitmap) -> bytes:
@@ -92,3 +92,12 @@ def deserialize(buf, offset: int = 0, path=None):
     except Exception as e:  # the C library rejects inconsistent containers
         raise CorruptFileError(f"invalid roaring bitmap: {e}", path=path, offset=offset) from None
     return bm, offset + n
+
+
+def from_rows(rows) -> BitMap:
+    """A BitMap of the row numbers in a NumPy array (via ``array.array``, pyroaring's fast path)."""
+    import array
+
+    import numpy as np
+    a = np.ascontiguousarray(rows, dtype=np.uint32)
+    return BitMap(array.array("I", a.tobytes()))
