@@ -29,6 +29,7 @@ VERSION = 1
 MAGIC_32 = 1581511376
 MAGIC_64 = 1681511377
 _MAX_32 = (1 << 32) - 1
+MAX_32BIT_POSITION = (1 << 31) - 1  # Java's 32-bit deletion vector takes positions up to Integer.MAX_VALUE
 
 
 @dataclass(frozen=True)
@@ -51,8 +52,9 @@ class DeletionVector:
             cls = BitMap64 if bit64 else BitMap
             if positions is not None:
                 arr = np.asarray(list(positions) if not isinstance(positions, np.ndarray) else positions)
-                if arr.size and (arr.min() < 0 or (not bit64 and arr.max() > _MAX_32)):
-                    raise InvalidArgumentError("deletion vector positions out of range")
+                if arr.size and (arr.min() < 0 or (not bit64 and arr.max() > MAX_32BIT_POSITION)):
+                    raise InvalidArgumentError("deletion vector positions out of range (use bit64=True for "
+                                               "positions beyond 2^31 - 1)")
                 self.bitmap = BitMap64(arr.astype(np.uint64)) if bit64 else roaring.from_rows(arr)
             else:
                 self.bitmap = cls()
@@ -62,7 +64,10 @@ class DeletionVector:
         return isinstance(self.bitmap, BitMap64)
 
     def delete(self, position: int) -> None:
-        self.bitmap.add(int(position))
+        position = int(position)
+        if position < 0 or (not self.is_64bit and position > MAX_32BIT_POSITION):
+            raise InvalidArgumentError(f"deletion vector position {position} out of range")
+        self.bitmap.add(position)
 
     def is_deleted(self, position: int) -> bool:
         return int(position) in self.bitmap
