@@ -280,6 +280,7 @@ class BitmapReader:
         self._sk = _sort_key(self.kind)
         self._bitmaps = {}
         self._blocks = {}
+        self._v1_offsets = None
         self._parse_head()
 
     def _corrupt(self, msg, off):
@@ -369,11 +370,15 @@ class BitmapReader:
             return BitMap([row])
         start = self.body_start + off
         if length is None:
-            # v1: length unknown, read the rest (bounded by the index) lazily by size
-            head = self.src.get(start, min(8, self.src.length - start))
-            size = roaring.serialized_size(bytes(self.src.get(start, self.src.length - start)), 0,
-                                           self.src.path) if len(head) else 0
-            length = size
+            # v1 records no lengths: a bitmap ends where the next one starts (or at the end)
+            if self._v1_offsets is None:
+                offs = {o for o, _ in self.entries.values() if o >= 0}
+                if self.null_offset is not None and self.null_offset >= 0:
+                    offs.add(self.null_offset)
+                self._v1_offsets = sorted(offs)
+            i = bisect.bisect_right(self._v1_offsets, off)
+            nxt = self._v1_offsets[i] if i < len(self._v1_offsets) else self.src.length - self.body_start
+            length = nxt - off
         if length < 0:
             raise self._corrupt(f"bad bitmap length {length}", start)
         data = bytes(self.src.get(start, length))
@@ -474,7 +479,49 @@ class BitmapReader:
     def is_not_null(self):
         return BitmapResult(self._all() - self.null_bitmap())
 
-    def lt(self, value):
-        return REMAIN
+    # ranges: every distinct value in range (v2 skips the blocks that lie wholly outside)
+    def _range(self, low, low_inc, high, high_inc):
+        if self.kind in ("float", "double"):
+            return REMAIN  # NaN and signed zeros: leave float ranges to the data
+        sk = self._sk
+        lo = None if low is None else sk(literal_key(low, self.type))
+        hi = None if high is None else sk(literal_key(high, self.type))
 
-    le = gt = ge = lt
+        def ok(k):
+            x = sk(k)
+            if lo is not None and (x < lo or (x == lo and not low_inc)):
+                return False
+            if hi is not None and (x > hi or (x == hi and not high_inc)):
+                return False
+            return True
+
+        if self.version == 1:
+            cands = [(k, e) for k, e in self.entries.items() if ok(k)]
+        else:
+            cands = []
+            firsts = self.block_firsts
+            for i in range(len(firsts)):
+                if hi is not None and firsts[i] > hi:
+                    break
+                if lo is not None and i + 1 < len(firsts) and firsts[i + 1] < lo:
+                    continue
+                cands.extend((k, e) for k, e in self._block(i).items() if ok(k))
+        bm = BitMap()
+        for k, e in cands:
+            bm |= self._bitmap_at(*e)
+        return BitmapResult(bm)
+
+    def lt(self, value):
+        return self._range(None, False, value, False)
+
+    def le(self, value):
+        return self._range(None, False, value, True)
+
+    def gt(self, value):
+        return self._range(value, False, None, False)
+
+    def ge(self, value):
+        return self._range(value, True, None, False)
+
+    def between(self, low, high):
+        return self._range(low, True, high, True)

@@ -91,6 +91,14 @@ def test_bitmap_exact(name, version, block):
     assert list(r.not_in(s).bitmap) == _rows(values, lambda x: x not in s)
     assert list(r.is_null().bitmap) == _rows(values, lambda x: x is None)
     assert list(r.is_not_null().bitmap) == _rows(values, lambda x: x is not None)
+    nn = lambda f: (lambda x: x is not None and f(x))  # noqa: E731
+    for v in probes[:4] + probes[-2:]:
+        assert list(r.lt(v).bitmap) == _rows(values, nn(lambda x: x < v))
+        assert list(r.le(v).bitmap) == _rows(values, nn(lambda x: x <= v))
+        assert list(r.gt(v).bitmap) == _rows(values, nn(lambda x: x > v))
+        assert list(r.ge(v).bitmap) == _rows(values, nn(lambda x: x >= v))
+    lo, hi = sorted(probes[:2])
+    assert list(r.between(lo, hi).bitmap) == _rows(values, nn(lambda x: lo <= x <= hi))
 
 
 @pytest.mark.parametrize("name", ["int", "bigint", "timestamp3", "timestamp6"])
