@@ -159,12 +159,9 @@ class BitmapIndex:
         self.row_count += len(valid)
 
     def _groups(self):
-        """(null rows, [(key, rows array)] in Java's order for the version)."""
-        n = self.row_count
-        if self._chunks:
-            valid = np.concatenate([c[1] for c in self._chunks]) if self._chunks else np.zeros(0, bool)
-        else:
-            valid = np.zeros(0, dtype=bool)
+        """(null rows, [(key, rows)] sorted in Java's comparator order, insertion order as
+        indexes into that list: the order of first appearance)."""
+        valid = np.concatenate([c[1] for c in self._chunks]) if self._chunks else np.zeros(0, bool)
         nulls = np.flatnonzero(~valid)
         rows = np.flatnonzero(valid)
         if self.kind == "bytes":
@@ -172,63 +169,106 @@ class BitmapIndex:
             allkeys = [k for c in self._chunks for k in c[0]]
             arr = pa.array([allkeys[i] for i in rows.tolist()], type=pa.binary()) if len(rows) else \
                 pa.array([], type=pa.binary())
-            enc = arr.dictionary_encode()
+            enc = arr.dictionary_encode()  # dictionary in order of first appearance
             uniq = enc.dictionary.to_pylist()
             inv = np.asarray(enc.indices, dtype=np.int64)
-            order_keys = sorted(range(len(uniq)), key=lambda i: uniq[i])
-            first = np.full(len(uniq), n, dtype=np.int64)
-            np.minimum.at(first, inv, rows)
-            uniq_keys = uniq
-        else:
-            keys = np.concatenate([np.asarray(c[0], dtype=np.int64) for c in self._chunks]) \
-                if self._chunks else np.zeros(0, np.int64)
-            kv = keys[rows]
-            sk = sort_key_array(kv, self.kind)
-            order = np.argsort(sk, kind="stable")
-            ssk = sk[order]
-            starts = np.flatnonzero(np.concatenate([[True], ssk[1:] != ssk[:-1]])) if len(ssk) else \
-                np.zeros(0, np.int64)
-            bounds = np.concatenate([starts, [len(ssk)]])
-            grouped_rows = rows[order]
-            uniq_keys = kv[order[starts]].tolist()
-            first = grouped_rows[starts]
-            groups = {g: grouped_rows[bounds[g]:bounds[g + 1]] for g in range(len(starts))}
-            seq = sorted(range(len(starts)), key=lambda g: first[g]) if self.version == 1 else \
-                range(len(starts))
-            return nulls, [(uniq_keys[g], groups[g]) for g in seq]
-        order = np.argsort(inv, kind="stable")
-        counts = np.bincount(inv, minlength=len(uniq_keys))
-        bounds = np.concatenate([[0], np.cumsum(counts)])
-        grouped_rows = rows[order]
-        groups = {}
-        for g in range(len(uniq_keys)):
-            groups[g] = grouped_rows[bounds[g]:bounds[g + 1]]
-        if self.version == 1:
-            seq = sorted(range(len(uniq_keys)), key=lambda g: first[g])
-        else:
-            seq = list(order_keys)
-        return nulls, [(uniq_keys[g], groups[g]) for g in seq]
+            order = np.argsort(inv, kind="stable")
+            bounds = np.concatenate([[0], np.cumsum(np.bincount(inv, minlength=len(uniq)))])
+            grouped = rows[order]
+            sorted_ids = sorted(range(len(uniq)), key=lambda i: uniq[i])
+            rank = {g: i for i, g in enumerate(sorted_ids)}
+            entries = [(uniq[g], grouped[bounds[g]:bounds[g + 1]]) for g in sorted_ids]
+            insertion = [rank[g] for g in range(len(uniq))]
+            return nulls, entries, insertion
+        keys = np.concatenate([np.asarray(c[0], dtype=np.int64) for c in self._chunks]) \
+            if self._chunks else np.zeros(0, np.int64)
+        kv = keys[rows]
+        sk = sort_key_array(kv, self.kind)
+        order = np.argsort(sk, kind="stable")
+        ssk = sk[order]
+        starts = np.flatnonzero(np.concatenate([[True], ssk[1:] != ssk[:-1]])) if len(ssk) else \
+            np.zeros(0, np.int64)
+        bounds = np.concatenate([starts, [len(ssk)]])
+        grouped = rows[order]
+        uniq_keys = kv[order[starts]].tolist()
+        first = grouped[starts]
+        entries = [(uniq_keys[g], grouped[bounds[g]:bounds[g + 1]]) for g in range(len(starts))]
+        insertion = np.argsort(first, kind="stable").tolist()
+        return nulls, entries, insertion
+
+    def _java_hash(self, key) -> int:
+        """``hashCode()`` of the boxed Java key (as an unsigned 32-bit int), or None when
+        this implementation does not model it (strings)."""
+        kind = self.kind
+        if kind == "bytes":
+            return None
+        if kind == "bool":
+            return 1231 if key else 1237
+        if kind == "float":
+            return key & 0xFFFFFFFF
+        if isinstance(self.type, (T.BigIntType, T.TimestampType, T.LocalZonedTimestampType)) or kind == "double":
+            u = key & 0xFFFFFFFFFFFFFFFF
+            return (u ^ (u >> 32)) & 0xFFFFFFFF
+        return key & 0xFFFFFFFF
+
+    def _body_order(self, entries, insertion):
+        """Indexes of ``entries`` in the iteration order of the ``java.util.HashMap`` the
+        Java writer fills in order of first appearance (bitmap bodies, and v1 headers)."""
+        if self.kind == "bytes":
+            return list(insertion)  # BinaryString hashes are not modelled: first appearance
+        cap = 16
+        table = [[] for _ in range(cap)]
+        size = 0
+
+        def resize():
+            nonlocal cap, table
+            cap *= 2
+            new = [[] for _ in range(cap)]
+            for bucket in table:
+                for item in bucket:
+                    new[item[1] & (cap - 1)].append(item)
+            table = new
+
+        for g in insertion:
+            h = self._java_hash(entries[g][0])
+            h ^= h >> 16
+            bucket = table[h & (cap - 1)]
+            bucket.append((g, h))
+            if len(bucket) >= 9 and cap < 64:
+                resize()
+            size += 1
+            if size > cap * 3 // 4:
+                resize()
+        return [g for bucket in table for g, _ in bucket]
 
     def to_bytes(self) -> bytes:
-        nulls, entries = self._groups()
+        nulls, entries, insertion = self._groups()
         body = bytearray()
         n_null = len(nulls)
         null_offset, null_length = None, None
-        if n_null == 1:
-            null_offset, null_length = -1 - int(nulls[0]), -1
-        elif n_null > 1:
-            data = roaring.serialize(roaring.from_rows(nulls))
-            null_offset, null_length = 0, len(data)
-            body += data
-        items = []  # (encoded key, offset, length)
-        for key, rows in entries:
-            ek = self.encode_key(key)
+        if n_null:
+            null_data = roaring.serialize(roaring.from_rows(nulls))
+            null_length = len(null_data)  # Java records the null bitmap's size even for one null
+            if n_null == 1:
+                null_offset = -1 - int(nulls[0])
+            else:
+                null_offset = 0
+                body += null_data
+        encoded = [self.encode_key(k) for k, _ in entries]
+        placed = {}
+        hash_order = self._body_order(entries, insertion)
+        for g in hash_order:
+            rows = entries[g][1]
             if len(rows) == 1:
-                items.append((ek, -1 - int(rows[0]), -1))
+                placed[g] = (-1 - int(rows[0]), -1)
             else:
                 data = roaring.serialize(roaring.from_rows(rows))
-                items.append((ek, len(body), len(data)))
+                placed[g] = (len(body), len(data))
                 body += data
+        if self.version == 1:
+            items = [(encoded[g],) + placed[g] for g in hash_order]
+        else:
+            items = [(encoded[g],) + placed[g] for g in range(len(entries))]
         head = bytearray()
         head += struct.pack(">bii", self.version, self.row_count, len(entries))
         head += struct.pack(">b", 1 if n_null else 0)

@@ -164,3 +164,33 @@ def test_dvindex_32_write(golden_dir):
     out, metas = write_deletion_vector_index({"a": DeletionVector([2, 3]), "b": DeletionVector([1])})
     assert out == data
     assert metas == {"a": DeletionVectorMeta(1, 24, 2), "b": DeletionVectorMeta(33, 22, 1)}
+
+
+def test_bitmap_bodies_follow_java_hashmap_order():
+    # java.util.HashMap<Integer, ...> filled with 100, 17, 1 iterates 17, 1 (bucket 1, insertion order), 100
+    idx = BitmapIndex(T.IntType())
+    idx.add_values([100, 17, 1, 100, 17, 1])
+    data = idx.to_bytes()
+    r = BitmapIndex.from_bytes(data, T.IntType())
+    offs = {k: v for i in range(len(r.block_firsts)) for k, v in r._block(i).items()}
+    assert list(offs) == [1, 17, 100]  # v2 index entries are sorted
+    assert sorted(offs, key=lambda k: offs[k][0]) == [17, 1, 100]  # bodies in HashMap order
+    # v1: the header lists entries in HashMap order too
+    v1 = BitmapIndex(T.IntType(), {"version": "1"})
+    v1.add_values([100, 17, 1, 100, 17, 1])
+    assert list(BitmapIndex.from_bytes(v1.to_bytes(), T.IntType()).entries) == [17, 1, 100]
+    # more than 12 keys: the table resizes to 32 buckets
+    keys = [40, 8, 72, 3] + list(range(100, 110))
+    idx = BitmapIndex(T.BigIntType(), {"version": "1"})
+    idx.add_values(keys + keys)
+    got = list(BitmapIndex.from_bytes(idx.to_bytes(), T.BigIntType()).entries)
+    assert got == sorted(keys, key=lambda k: (k % 32, keys.index(k)))
+
+
+def test_single_null_records_its_bitmap_length():
+    idx = BitmapIndex(T.IntType())
+    idx.add_values([1, None, 1])
+    data = idx.to_bytes()
+    null_offset, null_length = struct.unpack_from(">ii", data, 10)
+    assert null_offset == -2 and null_length == len(roaring.serialize(BitMap([1])))
+    assert list(BitmapIndex.from_bytes(data, T.IntType()).is_null().bitmap) == [1]
