@@ -82,7 +82,8 @@ class BloomFilterIndex:
         """Add every non-null value of a :class:`~paimon_engine.batch.Column`."""
         keys, valid = column_keys(column, self.type)
         if self.kind == "bytes":
-            keys = [k for k in keys if k is not None]
+            if not valid.all():
+                keys = [k for k in keys if k is not None]
         else:
             keys = keys[valid]
         self.add_hashes(hash_keys(keys, self.kind))

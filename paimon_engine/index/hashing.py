@@ -35,6 +35,5 @@ def hash_keys(keys, kind: str) -> np.ndarray:
     """Hashes of index keys (see :mod:`paimon_engine.index.values`); ``keys`` of the
     bytes kind is a sequence of ``bytes`` (no ``None``)."""
     if kind == "bytes":
-        f = xxhash.xxh64_intdigest
-        return np.fromiter((f(k) for k in keys), dtype=np.uint64, count=len(keys)).view(np.int64)
+        return np.fromiter(map(xxhash.xxh64_intdigest, keys), dtype=np.uint64, count=len(keys)).view(np.int64)
     return long_hash(np.asarray(keys).astype(np.int64))

@@ -81,10 +81,10 @@ def column_keys(column, t: T.DataType):
     if kind == "bytes":
         offs = column.offsets[o:o + n + 1].astype(np.int64)
         data = column.data.tobytes() if column.data is not None else b""
-        starts = offs[:-1].tolist()
-        ends = offs[1:].tolist()
-        vl = valid.tolist()
-        keys = [data[s:e] if ok else None for s, e, ok in zip(starts, ends, vl)]
+        keys = list(map(data.__getitem__, map(slice, offs[:-1].tolist(), offs[1:].tolist())))
+        if column.validity is not None:
+            for i in np.flatnonzero(~valid).tolist():
+                keys[i] = None
         return keys, valid
     if kind == "bool":
         bits = np.unpackbits(column.values, bitorder="little")[o:o + n]
