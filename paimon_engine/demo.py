@@ -46,6 +46,7 @@ def run(warehouse: str = "warehouse") -> int:
     row_files(warehouse)
     tables(warehouse)
     scans(warehouse)
+    indexes()
     return 0
 
 
@@ -179,3 +180,32 @@ def row_files(warehouse: str = "warehouse") -> None:
     t1 = time.perf_counter()
     print(f"  get_row(123456) = {one} in {(t1 - t0) * 1e6:.0f} us")
     print(picked.slice(0, 3).to_pandas().to_string(index=False))
+def indexes() -> None:
+    """File indexes (bitmap, BSI, bloom filter) answering a filter, and a deletion vector."""
+    import numpy as np
+    import pyarrow as pa
+
+    from .batch import ColumnBatch
+    from .expressions import col
+    from .index import DeletionVector, FileIndexBuilder, FileIndexReader, evaluate_file_index
+
+    _step("file indexes (bitmap v2, BSI, bloom filter) and deletion vectors")
+    n = 1_000_000
+    rng = np.random.default_rng(3)
+    batch = ColumnBatch.from_arrow(pa.table({"id": pa.array(np.arange(n, dtype=np.int64)),
+                                             "k": pa.array(rng.integers(0, 10_000, n).astype(np.int32))}))
+    t0 = time.perf_counter()
+    b = FileIndexBuilder(batch.schema, {"file-index.bitmap.columns": "k", "file-index.bsi.columns": "id",
+                                        "file-index.bloom-filter.columns": "id",
+                                        "file-index.bloom-filter.id.items": str(n)})
+    b.add(batch)
+    blob = b.finish()
+    build_ms = (time.perf_counter() - t0) * 1000
+    reader = FileIndexReader(blob, schema=batch.schema)
+    t0 = time.perf_counter()
+    r = evaluate_file_index((col("k") == 42) & (col("id") < 500_000), reader)
+    q_ms = (time.perf_counter() - t0) * 1000
+    print(f"  indexes over {n:,} rows: {len(blob):,} bytes in {build_ms:.0f} ms; "
+          f"k = 42 and id < 500000 -> {len(r.selection(n))} candidate rows in {q_ms:.1f} ms")
+    dv = DeletionVector([1, 5, 7])
+    print(f"  deletion vector {sorted(dv.bitmap)}: keep mask of rows 0..8 = {dv.keep_mask(0, 8).astype(int).tolist()}")
