@@ -5,14 +5,16 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 SOURCES := setup.py pyproject.toml $(wildcard paimon_engine/_kernels/*.pyx paimon_engine/_kernels/*.pxd)
 
-.PHONY: demo test test-compiled test-pure bench bench-quick docs build clean
+.PHONY: demo test test-compiled test-pure bench bench-quick docs build clean bench-report
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip setuptools wheel "Cython>=3.0"
 
 $(STAMP): $(PY) $(SOURCES)
-	$(PY) -m pip install --quiet -e ".[test,spark,bench,docs]"
+	# compat mode puts the checkout on sys.path, so pkgutil (Spark's pyspark_* data-source discovery) sees
+	# the top-level pyspark_paimon_engine module; the default editable finder hides it from iter_modules.
+	$(PY) -m pip install --quiet -e ".[test,spark,bench,docs]" --config-settings editable_mode=compat
 	touch $(STAMP)
 
 # Incremental: recompiles only kernels whose .pyx changed since the last build.
@@ -42,3 +44,8 @@ clean:
 	rm -rf build site .asv *.egg-info
 	find paimon_engine -name '*.so' -delete
 	find paimon_engine/_kernels -name '*.c' -delete
+
+# PNG chart + Markdown table of the newest asv results (engine vs peers) into docs/. asv saves results of a
+# --python=same run only with a commit hash: make bench BENCH_ARGS="--quick --set-commit-hash $$(git rev-parse HEAD)"
+bench-report: build
+	$(PY) asv_bench/report.py --results .asv/results --png docs/bench-report.png --markdown docs/bench-report.md

@@ -28,6 +28,10 @@ def normalize_location(location: str) -> str:
     return location
 
 
+def _truthy(v) -> bool:
+    return str(v).strip().lower() in ("1", "true", "yes", "on") if v is not None else False
+
+
 class InputFile:
     """A readable file: ``size``, ``read_at(offset, length)``, ``read_all()``, ``close()``."""
 
@@ -67,6 +71,12 @@ class FileIO:
         self._fixed = filesystem
         self._cache = {}
         self._lock = threading.Lock()
+
+    def __getstate__(self):
+        return {"properties": self.properties, "filesystem": self._fixed}
+
+    def __setstate__(self, state):
+        self.__init__(state["properties"], state["filesystem"])
 
     # -- resolution --------------------------------------------------------
     def resolve(self, location: str):
@@ -111,8 +121,16 @@ class FileIO:
         if p.get("s3.access-key-id"):
             kwargs["access_key"] = p["s3.access-key-id"]
             kwargs["secret_key"] = p.get("s3.secret-access-key", "")
+            if p.get("s3.session-token"):
+                kwargs["session_token"] = p["s3.session-token"]
         if p.get("s3.region"):
             kwargs["region"] = p["s3.region"]
+        if _truthy(p.get("s3.allow-bucket-creation")):
+            kwargs["allow_bucket_creation"] = True
+        if p.get("s3.connect-timeout"):
+            kwargs["connect_timeout"] = float(p["s3.connect-timeout"])
+        if p.get("s3.request-timeout"):
+            kwargs["request_timeout"] = float(p["s3.request-timeout"])
         return pafs.S3FileSystem(**kwargs)
 
     def is_local(self, location: str) -> bool:

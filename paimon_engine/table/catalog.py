@@ -259,13 +259,34 @@ class FileSystemCatalog(Catalog):
     def _load_metadata(self, namespace, name):
         return self._load_at(self._table_location(namespace, name))
 
+    def create_table_at(self, location: str, schema, partition_spec=None, *, properties=None, sort_order=None,
+                        format_version: int = 2):
+        """Create an empty table stored at ``location`` (no catalog identifier needed); the twin of
+        :meth:`load_table_at`."""
+        from .table import Table
+        location = normalize_location(location).rstrip("/")
+        schema = _as_schema(schema)
+        if partition_spec is None:
+            partition_spec = UNPARTITIONED
+        elif not isinstance(partition_spec, PartitionSpec):
+            partition_spec = PartitionSpec.build(schema, *partition_spec)
+        props = dict(properties or {})
+        fv = int(props.pop("format-version", format_version))
+        md = new_table_metadata(schema, partition_spec, location, sort_order=sort_order, properties=props,
+                                format_version=fv)
+        md = self._create_at(location, md)
+        return Table(("", location.rsplit("/", 1)[-1]), md, self.io, self, location=location)
+
     def _create(self, namespace, name, md):
         loc = md.location
         if loc != self.default_location(namespace, name):
             raise InvalidArgumentError(f"a file-system catalog keeps table {name!r} at "
                                        f"{self.default_location(namespace, name)}; it cannot use {loc}")
+        return self._create_at(loc, md)
+
+    def _create_at(self, loc, md):
         if self.current_version(loc)[1] is not None:
-            raise AlreadyExistsError(f"table {'.'.join(namespace + (name,))} exists already at {loc}")
+            raise AlreadyExistsError(f"a table exists already at {loc}")
         path = f"{loc}/metadata/v1.metadata.json"
         try:
             self.io.create_exclusive(path, self._write_new_metadata(path, md))

@@ -1,0 +1,185 @@
+"""Render the asv comparison (engine vs peers) as a PNG chart: ``make bench-report``.
+
+Reads the newest result file of each machine under ``.asv/results`` (asv's JSON, any benchmark with an ``impl``
+parameter), draws one horizontal bar group per benchmark case (log-scale time, one bar per implementation, the
+ratio to ``paimon_engine`` written on each peer bar; memory benchmarks only in the table) and writes ``docs/bench-report.png`` plus a Markdown table
+``docs/bench-report.md``. Offline; needs matplotlib (the ``bench`` extra).
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import math
+import os
+import sys
+
+ENGINE = "paimon_engine"
+
+
+def newest_results(results_dir):
+    """-> (machine, result dict) of the newest run of each machine."""
+    out = []
+    for machine in sorted(os.listdir(results_dir)) if os.path.isdir(results_dir) else []:
+        mdir = os.path.join(results_dir, machine)
+        if not os.path.isdir(mdir):
+            continue
+        runs = []
+        for name in os.listdir(mdir):
+            if not name.endswith(".json") or name == "machine.json":
+                continue
+            try:
+                with open(os.path.join(mdir, name)) as f:
+                    d = json.load(f)
+            except (OSError, ValueError):
+                continue
+            if isinstance(d.get("results"), dict):
+                runs.append((d.get("date", 0) or 0, d))
+        if runs:
+            out.append((machine, max(runs, key=lambda r: r[0])[1]))
+    return out
+
+
+def comparisons(result):
+    """-> list of (benchmark case label, {impl: seconds}) for benchmarks with an ``impl`` parameter."""
+    cols = result.get("result_columns") or ["result", "params"]
+    out = []
+    for bench, row in sorted(result["results"].items()):
+        if isinstance(row, dict):
+            rec = row
+        else:
+            rec = dict(zip(cols, row))
+        values, params = rec.get("result"), rec.get("params") or []
+        if values is None or not params:
+            continue
+        names = [p if isinstance(p, str) else str(p) for p in (rec.get("param_names") or [])]
+        combos = list(itertools.product(*params))
+        if len(combos) != len(values):
+            continue
+        impl_axis = None
+        for i, vals in enumerate(params):
+            clean = [str(v).strip("'\"") for v in vals]
+            if ENGINE in clean or (names and i < len(names) and names[i] == "impl"):
+                impl_axis = i
+                break
+        if impl_axis is None:
+            continue
+        groups = {}
+        for combo, v in zip(combos, values):
+            if v is None or (isinstance(v, float) and math.isnan(v)):
+                continue
+            impl = str(combo[impl_axis]).strip("'\"")
+            rest = tuple(str(c).strip("'\"") for j, c in enumerate(combo) if j != impl_axis)
+            groups.setdefault(rest, {})[impl] = float(v)
+        short = bench.split(".", 1)[-1]
+        for rest, impls in groups.items():
+            if len(impls) >= 2:
+                out.append((short + (f" [{', '.join(rest)}]" if rest else ""), impls))
+    return out
+
+
+def _is_mem(label):
+    return ".peakmem_" in label or label.startswith("peakmem_") or ".mem_" in label
+
+
+def _fmt_value(label, v):
+    if _is_mem(label):
+        return f"{v / 2**20:.3g} MiB"
+    return _fmt_time(v)
+
+
+def _fmt_time(s):
+    for unit, scale in (("s", 1), ("ms", 1e-3), ("us", 1e-6)):
+        if s >= scale:
+            return f"{s / scale:.3g} {unit}"
+    return f"{s * 1e9:.3g} ns"
+
+
+def render(cases, png, title):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    impls = sorted({i for _, d in cases for i in d}, key=lambda i: (i != ENGINE, i))
+    colors = {i: c for i, c in zip(impls, ["#1b7f5a", "#d1495b", "#edae49", "#00798c", "#30638e", "#8d6a9f"])}
+    height = 0.8 / max(1, len(impls))
+    fig, ax = plt.subplots(figsize=(10, 1.0 + 0.55 * len(cases) * max(1, len(impls)) / 2 + 0.5))
+    for row, (label, d) in enumerate(cases):
+        base = d.get(ENGINE)
+        for k, impl in enumerate(impls):
+            if impl not in d:
+                continue
+            y = row + (k - (len(impls) - 1) / 2) * height
+            ax.barh(y, d[impl], height=height * 0.9, color=colors[impl], label=impl if row == 0 else None)
+            text = _fmt_time(d[impl])
+            if base and impl != ENGINE:
+                text += f"  ({d[impl] / base:.2g}x)"
+            ax.text(d[impl] * 1.05, y, text, va="center", fontsize=7)
+    ax.set_yticks(range(len(cases)))
+    ax.set_yticklabels([c[0] for c in cases], fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xscale("log")
+    ax.set_xlabel("time per call (log scale; lower is better)")
+    ax.set_title(title, fontsize=10)
+    handles, labels = ax.get_legend_handles_labels()
+    seen = {}
+    for h, lab in zip(handles, labels):
+        seen.setdefault(lab, h)
+    ax.legend(seen.values(), seen.keys(), loc="lower right", fontsize=8)
+    lo = min(v for _, d in cases for v in d.values())
+    hi = max(v for _, d in cases for v in d.values())
+    ax.set_xlim(lo / 2, hi * 20)
+    fig.tight_layout()
+    fig.savefig(png, dpi=110)
+    plt.close(fig)
+
+
+def markdown(cases):
+    impls = sorted({i for _, d in cases for i in d}, key=lambda i: (i != ENGINE, i))
+    lines = ["| benchmark | " + " | ".join(impls) + " |", "|---|" + "---|" * len(impls)]
+    for label, d in cases:
+        base = d.get(ENGINE)
+        cells = []
+        for i in impls:
+            if i not in d:
+                cells.append("")
+            elif i == ENGINE or not base:
+                cells.append(_fmt_value(label, d[i]))
+            else:
+                cells.append(f"{_fmt_value(label, d[i])} ({d[i] / base:.2g}x)")
+        lines.append(f"| {label.replace('|', '/')} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--results", default=".asv/results")
+    p.add_argument("--png", default="docs/bench-report.png")
+    p.add_argument("--markdown", default="docs/bench-report.md")
+    args = p.parse_args(argv)
+    runs = newest_results(args.results)
+    cases, machines = [], []
+    for machine, res in runs:
+        c = comparisons(res)
+        if c:
+            machines.append(machine)
+            cases.extend(c)
+    if not cases:
+        print(f"bench-report: no asv results with an 'impl' parameter under {args.results}; run `make bench` "
+              "first", file=sys.stderr)
+        return 1
+    timed = [c for c in cases if not _is_mem(c[0])]
+    if not timed:
+        print("bench-report: no timing results to chart", file=sys.stderr)
+        return 1
+    render(timed, args.png, f"paimon_engine vs peers (asv, machine {', '.join(machines)})")
+    with open(args.markdown, "w") as f:
+        f.write("# Benchmark report\n\nGenerated by `make bench-report` from the newest asv results "
+                f"(machine {', '.join(machines)}); ratios are peer time / paimon_engine time.\n\n"
+                "![asv comparison](bench-report.png)\n\n" + markdown(cases))
+    print(f"bench-report: {len(cases)} comparisons -> {args.png}, {args.markdown}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,382 @@
+"""The user-facing sub-commands of ``paimon-engine``: ``inspect``, ``cat``, ``table ...`` and ``catalog list``.
+
+Each command prints a plain table (or JSON with ``--json``) to stdout; errors are reported by ``cli.main`` as one
+line on stderr with an exit code (see ``docs/cli.md``). Progress bars go to stderr, and only when it is a TTY.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import sys
+
+from .errors import InvalidArgumentError
+
+__all__ = ["add_commands", "run_command", "Progress"]
+
+COMMANDS = ("inspect", "cat", "table", "catalog")
+
+
+# -- output helpers ------------------------------------------------------------------
+class Progress:
+    """A one-line progress bar on stderr, drawn only when stderr is a terminal."""
+
+    def __init__(self, total: int, label: str = "", stream=None):
+        self.total = max(0, int(total))
+        self.label = label
+        self.stream = stream or sys.stderr
+        self.enabled = bool(getattr(self.stream, "isatty", lambda: False)()) and self.total > 0
+        self.done = 0
+
+    def update(self, n: int = 1):
+        self.done += n
+        if self.enabled:
+            width = 30
+            filled = int(width * min(self.done, self.total) / self.total)
+            self.stream.write(f"\r{self.label} [{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total}")
+            self.stream.flush()
+
+    def close(self):
+        if self.enabled:
+            self.stream.write("\r" + " " * (len(self.label) + 50) + "\r")
+            self.stream.flush()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def _fmt(v):
+    if v is None:
+        return ""
+    if isinstance(v, float):
+        return f"{v:.6g}"
+    if isinstance(v, bytes):
+        return v.hex()
+    return str(v)
+
+
+def print_table(rows, headers, out=None):
+    out = out or sys.stdout
+    cells = [[_fmt(v) for v in r] for r in rows]
+    widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(headers)]
+    out.write("  ".join(h.ljust(w) for h, w in zip(headers, widths)).rstrip() + "\n")
+    out.write("  ".join("-" * w for w in widths) + "\n")
+    for r in cells:
+        out.write("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() + "\n")
+
+
+def _json_default(v):
+    if isinstance(v, (_dt.datetime, _dt.date, _dt.time)):
+        return v.isoformat()
+    if isinstance(v, bytes):
+        return v.hex()
+    if hasattr(v, "item"):
+        return v.item()
+    return str(v)
+
+
+def print_json(obj, out=None):
+    (out or sys.stdout).write(json.dumps(obj, default=_json_default, indent=2) + "\n")
+
+
+def _ms(ts):
+    return _dt.datetime.fromtimestamp(ts / 1000, _dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + "Z"
+
+
+# -- parser ------------------------------------------------------------------------------
+def _add_io(p):
+    p.add_argument("--s3-endpoint", help="S3 endpoint URL (s3.endpoint)")
+    p.add_argument("--s3-region", help="S3 region (s3.region)")
+
+
+def _add_table_source(p):
+    p.add_argument("table", help="table location, or a namespace.table name with --uri/--warehouse")
+    p.add_argument("--uri", help="SQLite catalog (sqlite:///path/catalog.db)")
+    p.add_argument("--warehouse", help="catalog warehouse (file-system catalog when --uri is not given)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    _add_io(p)
+
+
+def add_commands(sub):
+    p = sub.add_parser("inspect", help="show the structure of a .row file (footer, block index)")
+    p.add_argument("file")
+    p.add_argument("--blocks", action="store_true", help="list every block")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    _add_io(p)
+
+    p = sub.add_parser("cat", help="print rows of a .row file")
+    p.add_argument("file")
+    p.add_argument("--schema", required=True, help="the file's row type, e.g. 'ROW<id BIGINT, name STRING>'")
+    p.add_argument("--rows", help="row range a:b (half-open; either side may be empty)")
+    p.add_argument("--columns", help="comma-separated columns")
+    p.add_argument("--json", action="store_true", help="print JSON lines")
+    _add_io(p)
+
+    t = sub.add_parser("table", help="table metadata and scans")
+    tsub = t.add_subparsers(dest="table_command", required=True)
+    for name, helptext in (("info", "schema, partitioning, properties, current snapshot"),
+                           ("history", "snapshot log"), ("snapshots", "every snapshot with its summary"),
+                           ("files", "live data and delete files")):
+        q = tsub.add_parser(name, help=helptext)
+        _add_table_source(q)
+        if name == "files":
+            q.add_argument("--snapshot-id", type=int, help="files of this snapshot (default current)")
+    q = tsub.add_parser("scan", help="read rows (filter, columns, time travel, limit)")
+    _add_table_source(q)
+    q.add_argument("--filter", help="e.g. \"k = 3 and name >= 'b'\"")
+    q.add_argument("--columns", help="comma-separated columns")
+    q.add_argument("--limit", type=int, default=20, help="rows to print (default 20; 0 for all)")
+    q.add_argument("--snapshot-id", type=int)
+    q.add_argument("--as-of", help="ISO timestamp or epoch milliseconds")
+    q.add_argument("--ref", help="branch or tag")
+    q.add_argument("--count", action="store_true", help="print only the number of rows")
+
+    c = sub.add_parser("catalog", help="catalog contents")
+    csub = c.add_subparsers(dest="catalog_command", required=True)
+    q = csub.add_parser("list", help="namespaces and tables")
+    q.add_argument("--uri", help="SQLite catalog (sqlite:///path/catalog.db)")
+    q.add_argument("--warehouse", help="warehouse (file-system catalog when --uri is not given)")
+    q.add_argument("--json", action="store_true")
+    _add_io(q)
+
+
+# -- commands ----------------------------------------------------------------------------
+def _io_props(args):
+    props = {}
+    if getattr(args, "s3_endpoint", None):
+        props["s3.endpoint"] = args.s3_endpoint
+    if getattr(args, "s3_region", None):
+        props["s3.region"] = args.s3_region
+    return props
+
+
+def _file_io(args):
+    from .io import FileIO
+    return FileIO(properties=_io_props(args))
+
+
+def cmd_inspect(args) -> int:
+    from .formats.row.footer import FOOTER_SIZE, BlockIndex, Footer
+    from .errors import CorruptFileError
+    io = _file_io(args)
+    with io.open_input(args.file) as f:
+        size = f.size
+        if size < FOOTER_SIZE + 3:
+            raise CorruptFileError(f"{size} bytes cannot hold a .row footer and index", path=args.file, offset=0)
+        footer = Footer.parse(f.read_at(size - FOOTER_SIZE, FOOTER_SIZE), size, path=args.file)
+        index = BlockIndex.parse(f.read_at(footer.index_offset, footer.index_length), footer, path=args.file)
+    blocks = [{"block": b, "offset": int(index.offsets[b]), "compressed": int(index.compressed_sizes[b]),
+               "uncompressed": int(index.uncompressed_sizes[b]), "first_row": int(index.row_starts[b]),
+               "rows": int(index.block_rows(b))} for b in range(index.block_count)]
+    info = {"file": args.file, "format": "paimon row", "version": footer.version, "file_size": size,
+            "rows": footer.row_count, "blocks": footer.block_count, "index_offset": footer.index_offset,
+            "index_length": footer.index_length,
+            "compressed_bytes": int(index.compressed_sizes.sum()) if blocks else 0,
+            "uncompressed_bytes": int(index.uncompressed_sizes.sum()) if blocks else 0}
+    if args.json:
+        print_json({**info, "block_index": blocks} if args.blocks else info)
+        return 0
+    for k, v in info.items():
+        print(f"{k:20s} {v}")
+    if blocks and info["compressed_bytes"]:
+        print(f"{'compression ratio':20s} {info['uncompressed_bytes'] / info['compressed_bytes']:.2f}")
+    if args.blocks:
+        print()
+        print_table([list(b.values()) for b in blocks], list(blocks[0].keys()) if blocks else
+                    ["block", "offset", "compressed", "uncompressed", "first_row", "rows"])
+    return 0
+
+
+def _parse_rows(text, n):
+    if not text:
+        return 0, n
+    if ":" not in text:
+        raise InvalidArgumentError(f"--rows must look like a:b, got {text!r}")
+    a, b = text.split(":", 1)
+    try:
+        start = int(a) if a.strip() else 0
+        stop = int(b) if b.strip() else n
+    except ValueError:
+        raise InvalidArgumentError(f"--rows must look like a:b with integers, got {text!r}") from None
+    if start < 0:
+        start += n
+    if stop < 0:
+        stop += n
+    start, stop = max(0, min(start, n)), max(0, min(stop, n))
+    return start, max(start, stop)
+
+
+def _columns(text):
+    return [c.strip() for c in text.split(",") if c.strip()] if text else None
+
+
+def _print_rows(tbl, as_json):
+    rows = tbl.to_pylist()
+    if as_json:
+        for r in rows:
+            sys.stdout.write(json.dumps(r, default=_json_default) + "\n")
+    else:
+        print_table([list(r.values()) for r in rows], tbl.column_names)
+
+
+def cmd_cat(args) -> int:
+    from pyroaring import BitMap
+
+    from .formats.row import RowFileReader
+    from .types import RowType, parse_paimon_type
+    schema = parse_paimon_type(args.schema)
+    if not isinstance(schema, RowType):
+        raise InvalidArgumentError(f"--schema must be a ROW<...> type, got {args.schema!r}")
+    with RowFileReader(args.file, schema, file_io=_file_io(args)) as r:
+        start, stop = _parse_rows(args.rows, r.num_rows)
+        cols = _columns(args.columns)
+        sel = None if (start, stop) == (0, r.num_rows) else BitMap(range(start, stop))
+        tbl = r.to_arrow(columns=cols, selection=sel) if stop > start else r.to_arrow(columns=cols).slice(0, 0)
+    _print_rows(tbl, args.json)
+    return 0
+
+
+def _catalog(args):
+    from .table.catalog import FileSystemCatalog, SqlCatalog
+    io = _file_io(args)
+    if args.uri:
+        return SqlCatalog("default", uri=args.uri, warehouse=args.warehouse, io=io)
+    if args.warehouse:
+        return FileSystemCatalog(args.warehouse, io=io)
+    return None
+
+
+def _load_table(args):
+    from .table.catalog import FileSystemCatalog
+    cat = _catalog(args)
+    if cat is not None:
+        return cat.load_table(args.table)
+    loc = args.table.rstrip("/")
+    return FileSystemCatalog(loc.rsplit("/", 1)[0] or "/", io=_file_io(args)).load_table_at(loc)
+
+
+def _snapshot_dict(s):
+    return {"snapshot_id": s.snapshot_id, "parent_id": s.parent_snapshot_id, "sequence_number": s.sequence_number,
+            "timestamp": _ms(s.timestamp_ms), "operation": s.operation, "summary": dict(s.summary),
+            "schema_id": s.schema_id, "manifest_list": s.manifest_list}
+
+
+def cmd_table(args) -> int:
+    t = _load_table(args)
+    sub = args.table_command
+    if sub == "info":
+        cur = t.current_snapshot()
+        schema = t.schema()
+        info = {"name": t.name, "location": t.location, "format_version": t.format_version,
+                "metadata": t.metadata_location,
+                "schema": [{"id": f.id, "name": f.name, "type": f.type.to_paimon_string(),
+                            "required": not f.type.nullable} for f in schema.struct.fields],
+                "partition_spec": [str(f) for f in t.spec().fields],
+                "properties": t.properties, "snapshots": len(t.snapshots()),
+                "current_snapshot": None if cur is None else _snapshot_dict(cur)}
+        if args.json:
+            print_json(info)
+            return 0
+        for k in ("name", "location", "format_version", "metadata", "snapshots"):
+            print(f"{k:16s} {info[k]}")
+        if cur is not None:
+            print(f"{'current':16s} {cur.snapshot_id} ({cur.operation}, {_ms(cur.timestamp_ms)}, "
+                  f"{cur.summary.get('total-records', '?')} records)")
+        print(f"{'partitioning':16s} {', '.join(info['partition_spec']) or 'unpartitioned'}")
+        print("\nschema")
+        print_table([[f["id"], f["name"], f["type"], "required" if f["required"] else ""] for f in info["schema"]],
+                    ["id", "name", "type", ""])
+        if info["properties"]:
+            print("\nproperties")
+            print_table(sorted(info["properties"].items()), ["key", "value"])
+        return 0
+    if sub == "history":
+        rows = [{"timestamp": _ms(e.timestamp_ms), "snapshot_id": e.snapshot_id} for e in t.history()]
+        if args.json:
+            print_json(rows)
+        else:
+            print_table([list(r.values()) for r in rows], ["timestamp", "snapshot_id"])
+        return 0
+    if sub == "snapshots":
+        snaps = [_snapshot_dict(s) for s in t.snapshots()]
+        if args.json:
+            print_json(snaps)
+        else:
+            print_table([[s["snapshot_id"], s["parent_id"], s["sequence_number"], s["timestamp"], s["operation"],
+                          s["summary"].get("added-records", ""), s["summary"].get("total-records", "")]
+                         for s in snaps],
+                        ["snapshot_id", "parent", "seq", "timestamp", "operation", "added", "total"])
+        return 0
+    if sub == "files":
+        kinds = {0: "data", 1: "position-deletes", 2: "equality-deletes"}
+        entries = list(t.data_files(args.snapshot_id)) + list(t.delete_files(args.snapshot_id))
+        rows = []
+        for e in entries:
+            df = getattr(e, "data_file", e)
+            rows.append({"content": kinds.get(df.content, str(df.content)), "path": df.file_path,
+                         "format": df.file_format, "records": df.record_count, "bytes": df.file_size_in_bytes,
+                         "partition": list(df.partition) if df.partition is not None else []})
+        if args.json:
+            print_json(rows)
+        else:
+            print_table([[r["content"], r["format"], r["records"], r["bytes"], r["partition"], r["path"]]
+                         for r in rows], ["content", "format", "records", "bytes", "partition", "path"])
+        return 0
+    if sub == "scan":
+        tt = {}
+        if args.snapshot_id is not None:
+            tt["snapshot_id"] = args.snapshot_id
+        if args.as_of:
+            tt["as_of"] = int(args.as_of) if args.as_of.isdigit() else args.as_of
+        if args.ref:
+            tt["ref"] = args.ref
+        scan = t.scan(filter=args.filter, columns=_columns(args.columns), **tt)
+        if args.count:
+            print(scan.count())
+            return 0
+        tasks = scan.plan_files()
+        reader = scan.task_reader()
+        limit = args.limit if args.limit and args.limit > 0 else None
+        import pyarrow as pa
+        batches, n = [], 0
+        with Progress(len(tasks), "scan") as bar:
+            for task in tasks:
+                for b in reader.read_task(task):
+                    batches.append(b)
+                    n += b.num_rows
+                    if limit is not None and n >= limit:
+                        break
+                bar.update()
+                if limit is not None and n >= limit:
+                    break
+        tbl = pa.Table.from_batches(batches, schema=reader.output_schema) if batches else \
+            reader.output_schema.empty_table()
+        if limit is not None:
+            tbl = tbl.slice(0, limit)
+        _print_rows(tbl, args.json)
+        return 0
+    raise InvalidArgumentError(f"unknown table command {sub!r}")
+
+
+def cmd_catalog(args) -> int:
+    cat = _catalog(args)
+    if cat is None:
+        raise InvalidArgumentError("catalog list needs --uri (SQLite catalog) or --warehouse")
+    out = []
+    for ns in cat.list_namespaces():
+        for ident in cat.list_tables(ns):
+            out.append({"namespace": ".".join(ns), "table": ".".join(ident)})
+        if not any(o["namespace"] == ".".join(ns) for o in out):
+            out.append({"namespace": ".".join(ns), "table": None})
+    if args.json:
+        print_json(out)
+    else:
+        print_table([[o["namespace"], o["table"]] for o in out], ["namespace", "table"])
+    return 0
+
+
+def run_command(args) -> int:
+    return {"inspect": cmd_inspect, "cat": cmd_cat, "table": cmd_table, "catalog": cmd_catalog}[args.command](args)

@@ -1,0 +1,179 @@
+"""Option parsing shared by the data source, the mutation helpers and the CLI: which table or files a path
+names, and how to convert schemas between the engine, Arrow and Spark. No Spark import at module level."""
+
+from __future__ import annotations
+
+from ..errors import AlreadyExistsError, InvalidArgumentError, NotFoundError
+
+IO_PREFIXES = ("s3.", "gcs.", "hdfs.")
+
+
+def io_properties(options) -> dict:
+    """``s3.*`` (and other filesystem) options -> FileIO properties."""
+    return {k: v for k, v in options.items() if k.startswith(IO_PREFIXES)}
+
+
+def file_io(options):
+    from ..io import FileIO
+    return FileIO(properties=io_properties(options))
+
+
+def _opt(options, *names, default=None):
+    for n in names:
+        for k in (n, n.lower()):
+            if k in options and options[k] not in (None, ""):
+                return options[k]
+    return default
+
+
+def catalog_from_options(options):
+    """The catalog the options name, or None: ``catalog.uri`` (SQLite, with ``catalog.warehouse``) or
+    ``catalog.warehouse`` alone (file-system catalog). ``catalog.name`` names the SQL catalog (default
+    ``default``)."""
+    from ..table.catalog import FileSystemCatalog, SqlCatalog
+    uri = _opt(options, "catalog.uri")
+    warehouse = _opt(options, "catalog.warehouse")
+    io = file_io(options)
+    if uri:
+        return SqlCatalog(_opt(options, "catalog.name", default="default"), uri=uri, warehouse=warehouse, io=io)
+    if warehouse:
+        return FileSystemCatalog(warehouse, io=io)
+    return None
+
+
+def table_path(options) -> str:
+    path = _opt(options, "path", "table")
+    if not path:
+        raise InvalidArgumentError("give a table location or name: load('<path>') or option('path', ...)")
+    return path
+
+
+def load_table(options):
+    """The table named by ``path``: an identifier in the catalog the options give, else a table location (a
+    file-system catalog table directory)."""
+    from ..table.catalog import FileSystemCatalog
+    path = table_path(options)
+    cat = catalog_from_options(options)
+    if cat is not None:
+        return cat.load_table(path)
+    return FileSystemCatalog(path.rsplit("/", 1)[0] or "/", io=file_io(options)).load_table_at(path)
+
+
+def create_table_if_missing(options, arrow_schema):
+    """Load the table, or create it from ``arrow_schema`` (``partition-by`` option: ``col`` or
+    ``col:transform`` comma-separated, e.g. ``day:identity,id:bucket[8]``)."""
+    try:
+        return load_table(options)
+    except NotFoundError:
+        pass
+    from ..table.catalog import FileSystemCatalog
+    spec = []
+    for part in (_opt(options, "partition-by", default="") or "").split(","):
+        part = part.strip()
+        if part:
+            c, _, tr = part.partition(":")
+            spec.append((c.strip(), (tr or "identity").strip()))
+    props = {k[len("table."):]: v for k, v in options.items() if k.startswith("table.")}
+    path = table_path(options)
+    cat = catalog_from_options(options)
+    if cat is not None:
+        ns = path.rsplit(".", 1)[0] if "." in path else None
+        if ns and hasattr(cat, "namespace_exists") and not cat.namespace_exists(ns):
+            cat.create_namespace(ns)
+        return cat.create_table(path, arrow_schema, spec or None, properties=props)
+    fs_cat = FileSystemCatalog(path.rsplit("/", 1)[0] or "/", io=file_io(options))
+    try:
+        return fs_cat.create_table_at(path, arrow_schema, spec or None, properties=props)
+    except AlreadyExistsError:  # another writer created it first
+        return fs_cat.load_table_at(path)
+
+
+def is_row_files(options) -> bool:
+    fmt = (_opt(options, "format", default="") or "").lower()
+    if fmt:
+        if fmt not in ("row", "table"):
+            raise InvalidArgumentError(f"option format must be 'row' or 'table', got {fmt!r}")
+        return fmt == "row"
+    path = _opt(options, "path", default="") or ""
+    return path.endswith(".row")
+
+
+def time_travel(options) -> dict:
+    out = {}
+    sid = _opt(options, "snapshot-id", "snapshot_id", "snapshotId")
+    if sid is not None:
+        try:
+            out["snapshot_id"] = int(sid)
+        except ValueError:
+            raise InvalidArgumentError(f"snapshot-id must be an integer, got {sid!r}") from None
+    as_of = _opt(options, "as-of", "as_of", "as-of-timestamp")
+    if as_of is not None:
+        out["as_of"] = int(as_of) if str(as_of).lstrip("-").isdigit() else str(as_of)
+    ref = _opt(options, "ref", "branch", "tag")
+    if ref is not None:
+        out["ref"] = ref
+    return out
+
+
+def columns_option(options):
+    cols = _opt(options, "columns")
+    if cols is None:
+        return None
+    return [c.strip() for c in str(cols).split(",") if c.strip()]
+
+
+def pushdown(options) -> bool:
+    v = str(_opt(options, "pushdown", default="true")).strip().lower()
+    if v not in ("true", "false"):
+        raise InvalidArgumentError(f"option pushdown must be true or false, got {v!r}")
+    return v == "true"
+
+
+def split_size(options) -> int:
+    v = _opt(options, "split-size", "split_size", default=str(128 << 20))
+    try:
+        n = int(v)
+    except ValueError:
+        raise InvalidArgumentError(f"split-size must be a number of bytes, got {v!r}") from None
+    if n <= 0:
+        raise InvalidArgumentError(f"split-size must be positive, got {n}")
+    return n
+
+
+# -- schemas ---------------------------------------------------------------------
+def spark_schema_from_arrow(arrow_schema):
+    from pyspark.sql.pandas.types import from_arrow_schema
+    return from_arrow_schema(arrow_schema)
+
+
+def arrow_schema_from_spark(struct):
+    """Spark StructType -> the exact Arrow schema Spark expects from ``read()`` (UTC for timestamps)."""
+    import pyarrow as pa
+    from pyspark.sql.pandas.types import to_arrow_schema
+    sch = to_arrow_schema(struct, timezone="UTC")
+    return pa.schema([f.with_nullable(sf.nullable) for f, sf in zip(sch, struct.fields)])
+
+
+def row_type_option(text: str):
+    """The ``schema`` option of ``.row`` reads: a Paimon ``ROW<...>`` type string -> RowType, else None (then it
+    is Spark DDL and Spark parses it)."""
+    from ..types import RowType, parse_paimon_type
+    t = text.strip()
+    if t.upper().startswith("ROW<") or t.upper().startswith("ROW <"):
+        rt = parse_paimon_type(t)
+        if not isinstance(rt, RowType):
+            raise InvalidArgumentError(f"schema must be a ROW type, got {t!r}")
+        return rt
+    return None
+
+
+def conform_batch(batch, target):
+    """Select ``target``'s columns from ``batch`` in order and cast each to exactly ``target``'s type."""
+    import pyarrow as pa
+    cols = []
+    for f in target:
+        arr = batch.column(batch.schema.get_field_index(f.name))
+        if not arr.type.equals(f.type):
+            arr = arr.cast(f.type)
+        cols.append(arr)
+    return pa.RecordBatch.from_arrays(cols, schema=target)

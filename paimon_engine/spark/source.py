@@ -1,0 +1,283 @@
+"""The ``paimon_engine`` PySpark data source (Python Data Source API, PySpark 4.x)."""
+
+from __future__ import annotations
+
+import uuid
+
+from pyspark.sql.datasource import (DataSource, DataSourceArrowWriter, DataSourceReader, InputPartition,
+                                    WriterCommitMessage)
+
+from . import options as O
+
+__all__ = ["PaimonEngineDataSource", "TablePartition", "RowFilePartition", "DataFilesMessage",
+           "translate_filters"]
+
+
+class TablePartition(InputPartition):
+    """Tasks of one Spark partition plus the picklable reader that reads them in the executor."""
+
+    def __init__(self, tasks, task_reader, arrow_schema):
+        super().__init__(len(tasks))
+        self.tasks = tasks
+        self.task_reader = task_reader
+        self.arrow_schema = arrow_schema
+
+
+class RowFilePartition(InputPartition):
+    def __init__(self, path):
+        super().__init__(path)
+        self.path = path
+
+
+class DataFilesMessage(WriterCommitMessage):
+    """What one write task produced: its data files (``DataFile`` objects) and their locations."""
+
+    def __init__(self, data_files, locations):
+        self.data_files = data_files
+        self.locations = locations
+
+
+# -- filters -----------------------------------------------------------------
+_PUSHABLE_TYPES = ("BooleanType", "TinyIntType", "SmallIntType", "IntType", "BigIntType", "CharType",
+                   "VarCharType", "DateType", "DecimalType")
+
+
+def _literal(v):
+    import datetime as dt
+    import decimal
+    if isinstance(v, (bool, int, str, dt.date, decimal.Decimal)) and not isinstance(v, dt.datetime):
+        return v
+    raise TypeError("literal kind not pushed")
+
+
+def translate_filters(filters, row_type):
+    """Spark ``Filter`` objects -> (engine expression or None, filters Spark must still evaluate).
+
+    Filters on top-level columns of integer, string, boolean, date and decimal types are pushed into the scan,
+    which prunes partitions, files (metrics) and row groups, and evaluates them exactly on the rows it returns, so
+    Spark does not evaluate them again. Negations, null-safe equality, floating point and timestamp columns,
+    nested columns and ``LIKE '%x'`` stay in Spark (their null and NaN semantics differ)."""
+    from pyspark.sql import datasource as D
+
+    from .. import expressions as E
+    types = {f.name: type(f.type).__name__ for f in row_type.fields}
+    pushed, rest = [], []
+    for f in filters:
+        expr = None
+        attr = getattr(f, "attribute", None)
+        if attr is not None and len(attr) == 1 and types.get(attr[0]) in _PUSHABLE_TYPES:
+            c = E.col(attr[0])
+            try:
+                if isinstance(f, D.EqualTo):
+                    expr = c == _literal(f.value)
+                elif isinstance(f, D.GreaterThan):
+                    expr = c > _literal(f.value)
+                elif isinstance(f, D.GreaterThanOrEqual):
+                    expr = c >= _literal(f.value)
+                elif isinstance(f, D.LessThan):
+                    expr = c < _literal(f.value)
+                elif isinstance(f, D.LessThanOrEqual):
+                    expr = c <= _literal(f.value)
+                elif isinstance(f, D.In):
+                    vals = [_literal(v) for v in f.value if v is not None]
+                    expr = c.isin(vals) if vals else None
+                elif isinstance(f, D.IsNull):
+                    expr = c.is_null()
+                elif isinstance(f, D.IsNotNull):
+                    expr = c.not_null()
+                elif isinstance(f, D.StringStartsWith) and types[attr[0]] in ("VarCharType", "CharType"):
+                    expr = c.starts_with(_literal(f.value))
+                if expr is not None:
+                    expr.bind(row_type)    # a literal of the wrong kind stays in Spark
+            except Exception:
+                expr = None
+        if expr is None:
+            rest.append(f)
+        else:
+            pushed.append(expr)
+    if not pushed:
+        return None, rest
+    out = pushed[0]
+    for e in pushed[1:]:
+        out = out & e
+    return out, rest
+
+
+# -- reading -----------------------------------------------------------------
+class TableReader(DataSourceReader):
+    """Reads a table without filter pushdown (option ``pushdown`` = ``false``)."""
+
+    def __init__(self, options, schema):
+        self.options = dict(options)
+        self.schema = schema
+        self.filter = None
+
+    def scan(self):
+        table = O.load_table(self.options)
+        return table.scan(filter=self.filter, columns=[f.name for f in self.schema.fields],
+                          **O.time_travel(self.options))
+
+    def partitions(self):
+        scan = self.scan()
+        reader = scan.task_reader()
+        target = O.arrow_schema_from_spark(self.schema)
+        groups = scan.plan_tasks(target_size=O.split_size(self.options))
+        return [TablePartition(list(g), reader, target) for g in groups]
+
+    def read(self, partition):
+        if not isinstance(partition, TablePartition):
+            return
+        target = partition.arrow_schema
+        for task in partition.tasks:
+            for batch in partition.task_reader.read_task(task):
+                if batch.num_rows:
+                    yield O.conform_batch(batch, target)
+
+
+class PushdownTableReader(TableReader):
+    """Reads a table with Spark's filters pushed into the scan (needs
+    ``spark.sql.python.filterPushdown.enabled=true``)."""
+
+    def pushFilters(self, filters):
+        table = O.load_table(self.options)
+        expr, rest = translate_filters(list(filters), table.schema().struct)
+        self.filter = expr
+        return rest
+
+
+class RowFilesReader(DataSourceReader):
+    def __init__(self, options, schema):
+        self.options = dict(options)
+        self.schema = schema
+
+    def partitions(self):
+        path = O.table_path(self.options)
+        io = O.file_io(self.options)
+        if path.endswith(".row"):
+            files = [path]
+        else:
+            base = path.rstrip("/")
+            files = sorted(i.path if "://" not in base else f"{base.split('://', 1)[0]}://{i.path}"
+                           for i in io.list(base) if i.base_name.endswith(".row"))
+            if not files:
+                from ..errors import NotFoundError
+                raise NotFoundError(f"no .row files under {path}")
+        return [RowFilePartition(f) for f in files]
+
+    def read(self, partition):
+        from ..formats.row import RowFileReader
+        from ..types import schema_from_arrow
+        target = O.arrow_schema_from_spark(self.schema)
+        text = O._opt(self.options, "schema", default="")
+        row_type = O.row_type_option(text) if text else None
+        if row_type is None:
+            row_type = schema_from_arrow(target)
+        names = [f.name for f in self.schema.fields]
+        with RowFileReader(partition.path, row_type, file_io=O.file_io(self.options)) as r:
+            for cb in r.read(columns=names, batch_rows=65536):
+                rb = cb.to_arrow()
+                if hasattr(rb, "to_batches"):
+                    for b in rb.to_batches():
+                        yield O.conform_batch(b, target)
+                else:
+                    yield O.conform_batch(rb, target)
+
+
+# -- writing -----------------------------------------------------------------
+class TableWriter(DataSourceArrowWriter):
+    """Executors write data files (``write``); the driver commits them in one snapshot (``commit``) or deletes
+    them (``abort``)."""
+
+    def __init__(self, options, overwrite, rows_per_file_batch=1 << 20):
+        self.options = dict(options)
+        self.overwrite = overwrite
+        self.rows_per_file_batch = rows_per_file_batch
+
+    def write(self, iterator):
+        import pyarrow as pa
+        table = O.load_table(self.options)
+        files, pending, n = [], [], 0
+
+        def flush():
+            nonlocal pending, n
+            if pending:
+                files.extend(table._write(pa.Table.from_batches(pending)))
+            pending, n = [], 0
+
+        try:
+            for batch in iterator:
+                if batch.num_rows:
+                    pending.append(batch)
+                    n += batch.num_rows
+                    if n >= self.rows_per_file_batch:
+                        flush()
+            flush()
+        except BaseException:
+            io = table.io
+            for df in files:
+                io.delete(df.file_path)
+            raise
+        return DataFilesMessage(files, [df.file_path for df in files])
+
+    def commit(self, messages):
+        from ..table.commit import SnapshotProducer
+        table = O.load_table(self.options)
+        files = [df for m in messages if m is not None for df in m.data_files]
+        if self.overwrite:
+            from ..expressions import AlwaysTrue
+            p = SnapshotProducer(table, "overwrite")
+            p.conflict_filter = AlwaysTrue()
+            table._rewrite_matching(p, None, False)
+        else:
+            p = SnapshotProducer(table, "append")
+        for df in files:
+            p.add_data_file(df)
+        p.commit()
+
+    def abort(self, messages):
+        io = O.file_io(self.options)
+        for m in messages:
+            if m is None:
+                continue
+            for loc in m.locations:
+                io.delete(loc)
+
+
+class PaimonEngineDataSource(DataSource):
+    """``format("paimon_engine")``: tables (by location, or by name with ``catalog.*`` options) and ``.row``
+    files. See ``docs/spark.md`` for the options."""
+
+    @classmethod
+    def name(cls):
+        return "paimon_engine"
+
+    def schema(self):
+        if O.is_row_files(self.options):
+            text = O._opt(self.options, "schema")
+            if not text:
+                from ..errors import InvalidArgumentError
+                raise InvalidArgumentError(".row files carry no schema: give option('schema', 'ROW<...>') "
+                                           "or a Spark DDL string")
+            rt = O.row_type_option(text)
+            if rt is None:
+                return text
+            import pyarrow as pa
+            return O.spark_schema_from_arrow(pa.schema(list(rt.to_arrow())))
+        table = O.load_table(self.options)
+        scan = table.scan(columns=O.columns_option(self.options), **O.time_travel(self.options))
+        return O.spark_schema_from_arrow(scan.task_reader().output_schema)
+
+    def reader(self, schema):
+        if O.is_row_files(self.options):
+            return RowFilesReader(self.options, schema)
+        if O.pushdown(self.options):
+            return PushdownTableReader(self.options, schema)
+        return TableReader(self.options, schema)
+
+    def writer(self, schema, overwrite):
+        if O.is_row_files(self.options):
+            from ..errors import InvalidArgumentError
+            raise InvalidArgumentError("writing .row files directly is not supported; write a table with "
+                                       "option('table.write.format.default', 'row')")
+        O.create_table_if_missing(self.options, O.arrow_schema_from_spark(schema))
+        return TableWriter(self.options, overwrite)

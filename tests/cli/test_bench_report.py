@@ -1,0 +1,49 @@
+"""``make bench-report``: asv results -> PNG chart and Markdown table."""
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+REPORT = Path(__file__).resolve().parents[2] / "asv_bench" / "report.py"
+
+
+def _load():
+    spec = importlib.util.spec_from_file_location("bench_report", REPORT)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_report_from_asv_results(tmp_path):
+    pytest.importorskip("matplotlib")
+    mod = _load()
+    res = tmp_path / "results" / "m1"
+    res.mkdir(parents=True)
+    (res / "machine.json").write_text("{}")
+    cols = ["result", "params", "version"]
+    doc = {"date": 2, "result_columns": cols, "results": {
+        "bench_x.Read.time_read": [[0.01, 0.05, 0.02, 0.03], [["'paimon_engine'", "'pyiceberg'"], ["'a'", "'b'"]],
+                                   "v"],
+        "bench_x.Read.peakmem_read": [[1 << 20, 3 << 20], [["'paimon_engine'", "'pyiceberg'"]], "v"],
+        "bench_x.Kernel.time_k": [[0.001], [["'int64'"]], "v"],
+    }}
+    (res / "abc-env.json").write_text(json.dumps(doc))
+    (res / "old-env.json").write_text(json.dumps({**doc, "date": 1, "results": {}}))
+    png, md = tmp_path / "r.png", tmp_path / "r.md"
+    assert mod.main(["--results", str(tmp_path / "results"), "--png", str(png), "--markdown", str(md)]) == 0
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    text = md.read_text()
+    # params are a product: (engine, a), (engine, b), (pyiceberg, a), (pyiceberg, b)
+    assert "| Read.time_read [a] | 10 ms | 20 ms (2x) |" in text
+    assert "| Read.time_read [b] | 50 ms | 30 ms (0.6x) |" in text
+    assert "| Read.peakmem_read | 1 MiB | 3 MiB (3x) |" in text
+    assert "Kernel" not in text
+
+
+def test_report_without_results_fails_clearly(tmp_path, capsys):
+    mod = _load()
+    assert mod.main(["--results", str(tmp_path / "none"), "--png", str(tmp_path / "x.png"),
+                     "--markdown", str(tmp_path / "x.md")]) == 1
+    assert "no asv results" in capsys.readouterr().err
