@@ -1,0 +1,696 @@
+# Fory row codec kernels (standard and compact layouts).
+#
+# encode_rows: Arrow column buffers -> contiguous rows + row offsets.
+# decode_rows: rows -> Arrow-layout column buffers, in two calls: a counting
+#   pass (validates every offset, size and count and sizes the outputs) and a
+#   filling pass into buffers the caller allocated from those counts.
+#
+# The schema arrives as the node table of paimon_engine/formats/fory/schema.py
+# (one int64 row per type node, preorder, columns C_*) plus a children index
+# array. Recursion follows the schema, never the data, so its depth is bounded
+# by the schema's nesting.
+#
+# Nothing here raises for bad input: failures are negative statuses
+# (paimon_engine/_pykernels/status.py) with (row, byte offset, node) in state.
+cimport cython
+cimport numpy as cnp
+from cpython.mem cimport PyMem_Malloc, PyMem_Free
+from libc.stdint cimport uint8_t, uint32_t, int32_t, int64_t, uint64_t
+from libc.string cimport memcpy, memset
+
+cnp.import_array()
+
+cdef enum:
+    TRUNCATED = -1
+    OUT_OF_RANGE = -3
+    BAD_LENGTH = -4
+    BAD_VALUE = -5
+
+cdef enum:
+    K_FIXED = 1
+    K_BOOL = 2
+    K_BYTES = 3
+    K_DECIMAL = 4
+    K_LIST = 5
+    K_MAP = 6
+    K_STRUCT = 7
+
+cdef enum:
+    C_KIND = 0
+    C_WIDTH = 1
+    C_SLOT = 2
+    C_OFF = 3
+    C_BIT = 4
+    C_NULLABLE = 5
+    C_INLINE = 6
+    C_FIXED = 7
+    C_BMOFF = 8
+    C_BMSIZE = 9
+    C_NCHILD = 10
+    C_CHILD0 = 11
+    C_HDRROUND = 12
+    C_LARGE = 13
+    NCOLS = 14
+
+DEF INT32_MAX = 2147483647
+
+ctypedef struct Node:
+    int kind
+    int width
+    int64_t slot
+    int64_t off
+    int64_t bit
+    int nullable
+    int inline_
+    int64_t fixed
+    int64_t bmoff
+    int64_t bmsize
+    int nchild
+    int64_t child0
+    int hdrround
+    int large
+    # Arrow input (encode)
+    const uint8_t* valid
+    int64_t aoff
+    const uint8_t* vals
+    const uint8_t* offs
+    const uint8_t* data
+    # Arrow output (decode)
+    uint8_t* ovalid
+    uint8_t* ovals
+    uint8_t* ooffs
+    uint8_t* odata
+    int64_t olen
+    int64_t odlen
+    int64_t onulls
+
+
+ctypedef struct Ctx:
+    Node* nodes
+    const int64_t* kids
+    int compact
+    int fill
+    const uint8_t* buf      # decode: the whole input buffer
+    int64_t err_pos
+    int64_t err_node
+
+
+cdef inline uint8_t* _ptr(object a):
+    if a is None:
+        return NULL
+    return <uint8_t*>cnp.PyArray_DATA(<cnp.ndarray>a)
+
+
+cdef inline int64_t _round8(int64_t n) noexcept nogil:
+    return (n + 7) & ~(<int64_t>7)
+
+
+cdef inline int64_t _ld64(const uint8_t* p) noexcept nogil:
+    cdef int64_t v
+    memcpy(&v, p, 8)
+    return v
+
+
+cdef inline uint64_t _ldu64(const uint8_t* p) noexcept nogil:
+    cdef uint64_t v
+    memcpy(&v, p, 8)
+    return v
+
+
+cdef inline int32_t _ld32(const uint8_t* p) noexcept nogil:
+    cdef int32_t v
+    memcpy(&v, p, 4)
+    return v
+
+
+cdef inline void _st64(uint8_t* p, uint64_t v) noexcept nogil:
+    memcpy(p, &v, 8)
+
+
+cdef inline void _st32(uint8_t* p, int32_t v) noexcept nogil:
+    memcpy(p, &v, 4)
+
+
+cdef inline bint _bit(const uint8_t* bits, int64_t i) noexcept nogil:
+    return (bits[i >> 3] >> (i & 7)) & 1
+
+
+cdef inline bint _is_null(Node* n, int64_t li) noexcept nogil:
+    if n.valid == NULL:
+        return 0
+    return not _bit(n.valid, li + n.aoff)
+
+
+cdef inline int64_t _aoffset(Node* n, int64_t phys) noexcept nogil:
+    if n.large:
+        return (<const int64_t*>n.offs)[phys]
+    return (<const int32_t*>n.offs)[phys]
+
+
+cdef inline Node* _child(Ctx* c, Node* n, int k) noexcept nogil:
+    return &c.nodes[c.kids[n.child0 + k]]
+
+
+# ------------------------------------------------------------------ encoding
+
+
+cdef inline int64_t _array_header(Ctx* c, Node* e, int64_t cnt) noexcept nogil:
+    cdef int64_t h
+    if not c.compact:
+        return 8 + ((cnt + 63) >> 6) * 8
+    h = 4
+    if e.nullable:
+        h += (cnt + 7) >> 3
+    if e.hdrround:
+        h = _round8(h)
+    return h
+
+
+cdef int64_t _size_array(Ctx* c, Node* e, int64_t start, int64_t cnt) noexcept nogil:
+    cdef int64_t size = _array_header(c, e, cnt) + _round8(cnt * e.slot)
+    cdef int64_t k
+    if e.kind == K_FIXED or e.kind == K_BOOL or e.inline_:
+        return size
+    for k in range(cnt):
+        if not _is_null(e, start + k):
+            size += _size_body(c, e, start + k)
+    return size
+
+
+cdef int64_t _size_row(Ctx* c, Node* n, int64_t li) noexcept nogil:
+    # bytes of the struct row of node n at logical index li (its children share li)
+    cdef int64_t size = n.fixed
+    cdef int k
+    cdef Node* ch
+    for k in range(n.nchild):
+        ch = _child(c, n, k)
+        if ch.kind == K_FIXED or ch.kind == K_BOOL or ch.inline_:
+            continue
+        if _is_null(ch, li):
+            continue
+        size += _size_body(c, ch, li)
+    return size
+
+
+cdef int64_t _size_body(Ctx* c, Node* n, int64_t li) noexcept nogil:
+    # bytes a non-null variable-width value takes in its container's variable region
+    cdef int64_t phys = li + n.aoff
+    cdef int64_t a, b
+    cdef Node* ent
+    if n.kind == K_BYTES:
+        return _round8(_aoffset(n, phys + 1) - _aoffset(n, phys))
+    if n.kind == K_DECIMAL:
+        return 32
+    if n.kind == K_STRUCT:
+        return _size_row(c, n, li)
+    a = _aoffset(n, phys)
+    b = _aoffset(n, phys + 1)
+    if n.kind == K_LIST:
+        return _size_array(c, _child(c, n, 0), a, b - a)
+    # map: the entries struct's children are the key and value elements
+    ent = _child(c, n, 0)
+    return 8 + _size_array(c, _child(c, ent, 0), a, b - a) + _size_array(c, _child(c, ent, 1), a, b - a)
+
+
+
+
+cdef int _write_inline(Ctx* c, Node* n, int64_t li, uint8_t* p) noexcept nogil:
+    # compact inline struct at p (already zeroed): fixed children then its own bitmap
+    cdef int k
+    cdef Node* ch
+    cdef int64_t dummy = 0
+    for k in range(n.nchild):
+        ch = _child(c, n, k)
+        if _is_null(ch, li):
+            if n.bmsize == 0:
+                c.err_node = ch - c.nodes
+                return BAD_VALUE
+            p[n.bmoff + (ch.bit >> 3)] |= <uint8_t>(1 << (ch.bit & 7))
+            continue
+        if _write_value(c, ch, li, p, p + ch.off, &dummy) < 0:
+            return BAD_VALUE
+    return 0
+
+
+cdef int _write_value(Ctx* c, Node* n, int64_t li, uint8_t* base, uint8_t* slot, int64_t* cur) noexcept nogil:
+    # non-null value of node n (logical index li) into its slot; variable bodies go to base + cur
+    cdef int64_t phys = li + n.aoff
+    cdef int64_t size, used
+    cdef const uint8_t* src
+    cdef int j
+    cdef uint8_t ext
+    if n.kind == K_FIXED:
+        memcpy(slot, n.vals + phys * n.width, n.width)
+        return 0
+    if n.kind == K_BOOL:
+        slot[0] = 1 if _bit(n.vals, phys) else 0
+        return 0
+    if n.inline_:
+        return _write_inline(c, n, li, slot)
+    if n.kind == K_BYTES:
+        src = n.data + _aoffset(n, phys)
+        size = _aoffset(n, phys + 1) - _aoffset(n, phys)
+        memcpy(base + cur[0], src, size)
+        used = _round8(size)
+        memset(base + cur[0] + size, 0, used - size)
+    elif n.kind == K_DECIMAL:
+        src = n.vals + phys * n.width
+        memcpy(base + cur[0], src, n.width)
+        if n.width < 32:
+            ext = 0xFF if (src[n.width - 1] & 0x80) else 0
+            memset(base + cur[0] + n.width, ext, 32 - n.width)
+        size = 32
+        used = 32
+    else:
+        size = _write_body(c, n, li, base + cur[0])
+        if size < 0:
+            return <int>size
+        used = size
+    _st64(slot, ((<uint64_t>cur[0]) << 32) | <uint64_t>(<uint32_t>size))
+    cur[0] += used
+    return 0
+
+
+cdef int64_t _write_row(Ctx* c, Node* n, int64_t li, uint8_t* out) noexcept nogil:
+    cdef int64_t cur = n.fixed
+    cdef int k
+    cdef Node* ch
+    memset(out, 0, n.fixed)
+    for k in range(n.nchild):
+        ch = _child(c, n, k)
+        if _is_null(ch, li):
+            if n.bmsize == 0:
+                c.err_node = ch - c.nodes
+                return BAD_VALUE
+            out[n.bmoff + (ch.bit >> 3)] |= <uint8_t>(1 << (ch.bit & 7))
+            continue
+        if _write_value(c, ch, li, out, out + ch.off, &cur) < 0:
+            return BAD_VALUE
+    return cur
+
+
+cdef int64_t _write_array(Ctx* c, Node* e, int64_t start, int64_t cnt, uint8_t* out) noexcept nogil:
+    cdef int64_t hdr = _array_header(c, e, cnt)
+    cdef int64_t region = _round8(cnt * e.slot)
+    cdef int64_t cur = hdr + region
+    cdef int64_t k, bmpos
+    memset(out, 0, cur)
+    if c.compact:
+        _st32(out, <int32_t>cnt)
+        bmpos = 4
+    else:
+        _st64(out, <uint64_t>cnt)
+        bmpos = 8
+    for k in range(cnt):
+        if _is_null(e, start + k):
+            if c.compact and not e.nullable:
+                c.err_node = e - c.nodes
+                return BAD_VALUE
+            out[bmpos + (k >> 3)] |= <uint8_t>(1 << (k & 7))
+            continue
+        if _write_value(c, e, start + k, out, out + hdr + k * e.slot, &cur) < 0:
+            return BAD_VALUE
+    return cur
+
+
+cdef int64_t _write_body(Ctx* c, Node* n, int64_t li, uint8_t* out) noexcept nogil:
+    cdef int64_t phys = li + n.aoff
+    cdef int64_t a, b, ks, vs
+    cdef Node* ent
+    if n.kind == K_STRUCT:
+        return _write_row(c, n, li, out)
+    a = _aoffset(n, phys)
+    b = _aoffset(n, phys + 1)
+    if n.kind == K_LIST:
+        return _write_array(c, _child(c, n, 0), a, b - a, out)
+    ent = _child(c, n, 0)
+    ks = _write_array(c, _child(c, ent, 0), a, b - a, out + 8)
+    if ks < 0:
+        return ks
+    _st64(out, <uint64_t>ks)
+    vs = _write_array(c, _child(c, ent, 1), a, b - a, out + 8 + ks)
+    if vs < 0:
+        return vs
+    return 8 + ks + vs
+
+
+cdef int _load_nodes(Ctx* c, const int64_t[:, ::1] table, const int64_t[::1] kids) except -1:
+    cdef Py_ssize_t nn = table.shape[0], i
+    cdef Node* n
+    if table.shape[1] != NCOLS or nn == 0:
+        raise ValueError("bad node table")
+    for i in range(nn):
+        n = &c.nodes[i]
+        memset(n, 0, sizeof(Node))
+        n.kind = <int>table[i, C_KIND]
+        n.width = <int>table[i, C_WIDTH]
+        n.slot = table[i, C_SLOT]
+        n.off = table[i, C_OFF]
+        n.bit = table[i, C_BIT]
+        n.nullable = <int>table[i, C_NULLABLE]
+        n.inline_ = <int>table[i, C_INLINE]
+        n.fixed = table[i, C_FIXED]
+        n.bmoff = table[i, C_BMOFF]
+        n.bmsize = table[i, C_BMSIZE]
+        n.nchild = <int>table[i, C_NCHILD]
+        n.child0 = table[i, C_CHILD0]
+        n.hdrround = <int>table[i, C_HDRROUND]
+        n.large = <int>table[i, C_LARGE]
+        if n.child0 < 0 or n.child0 + n.nchild > kids.shape[0]:
+            raise ValueError("bad node table")
+    for i in range(kids.shape[0]):
+        if kids[i] < 0 or kids[i] >= nn:
+            raise ValueError("bad node table")
+    c.kids = &kids[0]
+    return 0
+
+
+def encode_rows(const int64_t[:, ::1] table, const int64_t[::1] kids, list inputs, Py_ssize_t nrows,
+                bint compact, uint8_t[::1] out, int64_t[::1] offsets, int64_t[::1] state):
+    """Encode rows ``state[0]..nrows`` of a column batch as Fory rows.
+
+    ``inputs[i]`` describes node ``i``'s Arrow array: ``(validity, offset,
+    values, offsets, data)`` (NumPy uint8/int32/int64 arrays or None; node 0,
+    the row, has None). The caller has checked the buffers against the array
+    lengths. Rows are appended to ``out`` at ``state[1]``; ``offsets[r + 1]``
+    receives the end of row r. Returns the number of rows written; when it is
+    short of the request, ``out`` is full (grow it and call again). A negative
+    status means a null in a field whose layout has no null bit; ``state[2]``
+    is the row and ``state[3]`` the node.
+    """
+    cdef Ctx c
+    cdef Py_ssize_t nn = table.shape[0], i
+    cdef Node* n
+    cdef int64_t r, pos, size, start, cap
+    cdef uint8_t* o
+    cdef int64_t written = 0
+    if len(inputs) != nn or state.shape[0] < 4 or offsets.shape[0] < nrows + 1:
+        return BAD_LENGTH
+    c.nodes = <Node*>PyMem_Malloc(nn * sizeof(Node))
+    if c.nodes == NULL:
+        raise MemoryError()
+    try:
+        _load_nodes(&c, table, kids)
+        c.compact = compact
+        for i in range(nn):
+            t = inputs[i]
+            if t is None:
+                continue
+            n = &c.nodes[i]
+            n.valid = _ptr(t[0])
+            n.aoff = t[1]
+            n.vals = _ptr(t[2])
+            n.offs = _ptr(t[3])
+            n.data = _ptr(t[4])
+        start = state[0]
+        pos = state[1]
+        cap = out.shape[0]
+        o = &out[0] if cap else NULL
+        with nogil:
+            for r in range(start, nrows):
+                size = _size_row(&c, &c.nodes[0], r)
+                if size > cap - pos:
+                    break
+                size = _write_row(&c, &c.nodes[0], r, o + pos)
+                if size < 0:
+                    state[2] = r
+                    state[3] = c.err_node
+                    written = size
+                    break
+                pos += size
+                offsets[r + 1] = pos
+                written += 1
+        if written >= 0:
+            state[0] = start + written
+            state[1] = pos
+        return written
+    finally:
+        PyMem_Free(c.nodes)
+
+
+# ------------------------------------------------------------------ decoding
+
+
+cdef inline int _fail(Ctx* c, Node* n, int64_t pos, int status) noexcept nogil:
+    c.err_pos = pos
+    c.err_node = n - c.nodes
+    return status
+
+
+cdef int _append_null(Ctx* c, Node* n) noexcept nogil:
+    # one null (or absent) value: validity stays 0, values stay 0, offsets repeat
+    cdef int k
+    cdef int64_t i = n.olen
+    if c.fill:
+        if n.kind == K_BYTES or n.kind == K_LIST or n.kind == K_MAP:
+            if n.large:
+                (<int64_t*>n.ooffs)[i + 1] = (<int64_t*>n.ooffs)[i]
+            else:
+                (<int32_t*>n.ooffs)[i + 1] = (<int32_t*>n.ooffs)[i]
+    n.olen += 1
+    n.onulls += 1
+    if n.kind == K_STRUCT:
+        for k in range(n.nchild):
+            _append_null(c, _child(c, n, k))
+    return 0
+
+
+cdef inline void _set_valid(Ctx* c, Node* n) noexcept nogil:
+    if c.fill:
+        n.ovalid[n.olen >> 3] |= <uint8_t>(1 << (n.olen & 7))
+
+
+cdef inline void _push_offset(Ctx* c, Node* n, int64_t count) noexcept nogil:
+    # after n.olen was counted: offsets[olen] = offsets[olen - 1] + count
+    if c.fill:
+        if n.large:
+            (<int64_t*>n.ooffs)[n.olen + 1] = (<int64_t*>n.ooffs)[n.olen] + count
+        else:
+            (<int32_t*>n.ooffs)[n.olen + 1] = <int32_t>((<int32_t*>n.ooffs)[n.olen] + count)
+
+
+cdef int _decode_array(Ctx* c, Node* e, int64_t ab, int64_t ae, int64_t* count) noexcept nogil:
+    # the array at [ab, ae) of the buffer: append its elements to node e
+    cdef int64_t cnt, hdr, bmpos, k, need
+    cdef int st
+    cdef const uint8_t* p = c.buf + ab
+    cdef int64_t avail = ae - ab
+    if c.compact:
+        if avail < 4:
+            return _fail(c, e, ab, TRUNCATED)
+        cnt = _ld32(p)
+        bmpos = 4
+    else:
+        if avail < 8:
+            return _fail(c, e, ab, TRUNCATED)
+        cnt = _ld64(p)
+        bmpos = 8
+    if cnt < 0 or cnt > INT32_MAX:
+        return _fail(c, e, ab, BAD_LENGTH)
+    # every element takes at least one byte of header or region: cap the count by the bytes there are
+    if e.slot > 0 and cnt > avail // e.slot:
+        return _fail(c, e, ab, BAD_LENGTH)
+    if cnt > avail * 8:
+        return _fail(c, e, ab, BAD_LENGTH)
+    hdr = _array_header(c, e, cnt)
+    need = hdr + cnt * e.slot
+    if need > avail:
+        return _fail(c, e, ab, TRUNCATED)
+    count[0] = cnt
+    for k in range(cnt):
+        if (not c.compact or e.nullable) and _bit(p + bmpos, k):
+            _append_null(c, e)
+            continue
+        st = _decode_value(c, e, p + hdr + k * e.slot, ab, ae)
+        if st < 0:
+            return st
+    return 0
+
+
+cdef int _decode_row(Ctx* c, Node* n, int64_t rb, int64_t re, const uint8_t* sel) noexcept nogil:
+    # the struct row at [rb, re): append one value to each (selected) child of n
+    cdef int k, st
+    cdef Node* ch
+    cdef const uint8_t* p = c.buf + rb
+    if re - rb < n.fixed:
+        return _fail(c, n, rb, TRUNCATED)
+    for k in range(n.nchild):
+        if sel != NULL and not sel[k]:
+            continue
+        ch = _child(c, n, k)
+        if n.bmsize and _bit(p + n.bmoff, ch.bit):
+            _append_null(c, ch)
+            continue
+        st = _decode_value(c, ch, p + ch.off, rb, re)
+        if st < 0:
+            return st
+    return 0
+
+
+cdef int _decode_inline(Ctx* c, Node* n, const uint8_t* p, int64_t cb, int64_t ce) noexcept nogil:
+    cdef int k, st
+    cdef Node* ch
+    for k in range(n.nchild):
+        ch = _child(c, n, k)
+        if n.bmsize and _bit(p + n.bmoff, ch.bit):
+            _append_null(c, ch)
+            continue
+        st = _decode_value(c, ch, p + ch.off, cb, ce)
+        if st < 0:
+            return st
+    return 0
+
+
+cdef int _decode_value(Ctx* c, Node* n, const uint8_t* slot, int64_t cb, int64_t ce) noexcept nogil:
+    # non-null value of node n whose slot is at ``slot`` inside the container [cb, ce)
+    cdef uint64_t v
+    cdef int64_t rel, size, vb, ks, kc = 0, vc = 0
+    cdef int st
+    cdef int j
+    cdef const uint8_t* src
+    cdef Node* ent
+    if n.kind == K_FIXED:
+        if c.fill:
+            memcpy(n.ovals + n.olen * n.width, slot, n.width)
+        _set_valid(c, n)
+        n.olen += 1
+        return 0
+    if n.kind == K_BOOL:
+        if c.fill and slot[0]:
+            n.ovals[n.olen >> 3] |= <uint8_t>(1 << (n.olen & 7))
+        _set_valid(c, n)
+        n.olen += 1
+        return 0
+    if n.inline_:
+        st = _decode_inline(c, n, slot, cb, ce)
+        if st < 0:
+            return st
+        _set_valid(c, n)
+        n.olen += 1
+        return 0
+    v = _ldu64(slot)
+    rel = <int64_t>(v >> 32)
+    size = <int64_t>(<uint32_t>v)
+    vb = cb + rel
+    if rel > ce - cb or size > ce - vb:
+        return _fail(c, n, slot - c.buf, OUT_OF_RANGE)
+    if n.kind == K_BYTES:
+        if c.fill:
+            memcpy(n.odata + n.odlen, c.buf + vb, size)
+        n.odlen += size
+        _push_offset(c, n, size)
+    elif n.kind == K_DECIMAL:
+        if size != 32:
+            return _fail(c, n, slot - c.buf, BAD_LENGTH)
+        src = c.buf + vb
+        if n.width < 32:
+            # the high bytes must be the sign extension of the low ones
+            for j in range(n.width, 32):
+                if src[j] != (0xFF if (src[n.width - 1] & 0x80) else 0):
+                    return _fail(c, n, vb, OUT_OF_RANGE)
+        if c.fill:
+            memcpy(n.ovals + n.olen * n.width, src, n.width)
+    elif n.kind == K_STRUCT:
+        st = _decode_row(c, n, vb, vb + size, NULL)
+        if st < 0:
+            return st
+    elif n.kind == K_LIST:
+        st = _decode_array(c, _child(c, n, 0), vb, vb + size, &kc)
+        if st < 0:
+            return st
+        _push_offset(c, n, kc)
+    else:
+        ent = _child(c, n, 0)
+        if size < 8:
+            return _fail(c, n, vb, TRUNCATED)
+        ks = _ld64(c.buf + vb)
+        if ks < 0 or ks > size - 8:
+            return _fail(c, n, vb, BAD_LENGTH)
+        st = _decode_array(c, _child(c, ent, 0), vb + 8, vb + 8 + ks, &kc)
+        if st < 0:
+            return st
+        st = _decode_array(c, _child(c, ent, 1), vb + 8 + ks, vb + size, &vc)
+        if st < 0:
+            return st
+        if kc != vc:
+            return _fail(c, n, vb, BAD_VALUE)
+        # the entries struct: kc valid entries
+        if c.fill:
+            for j in range(kc):
+                ent.ovalid[(ent.olen + j) >> 3] |= <uint8_t>(1 << ((ent.olen + j) & 7))
+        ent.olen += kc
+        _push_offset(c, n, kc)
+    _set_valid(c, n)
+    n.olen += 1
+    return 0
+
+
+def decode_rows(const int64_t[:, ::1] table, const int64_t[::1] kids, const uint8_t[::1] buf,
+                const int64_t[::1] offsets, Py_ssize_t nrows, const uint8_t[::1] select, bint compact,
+                list outputs, int64_t[:, ::1] counts, int64_t[::1] state):
+    """Decode ``nrows`` rows (row r = ``buf[offsets[r]:offsets[r + 1]]``) into Arrow buffers.
+
+    ``select[k]`` = 1 decodes top-level field k. With ``outputs`` None this is
+    the counting pass: ``counts[i]`` = (values, data bytes, nulls) of node i
+    after validating every row. Otherwise ``outputs[i]`` = ``(validity,
+    values, offsets, data)`` zeroed NumPy buffers sized from those counts (or
+    None for nodes not decoded), and the same walk fills them. Returns 0 or a
+    negative status; ``state`` = (row, byte offset, node) of the failure.
+    """
+    cdef Ctx c
+    cdef Py_ssize_t nn = table.shape[0], i
+    cdef Node* n
+    cdef int64_t r, rb, re, blen = buf.shape[0]
+    cdef int st = 0
+    cdef const uint8_t* selp
+    if state.shape[0] < 3 or offsets.shape[0] < nrows + 1 or counts.shape[0] != nn or counts.shape[1] < 3:
+        return BAD_LENGTH
+    if select.shape[0] != table[0, C_NCHILD]:
+        return BAD_LENGTH
+    if outputs is not None and len(outputs) != nn:
+        return BAD_LENGTH
+    c.nodes = <Node*>PyMem_Malloc(nn * sizeof(Node))
+    if c.nodes == NULL:
+        raise MemoryError()
+    try:
+        _load_nodes(&c, table, kids)
+        c.compact = compact
+        c.fill = outputs is not None
+        c.buf = &buf[0] if blen else NULL
+        c.err_pos = 0
+        c.err_node = 0
+        if c.fill:
+            for i in range(nn):
+                t = outputs[i]
+                if t is None:
+                    continue
+                n = &c.nodes[i]
+                n.ovalid = _ptr(t[0])
+                n.ovals = _ptr(t[1])
+                n.ooffs = _ptr(t[2])
+                n.odata = _ptr(t[3])
+        selp = &select[0] if select.shape[0] else NULL
+        with nogil:
+            for r in range(nrows):
+                rb = offsets[r]
+                re = offsets[r + 1]
+                if rb < 0 or re < rb or re > blen:
+                    st = BAD_LENGTH
+                    c.err_pos = rb if rb >= 0 and rb <= blen else 0
+                    c.err_node = 0
+                    break
+                st = _decode_row(&c, &c.nodes[0], rb, re, selp)
+                if st < 0:
+                    break
+        if st < 0:
+            state[0] = r
+            state[1] = c.err_pos
+            state[2] = c.err_node
+            return st
+        for i in range(nn):
+            counts[i, 0] = c.nodes[i].olen
+            counts[i, 1] = c.nodes[i].odlen
+            counts[i, 2] = c.nodes[i].onulls
+        return 0
+    finally:
+        PyMem_Free(c.nodes)

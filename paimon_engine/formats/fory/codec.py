@@ -1,0 +1,339 @@
+"""Batch codecs between column batches and Fory rows (the ``foryrow`` kernel does the per-row work)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ... import _speedups
+from ..._pykernels.status import describe
+from ...errors import CorruptFileError, InvalidArgumentError, SchemaError
+from . import schema as S
+from .schema import ForySchema
+
+__all__ = ["encode_rows", "decode_rows", "encode_row", "decode_row", "split_rows"]
+
+
+def _pa():
+    import pyarrow as pa
+    return pa
+
+
+def _kernel():
+    return _speedups.kernel("foryrow")
+
+
+def _as_record_batch(batch):
+    """A pyarrow RecordBatch (single chunk) for a ColumnBatch, Table, RecordBatch or mapping."""
+    pa = _pa()
+    if isinstance(batch, pa.RecordBatch):
+        return batch
+    if isinstance(batch, pa.Table):
+        batch = batch.combine_chunks()
+        if batch.num_rows == 0:
+            return pa.RecordBatch.from_pylist([], schema=batch.schema)
+        batches = batch.to_batches()
+        if len(batches) == 1:
+            return batches[0]
+        return pa.RecordBatch.from_arrays([c.combine_chunks() for c in batch.columns], schema=batch.schema)
+    if hasattr(batch, "to_arrow") and hasattr(batch, "columns"):
+        out = batch.to_arrow()
+        return out if isinstance(out, pa.RecordBatch) else _as_record_batch(out)
+    if isinstance(batch, dict):
+        return pa.RecordBatch.from_pydict(batch)
+    raise InvalidArgumentError(f"cannot encode {type(batch).__name__} as Fory rows; "
+                               "pass a ColumnBatch, pyarrow RecordBatch/Table or a dict of columns")
+
+
+def _np(buf, dtype):
+    if buf is None:
+        return None
+    return np.frombuffer(buf, dtype=dtype)
+
+
+def _collect(node, arr, inputs):
+    """Kernel input tuple of ``arr`` for ``node`` and its subtree, in node order."""
+    pa = _pa()
+    bufs = arr.buffers()
+    validity = _np(bufs[0], np.uint8) if arr.null_count else None
+    k = node.kind
+    if k in (S.K_FIXED, S.K_BOOL, S.K_DECIMAL):
+        inputs[node.index] = (validity, arr.offset, _np(bufs[1], np.uint8), None, None)
+    elif k == S.K_BYTES:
+        offs = _np(bufs[1], np.int64 if node.large else np.int32)
+        data = _np(bufs[2], np.uint8)
+        inputs[node.index] = (validity, arr.offset, None, offs, data)
+    elif k == S.K_LIST:
+        offs = _np(bufs[1], np.int64 if node.large else np.int32)
+        inputs[node.index] = (validity, arr.offset, None, offs, None)
+        _collect(node.children[0], arr.values, inputs)
+    elif k == S.K_MAP:
+        offs = _np(bufs[1], np.int32)
+        inputs[node.index] = (validity, arr.offset, None, offs, None)
+        entries_node = node.children[0]
+        entries = arr.values
+        inputs[entries_node.index] = None
+        for i, ch in enumerate(entries_node.children):
+            _collect(ch, entries.field(i), inputs)
+    elif k == S.K_STRUCT:
+        inputs[node.index] = (validity, arr.offset, None, None, None)
+        for i, ch in enumerate(node.children):
+            _collect(ch, arr.field(i), inputs)
+
+
+def _conform(rb, schema: ForySchema):
+    """Columns of ``rb`` in schema order and types (casting where the types differ)."""
+    pa = _pa()
+    cols = []
+    for f in schema.arrow_schema:
+        idx = rb.schema.get_field_index(f.name)
+        if idx < 0:
+            raise SchemaError(f"column {f.name!r} of the Fory schema is missing from the batch "
+                              f"(batch has {rb.schema.names})")
+        arr = rb.column(idx)
+        if not arr.type.equals(f.type):
+            try:
+                arr = arr.cast(f.type)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+                raise SchemaError(f"column {f.name!r}: cannot encode {arr.type} as {f.type} ({e})") from None
+        cols.append(arr)
+    return cols
+
+
+def _node_path(layout, index):
+    names = {}
+
+    def visit(n, prefix):
+        names[n.index] = prefix
+        for c in n.children:
+            visit(c, f"{prefix}.{c.field.name}" if prefix else c.field.name)
+
+    visit(layout.root, "")
+    return names.get(index) or "<row>"
+
+
+def encode_rows(batch, schema=None, layout: str = S.STANDARD):
+    """Encode every row of ``batch`` as a Fory row.
+
+    ``batch`` is a ``ColumnBatch``, a pyarrow ``RecordBatch``/``Table`` or a
+    dict of columns; ``schema`` a :class:`ForySchema` (default: the batch's
+    own schema). Columns are matched by name and cast to the schema's types.
+    Returns ``(buffer, offsets)``: a NumPy uint8 array holding the rows back
+    to back and an int64 array of ``num_rows + 1`` offsets, so row ``i`` is
+    ``buffer[offsets[i]:offsets[i + 1]]``.
+    """
+    rb = _as_record_batch(batch)
+    schema = ForySchema(rb.schema if schema is None else schema)
+    lay = schema.layout(layout)
+    cols = _conform(rb, schema)
+    nrows = rb.num_rows
+    inputs = [None] * len(lay.nodes)
+    for node, arr in zip(lay.root.children, cols):
+        _collect(node, arr, inputs)
+    offsets = np.zeros(nrows + 1, dtype=np.int64)
+    state = np.zeros(4, dtype=np.int64)
+    guess = nrows * int(lay.root.fixed) + 2 * sum(a.nbytes for a in cols) + 64
+    out = np.empty(guess, dtype=np.uint8)
+    kern = _kernel()
+    while True:
+        got = kern.encode_rows(lay.table, lay.children, inputs, nrows, lay.compact, out, offsets, state)
+        if got < 0:
+            row, node = int(state[2]), int(state[3])
+            name = _node_path(lay, node)
+            raise InvalidArgumentError(
+                f"row {row}: field {name!r} is null but the {layout} layout has no null bit for it "
+                f"(the field or element is declared not nullable)")
+        if state[0] >= nrows:
+            break
+        bigger = np.empty(max(2 * len(out), 1024), dtype=np.uint8)
+        bigger[:state[1]] = out[:state[1]]
+        out = bigger
+    used = int(state[1])
+    buf = out[:used]
+    if len(out) > 1.5 * used + 4096:
+        buf = buf.copy()
+    return buf, offsets
+
+
+def split_rows(buffer, offsets):
+    """The rows of an ``encode_rows`` result as a list of ``bytes``."""
+    data = memoryview(buffer).cast("B") if not isinstance(buffer, bytes) else buffer
+    return [bytes(data[offsets[i]:offsets[i + 1]]) for i in range(len(offsets) - 1)]
+
+
+def _as_u8(buffer):
+    if isinstance(buffer, np.ndarray):
+        return np.ascontiguousarray(buffer).view(np.uint8).reshape(-1)
+    return np.frombuffer(buffer, dtype=np.uint8)
+
+
+def _arrow_type(node, large_override):
+    pa = _pa()
+    t = node.field.type
+    if node.index in large_override:
+        if pa.types.is_string(t):
+            return pa.large_string()
+        if pa.types.is_binary(t):
+            return pa.large_binary()
+        if pa.types.is_list(t):
+            return pa.large_list(t.value_field)
+    return t
+
+
+def _build(node, counts, outs, large_override):
+    """pyarrow Array for ``node`` from the filled buffers (children first)."""
+    pa = _pa()
+    n, _, nulls = (int(x) for x in counts[node.index])
+    validity, values, offsets, data = outs[node.index]
+    vbuf = pa.py_buffer(validity) if nulls else None
+    k = node.kind
+    t = _arrow_type(node, large_override)
+    if k in (S.K_FIXED, S.K_BOOL, S.K_DECIMAL):
+        return pa.Array.from_buffers(t, n, [vbuf, pa.py_buffer(values)], null_count=nulls)
+    if k == S.K_BYTES:
+        return pa.Array.from_buffers(t, n, [vbuf, pa.py_buffer(offsets), pa.py_buffer(data)], null_count=nulls)
+    if k == S.K_LIST:
+        child = _build(node.children[0], counts, outs, large_override)
+        if node.children[0].index in large_override:
+            t = (pa.large_list if pa.types.is_large_list(t) else pa.list_)(
+                pa.field(t.value_field.name, child.type, t.value_field.nullable))
+        return pa.Array.from_buffers(t, n, [vbuf, pa.py_buffer(offsets)], null_count=nulls, children=[child])
+    if k == S.K_MAP:
+        ent = node.children[0]
+        kids = [_build(c, counts, outs, large_override) for c in ent.children]
+        fields = [pa.field(c.field.name, a.type, c.field.nullable) for c, a in zip(ent.children, kids)]
+        entries = pa.StructArray.from_arrays(kids, fields=fields)
+        if any(c.index in large_override for c in ent.children):
+            t = pa.map_(fields[0], fields[1], keys_sorted=t.keys_sorted)
+        return pa.Array.from_buffers(t, n, [vbuf, pa.py_buffer(offsets)], null_count=nulls, children=[entries])
+    kids = [_build(c, counts, outs, large_override) for c in node.children]
+    if any(c.index in large_override for c in _walk(node) if c is not node):
+        t = pa.struct([pa.field(c.field.name, a.type, c.field.nullable, c.field.metadata)
+                       for c, a in zip(node.children, kids)])
+    return pa.Array.from_buffers(t, n, [vbuf], null_count=nulls, children=kids)
+
+
+def _walk(node):
+    yield node
+    for c in node.children:
+        yield from _walk(c)
+
+
+INT32_MAX = 2 ** 31 - 1
+
+
+def decode_rows(buffer, offsets, schema, layout: str = S.STANDARD, columns=None, *, output: str = "arrow",
+                source=None):
+    """Decode Fory rows into columns.
+
+    ``buffer`` holds the rows (bytes-like or NumPy uint8); ``offsets`` has
+    ``num_rows + 1`` entries, row ``i`` = ``buffer[offsets[i]:offsets[i + 1]]``.
+    ``columns`` names the top-level fields to decode (default all); the
+    others are not touched, so a projection costs only what it reads.
+    ``output="arrow"`` returns a pyarrow ``RecordBatch``, ``"batch"`` a
+    ``ColumnBatch``. Every offset, size and count in the rows is checked; a
+    bad row raises :class:`CorruptFileError` naming the row, the field and
+    the byte offset in ``buffer`` (and ``source`` when given).
+    """
+    pa = _pa()
+    schema = ForySchema(schema)
+    lay = schema.layout(layout)
+    buf = _as_u8(buffer)
+    offs = np.ascontiguousarray(offsets, dtype=np.int64)
+    if offs.ndim != 1 or len(offs) < 1:
+        raise InvalidArgumentError("offsets must be a 1-D array of num_rows + 1 positions")
+    nrows = len(offs) - 1
+    if columns is None:
+        selected = list(range(len(schema)))
+    else:
+        if isinstance(columns, str):
+            columns = [columns]
+        selected = [schema.index(c) for c in columns]
+    select = np.zeros(len(schema), dtype=np.uint8)
+    select[selected] = 1
+    kern = _kernel()
+    nn = len(lay.nodes)
+    counts = np.zeros((nn, 3), dtype=np.int64)
+    state = np.zeros(3, dtype=np.int64)
+    table = lay.table
+    st = kern.decode_rows(table, lay.children, buf, offs, nrows, select, lay.compact, None, counts, state)
+    if st < 0:
+        raise _corrupt(st, state, lay, source)
+    # outputs for the selected subtrees; promote offsets to int64 where int32 would overflow
+    outs = [None] * nn
+    large_override = set()
+    wanted = set()
+    for k in selected:
+        wanted.update(n.index for n in _walk(lay.root.children[k]))
+    for i in sorted(wanted):
+        node = lay.nodes[i]
+        n, dlen = int(counts[i, 0]), int(counts[i, 1])
+        large = bool(node.large)
+        if node.kind == S.K_BYTES and not large and dlen > INT32_MAX:
+            large = True
+            large_override.add(i)
+        if node.kind == S.K_LIST and not large and node.children and \
+                int(counts[node.children[0].index, 0]) > INT32_MAX:
+            large = True
+            large_override.add(i)
+        if large != bool(node.large):
+            table = table.copy() if table is lay.table else table
+            table[i, S.C_LARGE] = 1
+        validity = np.zeros((n + 7) // 8 or 1, dtype=np.uint8)
+        values = offsets_out = data = None
+        if node.kind in (S.K_FIXED, S.K_DECIMAL):
+            values = np.zeros(n * node.width or 1, dtype=np.uint8)
+        elif node.kind == S.K_BOOL:
+            values = np.zeros((n + 7) // 8 or 1, dtype=np.uint8)
+        elif node.kind in (S.K_BYTES, S.K_LIST, S.K_MAP):
+            offsets_out = np.zeros(n + 1, dtype=np.int64 if large else np.int32)
+            if node.kind == S.K_BYTES:
+                data = np.empty(dlen or 1, dtype=np.uint8)
+        outs[i] = (validity, values, offsets_out, data)
+    fill_counts = np.zeros_like(counts)
+    st = kern.decode_rows(table, lay.children, buf, offs, nrows, select, lay.compact, outs, fill_counts, state)
+    if st < 0:  # pragma: no cover - the counting pass validated the same walk
+        raise _corrupt(st, state, lay, source)
+    arrays, fields = [], []
+    for k in selected:
+        node = lay.root.children[k]
+        arr = _build(node, counts, outs, large_override)
+        arrays.append(arr)
+        f = node.field
+        fields.append(pa.field(f.name, arr.type, f.nullable, f.metadata))
+    rb = pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields, metadata=schema.arrow_schema.metadata))
+    if output == "arrow":
+        return rb
+    if output == "batch":
+        from ...batch import ColumnBatch
+        return ColumnBatch.from_arrow(rb)
+    raise InvalidArgumentError(f"output must be 'arrow' or 'batch', not {output!r}")
+
+
+def _corrupt(status, state, lay, source):
+    row, pos, node = int(state[0]), int(state[1]), int(state[2])
+    return CorruptFileError(f"malformed Fory row: {describe(status)}", path=source, row=row,
+                            field=_node_path(lay, node), offset=pos)
+
+
+def encode_row(value, schema, layout: str = S.STANDARD) -> bytes:
+    """One Fory row from a dict (field name -> Python value; missing names are null)."""
+    pa = _pa()
+    schema = ForySchema(schema)
+    if not isinstance(value, dict):
+        raise InvalidArgumentError(f"encode_row takes a dict of field values, not {type(value).__name__}")
+    unknown = set(value) - set(schema.names)
+    if unknown:
+        raise SchemaError(f"fields {sorted(unknown)} are not in {schema!r}")
+    try:
+        rb = pa.RecordBatch.from_pylist([value], schema=schema.arrow_schema)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError) as e:
+        raise InvalidArgumentError(f"value does not fit {schema!r}: {e}") from None
+    buf, offsets = encode_rows(rb, schema, layout)
+    return bytes(buf[offsets[0]:offsets[1]])
+
+
+def decode_row(data, schema, layout: str = S.STANDARD) -> dict:
+    """The dict of field values of one Fory row."""
+    buf = _as_u8(data)
+    rb = decode_rows(buf, np.array([0, len(buf)], dtype=np.int64), schema, layout)
+    return rb.to_pylist()[0]
