@@ -131,6 +131,20 @@ cdef inline void _st32(uint8_t* p, int32_t v) noexcept nogil:
     memcpy(p, &v, 4)
 
 
+cdef inline void _copy_w(uint8_t* dst, const uint8_t* src, int w) noexcept nogil:
+    # fixed-width value copy with a constant size per case (lets the compiler use one move)
+    if w == 8:
+        memcpy(dst, src, 8)
+    elif w == 4:
+        memcpy(dst, src, 4)
+    elif w == 2:
+        memcpy(dst, src, 2)
+    elif w == 1:
+        dst[0] = src[0]
+    else:
+        memcpy(dst, src, w)
+
+
 cdef inline bint _bit(const uint8_t* bits, int64_t i) noexcept nogil:
     return (bits[i >> 3] >> (i & 7)) & 1
 
@@ -240,7 +254,7 @@ cdef int _write_value(Ctx* c, Node* n, int64_t li, uint8_t* base, uint8_t* slot,
     cdef int j
     cdef uint8_t ext
     if n.kind == K_FIXED:
-        memcpy(slot, n.vals + phys * n.width, n.width)
+        _copy_w(slot, n.vals + phys * n.width, n.width)
         return 0
     if n.kind == K_BOOL:
         slot[0] = 1 if _bit(n.vals, phys) else 0
@@ -365,8 +379,52 @@ cdef int _load_nodes(Ctx* c, const int64_t[:, ::1] table, const int64_t[::1] kid
     return 0
 
 
+cdef int _load_inputs(Ctx* c, list inputs) except -1:
+    cdef Py_ssize_t i
+    cdef Node* n
+    for i in range(len(inputs)):
+        t = inputs[i]
+        if t is None:
+            continue
+        n = &c.nodes[i]
+        n.valid = _ptr(t[0])
+        n.aoff = t[1]
+        n.vals = _ptr(t[2])
+        n.offs = _ptr(t[3])
+        n.data = _ptr(t[4])
+    return 0
+
+
+def measure_rows(const int64_t[:, ::1] table, const int64_t[::1] kids, list inputs, Py_ssize_t nrows,
+                 bint compact, int64_t[::1] offsets):
+    """Row sizes of a column batch: ``offsets[r + 1] = offsets[r] + size of row r``.
+
+    Returns the total byte count (``offsets[nrows]``).
+    """
+    cdef Ctx c
+    cdef Py_ssize_t nn = table.shape[0]
+    cdef int64_t r
+    cdef int64_t* op
+    if len(inputs) != nn or offsets.shape[0] < nrows + 1:
+        return BAD_LENGTH
+    c.nodes = <Node*>PyMem_Malloc(nn * sizeof(Node))
+    if c.nodes == NULL:
+        raise MemoryError()
+    try:
+        _load_nodes(&c, table, kids)
+        c.compact = compact
+        _load_inputs(&c, inputs)
+        op = &offsets[0]
+        with nogil:
+            for r in range(nrows):
+                op[r + 1] = op[r] + _size_row(&c, &c.nodes[0], r)
+        return op[nrows]
+    finally:
+        PyMem_Free(c.nodes)
+
+
 def encode_rows(const int64_t[:, ::1] table, const int64_t[::1] kids, list inputs, Py_ssize_t nrows,
-                bint compact, uint8_t[::1] out, int64_t[::1] offsets, int64_t[::1] state):
+                bint compact, uint8_t[::1] out, int64_t[::1] offsets, int64_t[::1] state, bint sized=False):
     """Encode rows ``state[0]..nrows`` of a column batch as Fory rows.
 
     ``inputs[i]`` describes node ``i``'s Arrow array: ``(validity, offset,
@@ -376,7 +434,9 @@ def encode_rows(const int64_t[:, ::1] table, const int64_t[::1] kids, list input
     receives the end of row r. Returns the number of rows written; when it is
     short of the request, ``out`` is full (grow it and call again). A negative
     status means a null in a field whose layout has no null bit; ``state[2]``
-    is the row and ``state[3]`` the node.
+    is the row and ``state[3]`` the node. With ``sized`` the row sizes are
+    taken from ``offsets`` (filled by ``measure_rows``) instead of being
+    computed again; a row that does not come out at that size is BAD_LENGTH.
     """
     cdef Ctx c
     cdef Py_ssize_t nn = table.shape[0], i
@@ -384,6 +444,8 @@ def encode_rows(const int64_t[:, ::1] table, const int64_t[::1] kids, list input
     cdef int64_t r, pos, size, start, cap
     cdef uint8_t* o
     cdef int64_t written = 0
+    cdef int64_t expect
+    cdef int64_t* op
     if len(inputs) != nn or state.shape[0] < 4 or offsets.shape[0] < nrows + 1:
         return BAD_LENGTH
     c.nodes = <Node*>PyMem_Malloc(nn * sizeof(Node))
@@ -392,33 +454,34 @@ def encode_rows(const int64_t[:, ::1] table, const int64_t[::1] kids, list input
     try:
         _load_nodes(&c, table, kids)
         c.compact = compact
-        for i in range(nn):
-            t = inputs[i]
-            if t is None:
-                continue
-            n = &c.nodes[i]
-            n.valid = _ptr(t[0])
-            n.aoff = t[1]
-            n.vals = _ptr(t[2])
-            n.offs = _ptr(t[3])
-            n.data = _ptr(t[4])
+        _load_inputs(&c, inputs)
         start = state[0]
         pos = state[1]
         cap = out.shape[0]
         o = &out[0] if cap else NULL
+        op = &offsets[0]
         with nogil:
             for r in range(start, nrows):
-                size = _size_row(&c, &c.nodes[0], r)
+                if sized:
+                    size = op[r + 1] - op[r]
+                else:
+                    size = _size_row(&c, &c.nodes[0], r)
                 if size > cap - pos:
                     break
+                expect = size
                 size = _write_row(&c, &c.nodes[0], r, o + pos)
                 if size < 0:
                     state[2] = r
                     state[3] = c.err_node
                     written = size
                     break
+                if size != expect:
+                    state[2] = r
+                    state[3] = 0
+                    written = BAD_LENGTH
+                    break
                 pos += size
-                offsets[r + 1] = pos
+                op[r + 1] = pos
                 written += 1
         if written >= 0:
             state[0] = start + written
@@ -469,6 +532,7 @@ cdef inline void _push_offset(Ctx* c, Node* n, int64_t count) noexcept nogil:
             (<int32_t*>n.ooffs)[n.olen + 1] = <int32_t>((<int32_t*>n.ooffs)[n.olen] + count)
 
 
+@cython.cdivision(True)
 cdef int _decode_array(Ctx* c, Node* e, int64_t ab, int64_t ae, int64_t* count) noexcept nogil:
     # the array at [ab, ae) of the buffer: append its elements to node e
     cdef int64_t cnt, hdr, bmpos, k, need
@@ -551,7 +615,7 @@ cdef int _decode_value(Ctx* c, Node* n, const uint8_t* slot, int64_t cb, int64_t
     cdef Node* ent
     if n.kind == K_FIXED:
         if c.fill:
-            memcpy(n.ovals + n.olen * n.width, slot, n.width)
+            _copy_w(n.ovals + n.olen * n.width, slot, n.width)
         _set_valid(c, n)
         n.olen += 1
         return 0

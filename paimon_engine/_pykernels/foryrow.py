@@ -347,12 +347,7 @@ def _mv(a):
     return None if a is None else memoryview(a.view("uint8")).cast("B")
 
 
-def encode_rows(table, kids, inputs, nrows, compact, out, offsets, state):
-    """See the compiled kernel."""
-    nn = table.shape[0]
-    if len(inputs) != nn or state.shape[0] < 4 or offsets.shape[0] < nrows + 1:
-        return BAD_LENGTH
-    nodes = _load(table, kids)
+def _load_inputs(nodes, inputs):
     for n, t in zip(nodes, inputs):
         if t is None:
             continue
@@ -361,6 +356,27 @@ def encode_rows(table, kids, inputs, nrows, compact, out, offsets, state):
         n.vals = _u8(t[2])
         n.offs = t[3]
         n.data = _u8(t[4])
+
+
+def measure_rows(table, kids, inputs, nrows, compact, offsets):
+    """See the compiled kernel."""
+    if len(inputs) != table.shape[0] or offsets.shape[0] < nrows + 1:
+        return BAD_LENGTH
+    nodes = _load(table, kids)
+    _load_inputs(nodes, inputs)
+    codec = _Codec(nodes, bool(compact))
+    for r in range(nrows):
+        offsets[r + 1] = offsets[r] + codec.size_row(nodes[0], r)
+    return int(offsets[nrows])
+
+
+def encode_rows(table, kids, inputs, nrows, compact, out, offsets, state, sized=False):
+    """See the compiled kernel."""
+    nn = table.shape[0]
+    if len(inputs) != nn or state.shape[0] < 4 or offsets.shape[0] < nrows + 1:
+        return BAD_LENGTH
+    nodes = _load(table, kids)
+    _load_inputs(nodes, inputs)
     codec = _Codec(nodes, bool(compact))
     start, pos = int(state[0]), int(state[1])
     cap = out.shape[0]
@@ -368,16 +384,20 @@ def encode_rows(table, kids, inputs, nrows, compact, out, offsets, state):
     written = 0
     root = nodes[0]
     for r in range(start, nrows):
-        size = codec.size_row(root, r)
+        size = int(offsets[r + 1] - offsets[r]) if sized else codec.size_row(root, r)
         if size > cap - pos:
             break
         scratch = bytearray(size)
         try:
-            size = codec.write_row(root, r, scratch, 0)
+            written_size = codec.write_row(root, r, scratch, 0)
         except _Fail as f:
             state[2] = r
             state[3] = f.node
             return f.status
+        if written_size != size:
+            state[2] = r
+            state[3] = 0
+            return BAD_LENGTH
         view[pos:pos + size] = scratch
         pos += size
         offsets[r + 1] = pos

@@ -131,26 +131,21 @@ def encode_rows(batch, schema=None, layout: str = S.STANDARD):
         _collect(node, arr, inputs)
     offsets = np.zeros(nrows + 1, dtype=np.int64)
     state = np.zeros(4, dtype=np.int64)
-    guess = nrows * int(lay.root.fixed) + 2 * sum(a.nbytes for a in cols) + 64
-    out = np.empty(guess, dtype=np.uint8)
     kern = _kernel()
-    while True:
-        got = kern.encode_rows(lay.table, lay.children, inputs, nrows, lay.compact, out, offsets, state)
-        if got < 0:
-            row, node = int(state[2]), int(state[3])
-            name = _node_path(lay, node)
-            raise InvalidArgumentError(
-                f"row {row}: field {name!r} is null but the {layout} layout has no null bit for it "
-                f"(the field or element is declared not nullable)")
-        if state[0] >= nrows:
-            break
-        bigger = np.empty(max(2 * len(out), 1024), dtype=np.uint8)
-        bigger[:state[1]] = out[:state[1]]
-        out = bigger
-    used = int(state[1])
-    buf = out[:used]
-    if len(out) > 1.5 * used + 4096:
-        buf = buf.copy()
+    total = kern.measure_rows(lay.table, lay.children, inputs, nrows, lay.compact, offsets)
+    if total < 0:  # pragma: no cover - the arguments are built above
+        raise InvalidArgumentError("cannot size the rows of this batch")
+    out = np.empty(total, dtype=np.uint8)
+    got = kern.encode_rows(lay.table, lay.children, inputs, nrows, lay.compact, out, offsets, state, True)
+    if got < 0:
+        row, node = int(state[2]), int(state[3])
+        name = _node_path(lay, node)
+        raise InvalidArgumentError(
+            f"row {row}: field {name!r} is null but the {layout} layout has no null bit for it "
+            f"(the field or element is declared not nullable)")
+    if got != nrows:  # pragma: no cover - measure_rows sized the buffer for every row
+        raise InvalidArgumentError(f"encoded {got} of {nrows} rows")
+    buf = out
     return buf, offsets
 
 
