@@ -533,8 +533,8 @@ cdef inline void _push_offset(Ctx* c, Node* n, int64_t count) noexcept nogil:
 
 
 @cython.cdivision(True)
-cdef int _decode_array(Ctx* c, Node* e, int64_t ab, int64_t ae, int64_t* count) noexcept nogil:
-    # the array at [ab, ae) of the buffer: append its elements to node e
+cdef int _decode_array(Ctx* c, Node* e, int64_t ab, int64_t ae, int64_t* count, bint keys) noexcept nogil:
+    # the array at [ab, ae) of the buffer: append its elements to node e (map keys may not be null)
     cdef int64_t cnt, hdr, bmpos, k, need
     cdef int st
     cdef const uint8_t* p = c.buf + ab
@@ -563,6 +563,8 @@ cdef int _decode_array(Ctx* c, Node* e, int64_t ab, int64_t ae, int64_t* count) 
     count[0] = cnt
     for k in range(cnt):
         if (not c.compact or e.nullable) and _bit(p + bmpos, k):
+            if keys:
+                return _fail(c, e, ab + bmpos + (k >> 3), BAD_VALUE)
             _append_null(c, e)
             continue
         st = _decode_value(c, e, p + hdr + k * e.slot, ab, ae)
@@ -659,7 +661,7 @@ cdef int _decode_value(Ctx* c, Node* n, const uint8_t* slot, int64_t cb, int64_t
         if st < 0:
             return st
     elif n.kind == K_LIST:
-        st = _decode_array(c, _child(c, n, 0), vb, vb + size, &kc)
+        st = _decode_array(c, _child(c, n, 0), vb, vb + size, &kc, False)
         if st < 0:
             return st
         _push_offset(c, n, kc)
@@ -670,10 +672,10 @@ cdef int _decode_value(Ctx* c, Node* n, const uint8_t* slot, int64_t cb, int64_t
         ks = _ld64(c.buf + vb)
         if ks < 0 or ks > size - 8:
             return _fail(c, n, vb, BAD_LENGTH)
-        st = _decode_array(c, _child(c, ent, 0), vb + 8, vb + 8 + ks, &kc)
+        st = _decode_array(c, _child(c, ent, 0), vb + 8, vb + 8 + ks, &kc, True)
         if st < 0:
             return st
-        st = _decode_array(c, _child(c, ent, 1), vb + 8 + ks, vb + size, &vc)
+        st = _decode_array(c, _child(c, ent, 1), vb + 8 + ks, vb + size, &vc, False)
         if st < 0:
             return st
         if kc != vc:

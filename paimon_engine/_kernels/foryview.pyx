@@ -10,7 +10,7 @@ from cpython.mem cimport PyMem_Malloc as _alloc, PyMem_Free as _free
 from libc.stdint cimport uint8_t, uint32_t, int8_t, int16_t, int32_t, int64_t, uint64_t
 from libc.string cimport memcpy
 
-from paimon_engine._pykernels.status import describe
+from paimon_engine._pykernels.status import describe as _describe
 
 cdef enum:
     TRUNCATED = -1
@@ -48,7 +48,7 @@ cdef enum:
 
 cdef object _corrupt(ViewSchema sch, int status, Py_ssize_t pos, Py_ssize_t node):
     from paimon_engine.errors import CorruptFileError
-    return CorruptFileError(f"malformed Fory row: {describe(status)}", field=sch.path[node], offset=pos)
+    return CorruptFileError(f"malformed Fory row: {_describe(status)}", field=sch.path[node], offset=pos)
 
 
 cdef object _wrong_type(ViewSchema sch, Py_ssize_t node, str wanted):
@@ -195,6 +195,16 @@ cdef object _read_prim(const uint8_t* p, int prim):
         return f32
     memcpy(&f64, p, 8)
     return f64
+
+
+cdef object _convert(ViewSchema sch, Py_ssize_t node, raw, Py_ssize_t pos):
+    conv = sch.convert[node]
+    if conv is None:
+        return raw
+    try:
+        return conv(raw)
+    except (OverflowError, ValueError):
+        raise _corrupt(sch, -3, pos, node) from None
 
 
 cdef inline int _follow(const uint8_t* p, Py_ssize_t slot, Py_ssize_t cb, Py_ssize_t ce,
@@ -386,8 +396,7 @@ cdef class RowView:
             if self._null(c):
                 return None
             raw = _read_prim(self._p + self._base + c.off, c.prim)
-            conv = self._sch.convert[node]
-            return raw if conv is None else conv(raw)
+            return _convert(self._sch, node, raw, self._base + c.off)
         if c.kind == CK_BYTES:
             return self.get_string(k) if c.prim == CP_STR else self.get_binary(k)
         if c.kind == CK_DECIMAL:
@@ -566,8 +575,7 @@ cdef class ArrayView:
             if self._null(k):
                 return None
             raw = _read_prim(self._p + self._slot(k), self._e.prim)
-            conv = self._sch.convert[self._elem]
-            return raw if conv is None else conv(raw)
+            return _convert(self._sch, self._elem, raw, self._slot(k))
         if kind == CK_BYTES:
             return self.get_string(k) if self._e.prim == CP_STR else self.get_binary(k)
         if kind == CK_DECIMAL:

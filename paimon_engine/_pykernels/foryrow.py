@@ -225,7 +225,7 @@ class _Codec:
         if self.fill:
             n.ooffs[n.olen + 1] = n.ooffs[n.olen] + count
 
-    def decode_array(self, e, ab, ae):
+    def decode_array(self, e, ab, ae, keys=False):
         buf = self.buf
         avail = ae - ab
         if self.compact:
@@ -249,6 +249,8 @@ class _Codec:
             self.fail(e, ab, TRUNCATED)
         for k in range(cnt):
             if (not self.compact or e.nullable) and (buf[ab + bmpos + (k >> 3)] >> (k & 7)) & 1:
+                if keys:
+                    self.fail(e, ab + bmpos + (k >> 3), BAD_VALUE)
                 self.append_null(e)
                 continue
             self.decode_value(e, ab + hdr + k * e.slot, ab, ae)
@@ -326,7 +328,7 @@ class _Codec:
             ks = _I64.unpack_from(buf, vb)[0]
             if ks < 0 or ks > size - 8:
                 self.fail(n, vb, BAD_LENGTH)
-            kc = self.decode_array(ent.children[0], vb + 8, vb + 8 + ks)
+            kc = self.decode_array(ent.children[0], vb + 8, vb + 8 + ks, keys=True)
             vc = self.decode_array(ent.children[1], vb + 8 + ks, vb + size)
             if kc != vc:
                 self.fail(n, vb, BAD_VALUE)

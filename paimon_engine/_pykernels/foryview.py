@@ -240,6 +240,16 @@ class RowView:
         return f"RowView({self.to_dict()!r})"
 
 
+def _convert(sch, node, raw, pos):
+    conv = sch.convert[node]
+    if conv is None:
+        return raw
+    try:
+        return conv(raw)
+    except (OverflowError, ValueError):
+        raise _corrupt(sch, OUT_OF_RANGE, pos, node) from None
+
+
 def _follow(buf, sch, node, slot, cb, ce):
     """Check the offset+size slot at ``slot`` against the container [cb, ce) and return (start, size)."""
     if slot + 8 > ce:
@@ -259,8 +269,7 @@ def _value(view, c, i):
         wanted = {P_BOOL: "bool", P_I8: "int8", P_I16: "int16", P_I32: "int32", P_I64: "int64",
                   P_F32: "float32", P_F64: "float64", P_DATE: "int32", P_TS: "int64", P_DUR: "int64"}[p]
         raw = view._prim(i, wanted)
-        conv = sch.convert[c]
-        return raw if raw is None or conv is None else conv(raw)
+        return None if raw is None else _convert(sch, c, raw, view._base + sch.off[c])
     if k == K_BYTES:
         return view.get_string(i) if p == P_STR else view.get_binary(i)
     if k == K_DECIMAL:
@@ -422,8 +431,7 @@ class ArrayView:
             wanted = {P_BOOL: "bool", P_I8: "int8", P_I16: "int16", P_I32: "int32", P_I64: "int64",
                       P_F32: "float32", P_F64: "float64", P_DATE: "int32", P_TS: "int64", P_DUR: "int64"}[p]
             raw = self._prim(k, wanted)
-            conv = sch.convert[e]
-            return raw if raw is None or conv is None else conv(raw)
+            return None if raw is None else _convert(sch, e, raw, self._slot(self._index(k)))
         if kind == K_BYTES:
             return self.get_string(k) if p == P_STR else self.get_binary(k)
         if kind == K_DECIMAL:

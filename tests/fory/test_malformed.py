@@ -1,0 +1,181 @@
+"""Malformed rows: truncation, bit flips and absurd lengths raise CorruptFileError, never crash."""
+
+import struct
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from paimon_engine import _speedups
+from paimon_engine.errors import CorruptFileError, InvalidArgumentError
+from paimon_engine.formats import fory
+
+from ..kernels.impls import implementations
+from .test_golden import SCHEMA
+
+ROWS = pa.RecordBatch.from_pylist([
+    {"f1": 1, "f2": "str", "f3": ["str1", None, "str2"], "f4": [("k1", 1), ("k2", None)], "f5": {"f1": 1, "f2": "s"}},
+    {"f1": None, "f2": None, "f3": [], "f4": None, "f5": None},
+], schema=SCHEMA)
+
+
+@pytest.fixture(params=implementations("foryrow"))
+def kernel(request):
+    """Both kernels (row codec and views) from one implementation."""
+    pure = request.param is _speedups.twin("foryrow")
+    saved = {name: _speedups._loaded.get(name) for name in ("foryrow", "foryview")}
+    _speedups._loaded["foryrow"] = request.param
+    _speedups._loaded["foryview"] = _speedups.twin("foryview") if pure else _speedups.compiled("foryview")
+    yield request.param
+    for name, module in saved.items():
+        if module is None:
+            _speedups._loaded.pop(name, None)
+        else:
+            _speedups._loaded[name] = module
+
+
+def _decode_or_corrupt(data, layout="standard", source=None):
+    try:
+        return fory.decode_rows(data, [0, len(data)], SCHEMA, layout, source=source)
+    except CorruptFileError as e:
+        assert e.row == 0 and isinstance(e.offset, int) and 0 <= e.offset <= len(data)
+        return e
+
+
+def _view_or_corrupt(data, layout="standard"):
+    try:
+        return fory.RowView(data, fory.ForySchema(SCHEMA), layout).to_dict()
+    except CorruptFileError as e:
+        return e
+
+
+@pytest.mark.parametrize("layout", ["standard", "compact"])
+def test_every_truncation(kernel, layout):
+    buf, offsets = fory.encode_rows(ROWS, layout=layout)
+    row = bytes(buf[:offsets[1]])
+    errors = 0
+    for cut in range(len(row)):
+        got = _decode_or_corrupt(row[:cut], layout)
+        errors += isinstance(got, CorruptFileError)
+        _view_or_corrupt(row[:cut], layout)
+    # only cuts inside the trailing padding can still decode
+    assert errors >= len(row) - 8
+
+
+@pytest.mark.parametrize("layout", ["standard", "compact"])
+def test_every_bit_flip(kernel, layout):
+    buf, offsets = fory.encode_rows(ROWS, layout=layout)
+    row = bytearray(buf[:offsets[1]])
+    outcomes = set()
+    for i in range(len(row) * 8):
+        bad = bytearray(row)
+        bad[i >> 3] ^= 1 << (i & 7)
+        got = _decode_or_corrupt(bytes(bad), layout)
+        outcomes.add(type(got).__name__)
+        _view_or_corrupt(bytes(bad), layout)
+    assert "CorruptFileError" in outcomes
+
+
+def test_absurd_lengths_are_capped(kernel):
+    buf, offsets = fory.encode_rows(ROWS)
+    row = bytearray(buf[:offsets[1]])
+    # f2 slot (bitmap 8 + slot 1): size 0xFFFFFFFF
+    slot = 8 + 8
+    bad = bytearray(row)
+    struct.pack_into("<Q", bad, slot, (struct.unpack_from("<Q", row, slot)[0] & ~0xFFFFFFFF) | 0xFFFFFFFF)
+    with pytest.raises(CorruptFileError) as info:
+        fory.decode_rows(bytes(bad), [0, len(bad)], SCHEMA, source="rows.bin")
+    assert info.value.offset == slot and info.value.field == "f2" and "rows.bin" in str(info.value)
+    # f3 array: element count 2**40
+    arr_at = struct.unpack_from("<Q", row, 8 + 16)[0] >> 32
+    bad = bytearray(row)
+    struct.pack_into("<q", bad, arr_at, 1 << 40)
+    with pytest.raises(CorruptFileError, match="length"):
+        fory.decode_rows(bytes(bad), [0, len(bad)], SCHEMA)
+    with pytest.raises(CorruptFileError):
+        fory.RowView(bytes(bad), fory.ForySchema(SCHEMA)).get_array(2)
+    # negative count
+    struct.pack_into("<q", bad, arr_at, -1)
+    with pytest.raises(CorruptFileError):
+        fory.decode_rows(bytes(bad), [0, len(bad)], SCHEMA)
+
+
+def test_bad_offsets_name_the_row(kernel):
+    buf, offsets = fory.encode_rows(ROWS)
+    with pytest.raises(CorruptFileError) as info:
+        fory.decode_rows(buf, [0, int(offsets[1]), len(buf) + 8], SCHEMA)
+    assert info.value.row == 1
+    with pytest.raises(CorruptFileError):
+        fory.decode_rows(buf, [int(offsets[1]), 0], SCHEMA)
+    with pytest.raises(CorruptFileError) as info:
+        fory.decode_rows(buf, [0, int(offsets[1]), int(offsets[1]) + 8], SCHEMA)
+    assert info.value.row == 1
+
+
+def test_second_row_error_location(kernel):
+    buf, offsets = fory.encode_rows(ROWS)
+    bad = bytearray(buf)
+    start = int(offsets[1])
+    # row 1, field f3 (not null): point its array past the row
+    struct.pack_into("<Q", bad, start + 8 + 16, (4096 << 32) | 16)
+    with pytest.raises(CorruptFileError) as info:
+        fory.decode_rows(bytes(bad), offsets, SCHEMA)
+    assert info.value.row == 1 and info.value.offset == start + 24 and info.value.field == "f3"
+
+
+def test_rowview_rejects_short_rows_and_wrong_types():
+    schema = fory.ForySchema(SCHEMA)
+    with pytest.raises(CorruptFileError):
+        fory.RowView(b"\x00" * 8, schema)
+    buf, offsets = fory.encode_rows(ROWS)
+    v = fory.RowView(bytes(buf[:offsets[1]]), schema)
+    from paimon_engine.errors import SchemaError
+    with pytest.raises(SchemaError, match="f1"):
+        v.get_int64(0)
+    with pytest.raises(SchemaError):
+        v.get_string(0)
+    with pytest.raises(IndexError):
+        v.get_int32(9)
+    with pytest.raises(KeyError):
+        v["nope"]
+
+
+def test_bad_arguments():
+    with pytest.raises(InvalidArgumentError):
+        fory.decode_rows(b"", np.zeros((2, 2)), SCHEMA)
+    with pytest.raises(InvalidArgumentError):
+        fory.decode_rows(b"", [0], SCHEMA, output="nope")
+    from paimon_engine.errors import SchemaError, UnsupportedTypeError
+    with pytest.raises(SchemaError):
+        fory.decode_rows(b"", [0], SCHEMA, layout="wide")
+    with pytest.raises(UnsupportedTypeError):
+        fory.ForySchema(pa.schema([("u", pa.uint32())]))
+    with pytest.raises(UnsupportedTypeError):
+        fory.ForySchema(pa.schema([("t", pa.timestamp("ns"))]))
+    with pytest.raises(SchemaError):
+        fory.encode_rows(pa.record_batch({"x": [1]}), SCHEMA)
+
+
+@pytest.mark.parametrize("layout", ["standard", "compact"])
+def test_random_mutations_of_a_rich_row(kernel, layout):
+    from .test_pyfory import arrow_schema, as_arrow, rows
+    schema = arrow_schema().append(pa.field("dec", pa.decimal128(20, 4)))
+    data = [dict(as_arrow(r), dec=None) for r in rows()]
+    data[0]["dec"] = __import__("decimal").Decimal("-12345.6789")
+    rb = pa.RecordBatch.from_pylist(data, schema=schema)
+    buf, offsets = fory.encode_rows(rb, layout=layout)
+    rng = np.random.default_rng(7)
+    view_schema = fory.ForySchema(schema)
+    for _ in range(300):
+        bad = bytearray(buf)
+        for pos in rng.integers(0, len(bad), size=rng.integers(1, 6)):
+            bad[pos] = int(rng.integers(0, 256))
+        try:
+            fory.decode_rows(bytes(bad), offsets, schema, layout)
+        except CorruptFileError as e:
+            assert e.row is not None and e.offset is not None
+        for i in range(len(offsets) - 1):
+            try:
+                fory.RowView(bytes(bad[offsets[i]:offsets[i + 1]]), view_schema, layout).to_dict()
+            except CorruptFileError:
+                pass
