@@ -1,0 +1,167 @@
+"""Fory rows: paimon_engine vs pyfory 1.7.7, same rows, same run.
+
+Workload (issue 5): 1,000,000 rows of ``id int64, price float64, name string (12 chars), qty int32 (10% null),
+tags list<int64> (3 elements)``, standard layout (the only one pyfory has).
+
+Peers do the same job with their own paths:
+- Arrow -> rows: pyfory has no Arrow-to-rows path, so ``pyfory`` = ``RecordBatch.to_pylist()`` + ``to_row`` per
+  row; ``pyfory_from_dicts`` = ``to_row`` per row from Python dicts built beforehand (pyfory's own part only).
+- rows -> Arrow: ``pyfory`` = ``ArrowWriter.write(row)`` per row + ``finish()``.
+- single-field access: ``RowView.get_int64`` vs pyfory ``RowData.get_int64`` over 100,000 row objects.
+"""
+import numpy as np
+
+N = 1_000_000
+VIEWS = 100_000
+
+
+def _batch(n):
+    import pyarrow as pa
+    rng = np.random.default_rng(7)
+    qty = pa.array(rng.integers(0, 1000, n).astype(np.int32), mask=rng.random(n) < 0.1)
+    tags = pa.ListArray.from_arrays(np.arange(0, 3 * n + 1, 3, dtype=np.int32),
+                                    pa.array(rng.integers(0, 1 << 40, 3 * n)))
+    return pa.record_batch({"id": np.arange(n, dtype=np.int64), "price": rng.random(n) * 100,
+                            "name": pa.array([f"item-{i:07d}" for i in range(n)]), "qty": qty, "tags": tags})
+
+
+def _pyfory_schema():
+    from pyfory import format as ff
+    return ff.schema([ff.field("id", ff.int64()), ff.field("price", ff.float64()), ff.field("name", ff.utf8()),
+                      ff.field("qty", ff.int32()), ff.field("tags", ff.list_(ff.int64()))])
+
+
+def _pyfory_encoder():
+    import warnings
+
+    from pyfory import format as ff
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ff.create_row_encoder(_pyfory_schema())
+
+
+class ArrowToRows:
+    params = (["paimon_engine", "pyfory", "pyfory_from_dicts"],)
+    param_names = ["impl"]
+    number = 1
+    repeat = (1, 3, 30.0)
+    timeout = 900
+
+    def setup(self, impl):
+        self.batch = _batch(N)
+        if impl != "paimon_engine":
+            self.encoder = _pyfory_encoder()
+        if impl == "pyfory_from_dicts":
+            self.dicts = self.batch.to_pylist()
+
+    def time_encode(self, impl):
+        if impl == "paimon_engine":
+            from paimon_engine.formats import fory
+            fory.encode_rows(self.batch)
+        elif impl == "pyfory":
+            to_row = self.encoder.to_row
+            for d in self.batch.to_pylist():
+                to_row(d)
+        else:
+            to_row = self.encoder.to_row
+            for d in self.dicts:
+                to_row(d)
+
+
+class EncodeLayouts:
+    """paimon_engine alone: standard vs compact layout (pyfory has no compact layout)."""
+    params = (["standard", "compact"],)
+    param_names = ["layout"]
+
+    def setup(self, layout):
+        self.batch = _batch(N)
+
+    def time_encode(self, layout):
+        from paimon_engine.formats import fory
+        fory.encode_rows(self.batch, layout=layout)
+
+    def time_decode(self, layout):
+        from paimon_engine.formats import fory
+        fory.decode_rows(*self.rows(layout), self.batch.schema, layout)
+
+    def rows(self, layout):
+        key = "_rows_" + layout
+        if not hasattr(self, key):
+            from paimon_engine.formats import fory
+            setattr(self, key, fory.encode_rows(self.batch, layout=layout))
+        return getattr(self, key)
+
+
+class RowsToArrow:
+    params = (["paimon_engine", "pyfory"],)
+    param_names = ["impl"]
+    number = 1
+    repeat = (1, 3, 30.0)
+    timeout = 900
+
+    def setup(self, impl):
+        from paimon_engine.formats import fory
+        self.batch = _batch(N)
+        self.buf, self.offsets = fory.encode_rows(self.batch)
+        if impl == "pyfory":
+            import pyfory
+            from pyfory import format as ff
+            schema = _pyfory_schema()
+            raw = bytes(self.buf)
+            offs = self.offsets
+            self.rows = [ff.RowData(schema, pyfory.Buffer(raw, int(offs[i]), int(offs[i + 1] - offs[i])))
+                         for i in range(N)]
+
+    def time_decode(self, impl):
+        if impl == "paimon_engine":
+            from paimon_engine.formats import fory
+            fory.decode_rows(self.buf, self.offsets, self.batch.schema)
+        else:
+            from pyfory import format as ff
+            writer = ff.ArrowWriter(self.batch.schema)
+            for row in self.rows:
+                writer.write(row)
+            writer.finish()
+
+    def peakmem_decode(self, impl):
+        self.time_decode(impl)
+
+
+class Projection:
+    """paimon_engine alone: one projected field vs every field, from the same rows."""
+    params = (["price", "all"],)
+    param_names = ["columns"]
+
+    def setup(self, columns):
+        from paimon_engine.formats import fory
+        self.batch = _batch(N)
+        self.buf, self.offsets = fory.encode_rows(self.batch)
+
+    def time_decode(self, columns):
+        from paimon_engine.formats import fory
+        fory.decode_rows(self.buf, self.offsets, self.batch.schema, columns=None if columns == "all" else [columns])
+
+
+class FieldAccess:
+    params = (["paimon_engine", "pyfory"],)
+    param_names = ["impl"]
+
+    def setup(self, impl):
+        from paimon_engine.formats import fory
+        batch = _batch(VIEWS)
+        buf, offsets = fory.encode_rows(batch)
+        raw = bytes(buf)
+        if impl == "paimon_engine":
+            schema = fory.ForySchema(batch.schema)
+            self.views = [fory.RowView(raw, schema, "standard", 0, int(offsets[i]), int(offsets[i + 1]))
+                          for i in range(VIEWS)]
+        else:
+            import pyfory
+            from pyfory import format as ff
+            schema = _pyfory_schema()
+            self.views = [ff.RowData(schema, pyfory.Buffer(raw, int(offsets[i]), int(offsets[i + 1] - offsets[i])))
+                          for i in range(VIEWS)]
+
+    def time_get_int64(self, impl):
+        for v in self.views:
+            v.get_int64(0)
