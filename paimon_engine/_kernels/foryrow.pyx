@@ -709,6 +709,8 @@ def decode_rows(const int64_t[:, ::1] table, const int64_t[::1] kids, const uint
     cdef int64_t r, rb, re, blen = buf.shape[0]
     cdef int st = 0
     cdef const uint8_t* selp
+    if table.shape[1] != NCOLS or nn == 0:
+        raise ValueError("bad node table")
     if state.shape[0] < 3 or offsets.shape[0] < nrows + 1 or counts.shape[0] != nn or counts.shape[1] < 3:
         return BAD_LENGTH
     if select.shape[0] != table[0, C_NCHILD]:

@@ -412,6 +412,8 @@ def encode_rows(table, kids, inputs, nrows, compact, out, offsets, state, sized=
 def decode_rows(table, kids, buf, offsets, nrows, select, compact, outputs, counts, state):
     """See the compiled kernel."""
     nn = table.shape[0]
+    if table.shape[1] != NCOLS or nn == 0:
+        raise ValueError("bad node table")
     if state.shape[0] < 3 or offsets.shape[0] < nrows + 1 or counts.shape[0] != nn or counts.shape[1] < 3:
         return BAD_LENGTH
     if select.shape[0] != table[0, C_NCHILD]:

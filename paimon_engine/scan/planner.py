@@ -37,6 +37,22 @@ STATUS_DELETED = 2
 CONTENT_DATA = 0
 
 
+class _IndexByCurrentName:
+    """A file-index reader seen through the current column names."""
+
+    __slots__ = ("reader", "names")
+
+    def __init__(self, reader, names):
+        self.reader = reader
+        self.names = names
+
+    def indexes_for(self, name, data_type):
+        written = self.names.get(name)
+        if written is None:
+            return ()
+        return self.reader.indexes_for(written, data_type)
+
+
 def _to_millis(as_of):
     if isinstance(as_of, _dt.datetime):
         if as_of.tzinfo is None:
@@ -291,6 +307,11 @@ class TableScan:
         bound = self.bound_filter
         trivial = isinstance(bound, AlwaysTrue)
         metrics = None if trivial else InclusiveMetricsEvaluator(bound)
+        props = self.metadata.properties or {}
+        use_index = not trivial and str(props.get("file-index.read.enabled", "true")).lower() != "false"
+        if use_index:
+            from ..index.result import SKIP, BitmapResult
+        self.files_skipped_by_index = 0
         tasks = []
         for m, entries in data_entries:
             pfilter, infos = self._pinfo.get(m.partition_spec_id, (AlwaysTrue(), []))
@@ -322,6 +343,14 @@ class TableScan:
                                                path=m.manifest_path) from None
                     if isinstance(residual, AlwaysFalse):
                         continue
+                selection = None
+                if use_index and df.file_index:
+                    result = self._file_index_result(df, bound)
+                    if result is SKIP:
+                        self.files_skipped_by_index += 1
+                        continue
+                    if isinstance(result, BitmapResult):
+                        selection = result.selection(df.record_count)
                 seq = e.sequence_number or 0
                 deletes = []
                 if not index.is_empty() and incremental is None:
@@ -330,10 +359,30 @@ class TableScan:
                     deletes = index.for_data_file(df.file_path, seq, m.partition_spec_id, df.partition, stats)
                 tasks.append(FileScanTask(
                     df.file_path, df.file_format.lower(), df.record_count, df.file_size_in_bytes,
-                    m.partition_spec_id, tuple(df.partition), seq, deletes, residual, None, None, None,
+                    m.partition_spec_id, tuple(df.partition), seq, deletes, residual, selection, None, None,
                     tuple(df.split_offsets) if df.split_offsets else None, e.snapshot_id,
                     self._row_schema(df)))
         return tasks
+
+    def _file_index_result(self, df, bound):
+        """SKIP, REMAIN or a BitmapResult for ``bound`` from the data file's Paimon file index.
+
+        The index names columns as the writer schema did; predicates name current columns, so they are matched by
+        field id, and a column whose type changed since the file was written is not answered by its index."""
+        from ..index.evaluate import evaluate_file_index
+        from ..index.result import REMAIN
+        from ..table.data_writer import load_file_index
+        writer = self.metadata.schema(df.writer_schema_id) if df.writer_schema_id is not None else self.schema
+        by_id = {f.id: f for f in writer.struct.fields}
+        names = {}
+        for f in self.schema.struct.fields:
+            w = by_id.get(f.id)
+            if w is not None and w.type == f.type:
+                names[f.name] = w.name
+        if not names:
+            return REMAIN
+        reader = load_file_index(self.io, df.file_index, path=df.file_path)
+        return evaluate_file_index(bound, _IndexByCurrentName(reader, names))
 
     def _row_schema(self, df):
         """The RowType a ``row`` file was written with (None for self-describing formats)."""

@@ -14,6 +14,7 @@ from .conversions import to_bytes, truncate_lower, truncate_upper
 from .manifest import CONTENT_DATA, CONTENT_EQUALITY_DELETES, CONTENT_POSITION_DELETES, DataFile
 
 __all__ = ["to_arrow_table", "prepare_arrow", "partition_groups", "write_data_files", "write_parquet_file",
+           "file_index_options", "load_file_index",
            "write_position_deletes", "write_equality_deletes", "POSITION_DELETE_SCHEMA", "column_metrics"]
 
 DELETE_FILE_PATH_ID = 2147483546
@@ -205,6 +206,11 @@ def write_data_files(io, location, tbl, spec, schema, properties=None, *, snapsh
     compression = props.get("write.parquet.compression-codec", "zstd")
     if compression == "uncompressed":
         compression = "none"
+    index_options = file_index_options(props)
+    if index_options:
+        # unknown index types, options or columns fail here, before any file is written
+        from ..index import FileIndexBuilder
+        FileIndexBuilder(T.RowType(_fields_for(schema, tbl)), index_options)
     out = []
     prefix = uuid.uuid4()
     k = 0
@@ -216,9 +222,52 @@ def write_data_files(io, location, tbl, spec, schema, properties=None, *, snapsh
             k += 1
             name = f"{prefix}-{k:05d}.{'parquet' if fmt == 'parquet' else 'row'}"
             path = f"{data_loc}/{pdir}/{name}" if pdir else f"{data_loc}/{name}"
-            out.append(_write_one(io, path, chunk, schema, part, spec.spec_id, fmt, trunc, compression,
-                                  CONTENT_DATA))
+            df = _write_one(io, path, chunk, schema, part, spec.spec_id, fmt, trunc, compression, CONTENT_DATA)
+            if index_options:
+                df.file_index = _write_file_index(io, path, chunk, schema, index_options)
+            out.append(df)
     return out
+
+
+EMBEDDED_INDEX_PREFIX = "base64:"
+
+
+def file_index_options(props) -> dict:
+    """The ``file-index.*`` table properties (Paimon's option names)."""
+    return {k: v for k, v in (props or {}).items() if k.startswith("file-index.")}
+
+
+def _write_file_index(io, path, chunk, schema, options):
+    """Build the file-index container of one data file: embedded in the manifest entry up to
+    ``file-index.in-manifest-threshold`` bytes (as ``base64:<bytes>``), else ``<data file>.index`` beside it."""
+    import base64
+
+    from ..batch import ColumnBatch
+    from ..index import FileIndexBuilder
+    builder = FileIndexBuilder(T.RowType(_fields_for(schema, chunk)), options)
+    if not builder.enabled:
+        return None
+    builder.add(ColumnBatch.from_arrow(chunk))
+    embedded, location = builder.write(io, path)
+    if embedded is not None:
+        return EMBEDDED_INDEX_PREFIX + base64.b64encode(embedded).decode("ascii")
+    return location
+
+
+def load_file_index(io, file_index: str, path=None):
+    """A :class:`~paimon_engine.index.FileIndexReader` for a manifest entry's ``file_index`` value."""
+    import base64
+    import binascii
+
+    from ..errors import CorruptFileError
+    from ..index import FileIndexReader
+    if file_index.startswith(EMBEDDED_INDEX_PREFIX):
+        try:
+            raw = base64.b64decode(file_index[len(EMBEDDED_INDEX_PREFIX):], validate=True)
+        except (binascii.Error, ValueError) as e:
+            raise CorruptFileError(f"embedded file index is not base64: {e}", path=path) from None
+        return FileIndexReader(raw, path=path)
+    return FileIndexReader(io.open_input(file_index), path=file_index)
 
 
 def _truncate_length(props):
