@@ -298,6 +298,9 @@ cdef int64_t _write_row(Ctx* c, Node* n, int64_t li, uint8_t* out) noexcept nogi
                 return BAD_VALUE
             out[n.bmoff + (ch.bit >> 3)] |= <uint8_t>(1 << (ch.bit & 7))
             continue
+        if ch.kind == K_FIXED:
+            _copy_w(out + ch.off, ch.vals + (li + ch.aoff) * ch.width, ch.width)
+            continue
         if _write_value(c, ch, li, out, out + ch.off, &cur) < 0:
             return BAD_VALUE
     return cur
@@ -315,6 +318,18 @@ cdef int64_t _write_array(Ctx* c, Node* e, int64_t start, int64_t cnt, uint8_t* 
     else:
         _st64(out, <uint64_t>cnt)
         bmpos = 8
+    if e.kind == K_FIXED and cnt:
+        # the element region is the Arrow values, with null slots zeroed afterwards
+        memcpy(out + hdr, e.vals + (start + e.aoff) * e.width, cnt * e.width)
+        if e.valid != NULL:
+            for k in range(cnt):
+                if _is_null(e, start + k):
+                    if c.compact and not e.nullable:
+                        c.err_node = e - c.nodes
+                        return BAD_VALUE
+                    out[bmpos + (k >> 3)] |= <uint8_t>(1 << (k & 7))
+                    memset(out + hdr + k * e.width, 0, e.width)
+        return cur
     for k in range(cnt):
         if _is_null(e, start + k):
             if c.compact and not e.nullable:
@@ -561,6 +576,20 @@ cdef int _decode_array(Ctx* c, Node* e, int64_t ab, int64_t ae, int64_t* count, 
     if need > avail:
         return _fail(c, e, ab, TRUNCATED)
     count[0] = cnt
+    if e.kind == K_FIXED:
+        if c.fill and cnt:
+            memcpy(e.ovals + e.olen * e.width, p + hdr, cnt * e.width)
+        for k in range(cnt):
+            if (not c.compact or e.nullable) and _bit(p + bmpos, k):
+                if keys:
+                    return _fail(c, e, ab + bmpos + (k >> 3), BAD_VALUE)
+                if c.fill:
+                    memset(e.ovals + (e.olen + k) * e.width, 0, e.width)
+                e.onulls += 1
+            elif c.fill:
+                e.ovalid[(e.olen + k) >> 3] |= <uint8_t>(1 << ((e.olen + k) & 7))
+        e.olen += cnt
+        return 0
     for k in range(cnt):
         if (not c.compact or e.nullable) and _bit(p + bmpos, k):
             if keys:
@@ -586,6 +615,12 @@ cdef int _decode_row(Ctx* c, Node* n, int64_t rb, int64_t re, const uint8_t* sel
         ch = _child(c, n, k)
         if n.bmsize and _bit(p + n.bmoff, ch.bit):
             _append_null(c, ch)
+            continue
+        if ch.kind == K_FIXED:
+            if c.fill:
+                _copy_w(ch.ovals + ch.olen * ch.width, p + ch.off, ch.width)
+                ch.ovalid[ch.olen >> 3] |= <uint8_t>(1 << (ch.olen & 7))
+            ch.olen += 1
             continue
         st = _decode_value(c, ch, p + ch.off, rb, re)
         if st < 0:
@@ -698,7 +733,8 @@ def decode_rows(const int64_t[:, ::1] table, const int64_t[::1] kids, const uint
 
     ``select[k]`` = 1 decodes top-level field k. With ``outputs`` None this is
     the counting pass: ``counts[i]`` = (values, data bytes, nulls) of node i
-    after validating every row. Otherwise ``outputs[i]`` = ``(validity,
+    after validating every row (null counts are only exact after the filling
+    pass, which is the one that looks at every value). Otherwise ``outputs[i]`` = ``(validity,
     values, offsets, data)`` zeroed NumPy buffers sized from those counts (or
     None for nodes not decoded), and the same walk fills them. Returns 0 or a
     negative status; ``state`` = (row, byte offset, node) of the failure.
@@ -737,7 +773,15 @@ def decode_rows(const int64_t[:, ::1] table, const int64_t[::1] kids, const uint
                 n.ovals = _ptr(t[1])
                 n.ooffs = _ptr(t[2])
                 n.odata = _ptr(t[3])
-        selp = &select[0] if select.shape[0] else NULL
+        # the counting pass need not visit top-level fixed-width fields: they hold one value per row
+        csel = bytearray(select)
+        if not c.fill:
+            for i in range(len(csel)):
+                n = &c.nodes[kids[c.nodes[0].child0 + i]]
+                if csel[i] and (n.kind == K_FIXED or n.kind == K_BOOL):
+                    csel[i] = 0
+                    n.olen = nrows
+        selp = <const uint8_t*><char*>csel if len(csel) else NULL
         with nogil:
             for r in range(nrows):
                 rb = offsets[r]

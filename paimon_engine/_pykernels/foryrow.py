@@ -434,6 +434,12 @@ def decode_rows(table, kids, buf, offsets, nrows, select, compact, outputs, coun
             n.odata = _mv(t[3])
     blen = len(codec.buf)
     sel = [int(x) for x in select]
+    if not codec.fill:
+        # the counting pass need not visit top-level fixed-width fields: they hold one value per row
+        for i, ch in enumerate(nodes[0].children):
+            if sel[i] and ch.kind in (K_FIXED, K_BOOL):
+                sel[i] = 0
+                ch.olen = nrows
     for r in range(nrows):
         rb, re = int(offsets[r]), int(offsets[r + 1])
         if rb < 0 or re < rb or re > blen:

@@ -288,6 +288,7 @@ def decode_rows(buffer, offsets, schema, layout: str = S.STANDARD, columns=None,
     st = kern.decode_rows(table, lay.children, buf, offs, nrows, select, lay.compact, outs, fill_counts, state)
     if st < 0:  # pragma: no cover - the counting pass validated the same walk
         raise _corrupt(st, state, lay, source)
+    counts[:, 2] = fill_counts[:, 2]  # null counts come from the filling pass
     arrays, fields = [], []
     for k in selected:
         node = lay.root.children[k]
