@@ -91,3 +91,25 @@ def test_evaluate_from_a_file(tmp_path):
     assert list(res.bitmap) == [3, 40, 77]
     assert evaluate_file_index(col("name") == "zz", r) is SKIP
     assert list(evaluate_file_index(col("id") >= 998, r).bitmap) == [998, 999]
+
+
+def test_point_query_reads_one_block(tmp_path):
+    """A point query answered by a bitmap index decodes only the block holding the row."""
+    from paimon_engine.formats.row import RowFileReader, RowFileWriter
+    n = 200_000
+    schema = T.parse_paimon_type("ROW<id BIGINT, name STRING>")
+    batch = ColumnBatch.from_arrow(pa.table({"id": pa.array(np.arange(n, dtype=np.int64)),
+                                             "name": pa.array([f"n{i}" for i in range(n)])}), schema)
+    path = str(tmp_path / "f.row")
+    with RowFileWriter(path, schema, block_size=16384) as w:
+        w.write(batch)
+    builder = FileIndexBuilder(schema, {"file-index.bitmap.columns": "id"})
+    builder.add(batch)
+    index = FileIndexReader(builder.finish(), schema=schema)
+    reader = RowFileReader(path, schema)
+    assert reader.index.block_count > 50
+    result = evaluate_file_index(col("id") == 123_456, index)
+    got = reader.read_all(selection=result.selection(reader.num_rows))
+    assert got.to_pylist() == [{"id": 123_456, "name": "n123456"}]
+    assert reader.blocks_read == 1
+    assert evaluate_file_index(col("id") == n + 5, index) is SKIP

@@ -86,6 +86,8 @@ class RowFileReader:
         self._cache = OrderedDict()
         self._cache_blocks = cache_blocks
         self._starts = None
+        #: blocks read and decompressed so far (cache hits not counted)
+        self.blocks_read = 0
         size = self._src.size
         if size < FOOTER_SIZE + 3:
             raise CorruptFileError(f"{size} bytes cannot hold a .row footer and index", path=self.path, offset=0)
@@ -131,6 +133,7 @@ class RowFileReader:
             return self._cache[b]
         off, csz, usz = self._offsets[b], self._csizes[b], self._usizes[b]
         raw = self._src.read_at(off, csz)
+        self.blocks_read += 1
         try:
             # a frame that states its content size must state the indexed size (never trust it for allocation)
             declared = self._zframe_size(raw)
