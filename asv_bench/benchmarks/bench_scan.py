@@ -62,6 +62,11 @@ def _build_reads(root, fmt="parquet"):
     t = cat.load_table("db.eqdel")
     t.delete(col("id").isin(rng.choice(N_ROWS, 100_000, replace=False).tolist()), mode="equality",
              equality_columns=["id"])
+    if fmt == "row":
+        t = cat.create_table("db.indexed", chunk(0, 1).schema,
+                             properties=dict(props, **{"file-index.bitmap.columns": "id"}))
+        for i in range(4):
+            t.append(chunk(i * N_ROWS // 4, (i + 1) * N_ROWS // 4))
 
 
 class PlanFiles:
@@ -196,4 +201,28 @@ class ReadRowFiles:
         self.run()
 
     def time_to_arrow(self, root, deletes):
+        self.run()
+
+
+class RowPointQuery:
+    """``id = x`` on the 2M-row ``.row`` table: with a bitmap file index on ``id`` (one block decoded) and
+    without (column metrics keep one of the four files, which is read whole and filtered)."""
+    params = (["bitmap_index", "no_index"],)
+    param_names = ["index"]
+    timeout = 900
+
+    def setup_cache(self):
+        root = tempfile.mkdtemp(prefix="bench-scan-point-")
+        _build_reads(root, "row")
+        return root
+
+    def setup(self, root, index):
+        from paimon_engine.expressions import col
+        ours, _ = _catalogs(root)
+        t = ours.load_table("db.indexed" if index == "bitmap_index" else "db.plain")
+        key = 1_234_567
+        self.run = lambda: t.scan(filter=col("id") == key).to_arrow()
+        assert self.run().column("id").to_pylist() == [key]
+
+    def time_point_query(self, root, index):
         self.run()

@@ -438,7 +438,7 @@ class Table:
 
     # -- maintenance ---------------------------------------------------------------
     def _reachable(self, md, snapshots, include_deleted_entries=False):
-        """Files referenced by ``snapshots``: manifest lists, manifests, data and delete files."""
+        """Files referenced by ``snapshots``: manifest lists, manifests, data and delete files, file indexes."""
         io = self.io
         out = set()
         seen_manifests = set()
@@ -466,6 +466,9 @@ class Table:
                 for e in entries:
                     if e.status != 2 or include_deleted_entries:
                         out.add(e.data_file.file_path)
+                        index = e.data_file.file_index
+                        if index and not index.startswith("base64:"):
+                            out.add(index)  # a <data file>.index lives and dies with its data file
         return out
 
     def expire_snapshots(self, older_than_ms: int | None = None, retain_last: int = 1, snapshot_ids=None,

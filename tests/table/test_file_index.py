@@ -108,3 +108,16 @@ def test_corrupt_embedded_index_is_reported(tmp_path):
     with pytest.raises(CorruptFileError):
         load_file_index(None, "base64:" + "QUJD", path="x.row")
     assert np.array_equal(np.arange(3), np.arange(3))
+
+
+def test_index_files_follow_their_data_files(tmp_path):
+    t = make(tmp_path, "row", **{"file-index.in-manifest-threshold": "16"})
+    locs = sorted(e.data_file.file_index for e in t.data_files())
+    assert t.remove_orphan_files(older_than_ms=2 ** 62, dry_run=True) == []
+    t.overwrite(batch([7, 7], 500))
+    new = [e.data_file.file_index for e in t.data_files()]
+    assert len(new) == 1 and new[0] not in locs
+    t.expire_snapshots(retain_last=1)
+    assert not any(os.path.exists(p) for p in locs)
+    assert os.path.exists(new[0])
+    assert rows(t, col("k") == 7) == [500, 501]
