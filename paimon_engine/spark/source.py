@@ -214,10 +214,10 @@ class TableWriter(DataSourceArrowWriter):
             flush()
         except BaseException:
             io = table.io
-            for df in files:
-                io.delete(df.file_path)
+            for loc in _written_locations(files):
+                io.delete(loc)
             raise
-        return DataFilesMessage(files, [df.file_path for df in files])
+        return DataFilesMessage(files, _written_locations(files))
 
     def commit(self, messages):
         from ..table.commit import SnapshotProducer
@@ -241,6 +241,16 @@ class TableWriter(DataSourceArrowWriter):
                 continue
             for loc in m.locations:
                 io.delete(loc)
+
+
+def _written_locations(files):
+    """Every file a task wrote: data files and their ``.index`` files."""
+    out = []
+    for df in files:
+        out.append(df.file_path)
+        if df.file_index and not df.file_index.startswith("base64:"):
+            out.append(df.file_index)
+    return out
 
 
 class PaimonEngineDataSource(DataSource):

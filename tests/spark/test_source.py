@@ -142,6 +142,28 @@ def test_abort_deletes_what_tasks_reported(tmp_path):
     assert sorted(cat.load_table_at(loc).to_arrow().column("id").to_pylist()) == list(range(300))
 
 
+def test_abort_deletes_file_indexes_too(tmp_path):
+    from paimon_engine.spark.source import TableWriter
+    from paimon_engine.table.catalog import FileSystemCatalog
+    loc = str(tmp_path / "tbl")
+    cat = FileSystemCatalog(str(tmp_path))
+    cat.create_table_at(loc, pa.schema([("id", pa.int64())]),
+                        properties={"write.format.default": "row", "file-index.bitmap.columns": "id",
+                                    "file-index.in-manifest-threshold": "8"})
+    w = TableWriter({"path": loc}, overwrite=False, rows_per_file_batch=100)
+    batches = [pa.record_batch([pa.array(range(i, i + 100), pa.int64())], names=["id"]) for i in range(0, 200, 100)]
+    msg = w.write(iter(batches))
+    assert sum(x.endswith(".index") for x in msg.locations) == 2
+    w.abort([msg])
+    assert not any(p.is_file() for p in (tmp_path / "tbl" / "data").rglob("*"))
+    msg = w.write(iter(batches))
+    w.commit([msg])
+    from paimon_engine.expressions import col
+    t = cat.load_table_at(loc)
+    scan = t.scan(filter=col("id") == 150)
+    assert len(scan.plan_files()) == 1 and scan.to_arrow().column("id").to_pylist() == [150]
+
+
 def test_concurrent_driver_commits_both_land(tmp_path):
     """Two jobs' commits racing on one table: the loser retries on the new metadata; nothing is duplicated."""
     import threading
