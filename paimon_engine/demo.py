@@ -46,6 +46,7 @@ def run(warehouse: str = "warehouse") -> int:
     row_files(warehouse)
     tables(warehouse)
     scans(warehouse)
+    row_table(warehouse)
     indexes()
     fory_rows()
     spark_read(warehouse)
@@ -134,6 +135,81 @@ def tables(warehouse: str = "warehouse") -> None:
         return
     pt = PyIcebergSqlCatalog("default", uri=uri, warehouse=f"file://{root}").load_table("db.orders")
     print(f"  pyiceberg reads the same table: {pt.scan().to_arrow().num_rows:,} rows")
+
+
+def row_table(warehouse: str = "warehouse") -> None:
+    """A partitioned table of 1M rows in ``.row`` files with bloom-filter and bitmap indexes: position and
+    equality deletes, a point query answered by the indexes, a scan into pandas, time travel, and a summary."""
+    import os
+
+    import numpy as np
+    import pyarrow as pa
+
+    from .expressions import col
+    from .table.catalog import SqlCatalog
+
+    _step("a .row table with file indexes (bloom filter on name, bitmap on k)")
+    root = os.path.abspath(os.path.join(warehouse, "tables-demo"))
+    os.makedirs(root, exist_ok=True)
+    cat = SqlCatalog("default", uri=f"sqlite:///{root}/catalog.db", warehouse=root)
+    if "db" not in [ns[0] if isinstance(ns, tuple) else ns for ns in cat.list_namespaces()]:
+        cat.create_namespace("db")
+    if cat.table_exists("db.events"):
+        cat.drop_table("db.events")
+    n = 1_000_000
+    rng = np.random.default_rng(11)
+    data = pa.table({
+        "id": pa.array(np.arange(n, dtype=np.int64)),
+        "k": pa.array(rng.integers(0, 100, n).astype(np.int32)),
+        "name": pa.array([f"user-{i:07d}" for i in range(n)]),
+        "amount": pa.array(rng.random(n) * 100),
+    })
+    props = {"write.format.default": "row", "write.delete.format.default": "row",
+             "file-index.bloom-filter.columns": "name", "file-index.bloom-filter.items": "300000",
+             "file-index.bitmap.columns": "k"}
+    summary = []
+
+    def step(what, fn):
+        t0 = time.perf_counter()
+        result = fn()
+        summary.append((what, result, (time.perf_counter() - t0) * 1000))
+        return result
+
+    t = cat.create_table("db.events", data.schema, [("id", "bucket[4]")], properties=props)
+    step("append 1,000,000 rows", lambda: (t.append(data), f"{len(t.data_files())} .row files + indexes")[1])
+    first = t.current_snapshot().snapshot_id
+    step("delete k = 3 (position deletes)",
+         lambda: (t.delete(col("k") == 3), f"{t.current_snapshot().summary['total-position-deletes']} rows")[1])
+    gone = rng.choice(n, 1000, replace=False)
+    step("delete 1,000 ids (equality deletes)",
+         lambda: (t.delete(col("id").isin(gone.tolist()), mode="equality", equality_columns=["id"]),
+                  f"{t.current_snapshot().summary['total-equality-deletes']} keys")[1])
+    target = f"user-{int(np.setdiff1d(np.arange(n), gone)[123_456]):07d}"
+
+    def point():
+        scan = t.scan(filter=col("name") == target)
+        scan.plan_files()
+        rows = scan.to_arrow().num_rows
+        return f"{rows} row; {scan.files_skipped_by_index} of {len(t.data_files())} files skipped by the bloom filter"
+    step(f"point query name = {target!r}", point)
+
+    def bitmap():
+        scan = t.scan(filter=col("k") == 42)
+        tasks = scan.plan_files()
+        picked = sum(len(x.selection) for x in tasks if x.selection is not None)
+        return f"{scan.to_arrow().num_rows:,} rows; bitmap selected {picked:,} rows in {len(tasks)} files"
+    step("k = 42 (bitmap index -> row selections)", bitmap)
+
+    def pandas():
+        frame = t.scan(filter=col("amount") > 99.0, columns=["id", "k", "amount"]).to_pandas()
+        return f"{len(frame):,} rows, dtypes {', '.join(str(d) for d in frame.dtypes)}"
+    step("scan amount > 99 into pandas", pandas)
+    step("time travel to the first snapshot", lambda: f"{t.to_arrow(snapshot_id=first).num_rows:,} rows")
+    step("current table", lambda: f"{t.scan().count():,} rows, snapshots {[s.operation for s in t.snapshots()]}")
+    width = max(len(w) for w, _, _ in summary)
+    print(f"  {'step':{width}s}  {'ms':>7s}  result")
+    for what, result, ms in summary:
+        print(f"  {what:{width}s}  {ms:7.0f}  {result}")
 
 
 def scans(warehouse: str = "warehouse") -> None:
@@ -284,5 +360,10 @@ def spark_read(warehouse: str = "warehouse") -> None:
         rows = orders().filter("qty = 7 and id < 1000").groupBy("qty").count().collect()
         print(f"  qty = 7 and id < 1000 (pushed into the scan): {rows[0]['count'] if rows else 0} rows in "
               f"{time.perf_counter() - t0:.1f} s")
+        t0 = time.perf_counter()
+        events = (spark.read.format("paimon_engine").option("catalog.uri", f"sqlite:///{root}/catalog.db")
+                  .option("catalog.warehouse", root).load("db.events"))
+        hits = events.filter("k = 42").count()
+        print(f"  db.events (.row files, deletes applied) k = 42: {hits:,} rows in {time.perf_counter() - t0:.1f} s")
     finally:
         spark.stop()
