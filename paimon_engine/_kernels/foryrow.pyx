@@ -230,20 +230,8 @@ cdef int64_t _size_body(Ctx* c, Node* n, int64_t li) noexcept nogil:
 
 cdef int _write_inline(Ctx* c, Node* n, int64_t li, uint8_t* p) noexcept nogil:
     # compact inline struct at p (already zeroed): fixed children then its own bitmap
-    cdef int k
-    cdef Node* ch
-    cdef int64_t dummy = 0
-    for k in range(n.nchild):
-        ch = _child(c, n, k)
-        if _is_null(ch, li):
-            if n.bmsize == 0:
-                c.err_node = ch - c.nodes
-                return BAD_VALUE
-            p[n.bmoff + (ch.bit >> 3)] |= <uint8_t>(1 << (ch.bit & 7))
-            continue
-        if _write_value(c, ch, li, p, p + ch.off, &dummy) < 0:
-            return BAD_VALUE
-    return 0
+    cdef int64_t unused = 0
+    return <int>_write_fields(c, n, li, p, &unused)
 
 
 cdef int _write_value(Ctx* c, Node* n, int64_t li, uint8_t* base, uint8_t* slot, int64_t* cur) noexcept nogil:
@@ -287,9 +275,16 @@ cdef int _write_value(Ctx* c, Node* n, int64_t li, uint8_t* base, uint8_t* slot,
 
 cdef int64_t _write_row(Ctx* c, Node* n, int64_t li, uint8_t* out) noexcept nogil:
     cdef int64_t cur = n.fixed
+    memset(out, 0, n.fixed)
+    if _write_fields(c, n, li, out, &cur) < 0:
+        return BAD_VALUE
+    return cur
+
+
+cdef int64_t _write_fields(Ctx* c, Node* n, int64_t li, uint8_t* out, int64_t* cur) noexcept nogil:
+    # the children of struct n (logical index li) into the zeroed fixed region at out; bodies at out + cur
     cdef int k
     cdef Node* ch
-    memset(out, 0, n.fixed)
     for k in range(n.nchild):
         ch = _child(c, n, k)
         if _is_null(ch, li):
@@ -301,9 +296,9 @@ cdef int64_t _write_row(Ctx* c, Node* n, int64_t li, uint8_t* out) noexcept nogi
         if ch.kind == K_FIXED:
             _copy_w(out + ch.off, ch.vals + (li + ch.aoff) * ch.width, ch.width)
             continue
-        if _write_value(c, ch, li, out, out + ch.off, &cur) < 0:
+        if _write_value(c, ch, li, out, out + ch.off, cur) < 0:
             return BAD_VALUE
-    return cur
+    return 0
 
 
 cdef int64_t _write_array(Ctx* c, Node* e, int64_t start, int64_t cnt, uint8_t* out) noexcept nogil:
@@ -604,11 +599,19 @@ cdef int _decode_array(Ctx* c, Node* e, int64_t ab, int64_t ae, int64_t* count, 
 
 cdef int _decode_row(Ctx* c, Node* n, int64_t rb, int64_t re, const uint8_t* sel) noexcept nogil:
     # the struct row at [rb, re): append one value to each (selected) child of n
-    cdef int k, st
-    cdef Node* ch
-    cdef const uint8_t* p = c.buf + rb
     if re - rb < n.fixed:
         return _fail(c, n, rb, TRUNCATED)
+    return _decode_fields(c, n, c.buf + rb, rb, re, sel)
+
+
+cdef int _decode_inline(Ctx* c, Node* n, const uint8_t* p, int64_t cb, int64_t ce) noexcept nogil:
+    return _decode_fields(c, n, p, cb, ce, NULL)
+
+
+cdef int _decode_fields(Ctx* c, Node* n, const uint8_t* p, int64_t cb, int64_t ce, const uint8_t* sel) noexcept nogil:
+    # the children of struct n whose fixed region (checked by the caller) is at p, inside container [cb, ce)
+    cdef int k, st
+    cdef Node* ch
     for k in range(n.nchild):
         if sel != NULL and not sel[k]:
             continue
@@ -621,20 +624,6 @@ cdef int _decode_row(Ctx* c, Node* n, int64_t rb, int64_t re, const uint8_t* sel
                 _copy_w(ch.ovals + ch.olen * ch.width, p + ch.off, ch.width)
                 ch.ovalid[ch.olen >> 3] |= <uint8_t>(1 << (ch.olen & 7))
             ch.olen += 1
-            continue
-        st = _decode_value(c, ch, p + ch.off, rb, re)
-        if st < 0:
-            return st
-    return 0
-
-
-cdef int _decode_inline(Ctx* c, Node* n, const uint8_t* p, int64_t cb, int64_t ce) noexcept nogil:
-    cdef int k, st
-    cdef Node* ch
-    for k in range(n.nchild):
-        ch = _child(c, n, k)
-        if n.bmsize and _bit(p + n.bmoff, ch.bit):
-            _append_null(c, ch)
             continue
         st = _decode_value(c, ch, p + ch.off, cb, ce)
         if st < 0:

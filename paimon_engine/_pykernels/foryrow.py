@@ -120,13 +120,18 @@ class _Codec:
         return 8 + self.size_array(ent.children[0], a, b - a) + self.size_array(ent.children[1], a, b - a)
 
     def write_inline(self, n, li, out, p):
+        self.write_fields(n, li, out, p, 0)
+
+    def write_fields(self, n, li, out, p, cur):
+        """The children of struct ``n`` into the zeroed fixed region at ``p``; returns the body cursor."""
         for ch in n.children:
             if _is_null(ch, li):
                 if n.bmsize == 0:
                     raise _Fail(BAD_VALUE, 0, ch.index)
                 out[p + n.bmoff + (ch.bit >> 3)] |= 1 << (ch.bit & 7)
                 continue
-            self.write_value(ch, li, out, p, p + ch.off, None)
+            cur = self.write_value(ch, li, out, p, p + ch.off, cur)
+        return cur
 
     def write_value(self, n, li, out, base, slot, cur):
         """Write value; returns the new cursor (relative to base)."""
@@ -160,16 +165,8 @@ class _Codec:
         return cur + used
 
     def write_row(self, n, li, out, p):
-        cur = n.fixed
         out[p:p + n.fixed] = bytes(n.fixed)
-        for ch in n.children:
-            if _is_null(ch, li):
-                if n.bmsize == 0:
-                    raise _Fail(BAD_VALUE, 0, ch.index)
-                out[p + n.bmoff + (ch.bit >> 3)] |= 1 << (ch.bit & 7)
-                continue
-            cur = self.write_value(ch, li, out, p, p + ch.off, cur)
-        return cur
+        return self.write_fields(n, li, out, p, n.fixed)
 
     def write_array(self, e, start, cnt, out, p):
         hdr = self.header(e, cnt)
@@ -257,20 +254,19 @@ class _Codec:
         return cnt
 
     def decode_row(self, n, rb, re, sel):
-        buf = self.buf
         if re - rb < n.fixed:
             self.fail(n, rb, TRUNCATED)
+        self.decode_fields(n, rb, rb, re, sel)
+
+    def decode_inline(self, n, p, cb, ce):
+        self.decode_fields(n, p, cb, ce, None)
+
+    def decode_fields(self, n, p, cb, ce, sel):
+        """The children of struct ``n`` whose fixed region (checked by the caller) starts at ``p``."""
+        buf = self.buf
         for k, ch in enumerate(n.children):
             if sel is not None and not sel[k]:
                 continue
-            if n.bmsize and (buf[rb + n.bmoff + (ch.bit >> 3)] >> (ch.bit & 7)) & 1:
-                self.append_null(ch)
-                continue
-            self.decode_value(ch, rb + ch.off, rb, re)
-
-    def decode_inline(self, n, p, cb, ce):
-        buf = self.buf
-        for ch in n.children:
             if n.bmsize and (buf[p + n.bmoff + (ch.bit >> 3)] >> (ch.bit & 7)) & 1:
                 self.append_null(ch)
                 continue
