@@ -562,7 +562,8 @@ cdef int _decode_array(Ctx* c, Node* e, int64_t ab, int64_t ae, int64_t* count, 
     if cnt < 0 or cnt > INT32_MAX:
         return _fail(c, e, ab, BAD_LENGTH)
     # every element takes at least one byte of header or region: cap the count by the bytes there are
-    if e.slot > 0 and cnt > avail // e.slot:
+    # (cnt <= INT32_MAX and slots are small, so the product cannot overflow; no division on this path)
+    if cnt * e.slot > avail:
         return _fail(c, e, ab, BAD_LENGTH)
     if cnt > avail * 8:
         return _fail(c, e, ab, BAD_LENGTH)

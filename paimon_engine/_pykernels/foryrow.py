@@ -237,7 +237,7 @@ class _Codec:
             bmpos = 8
         if cnt < 0 or cnt > INT32_MAX:
             self.fail(e, ab, BAD_LENGTH)
-        if e.slot > 0 and cnt > avail // e.slot:
+        if cnt * e.slot > avail:
             self.fail(e, ab, BAD_LENGTH)
         if cnt > avail * 8:
             self.fail(e, ab, BAD_LENGTH)
