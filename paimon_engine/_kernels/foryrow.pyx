@@ -405,17 +405,19 @@ cdef int _load_inputs(Ctx* c, list inputs) except -1:
     return 0
 
 
-def measure_rows(const int64_t[:, ::1] table, const int64_t[::1] kids, list inputs, Py_ssize_t nrows,
-                 bint compact, int64_t[::1] offsets):
-    """Row sizes of a column batch: ``offsets[r + 1] = offsets[r] + size of row r``.
+def measure_rows(const int64_t[:, ::1] table, const int64_t[::1] kids, list inputs, Py_ssize_t start,
+                 Py_ssize_t stop, bint compact, int64_t[::1] sizes):
+    """Sizes of rows ``start..stop`` of a column batch: ``sizes[r + 1]`` = bytes of row r.
 
-    Returns the total byte count (``offsets[nrows]``).
+    (``sizes`` has one slot more than the batch has rows, so its cumulative sum
+    is the offsets array.) Returns the total bytes of the range. Ranges are
+    independent: threads may measure disjoint ranges at once.
     """
     cdef Ctx c
     cdef Py_ssize_t nn = table.shape[0]
-    cdef int64_t r
-    cdef int64_t* op
-    if len(inputs) != nn or offsets.shape[0] < nrows + 1:
+    cdef int64_t r, total = 0, size
+    cdef int64_t* sp
+    if len(inputs) != nn or start < 0 or stop < start or sizes.shape[0] < stop + 1:
         return BAD_LENGTH
     c.nodes = <Node*>PyMem_Malloc(nn * sizeof(Node))
     if c.nodes == NULL:
@@ -424,18 +426,21 @@ def measure_rows(const int64_t[:, ::1] table, const int64_t[::1] kids, list inpu
         _load_nodes(&c, table, kids)
         c.compact = compact
         _load_inputs(&c, inputs)
-        op = &offsets[0]
+        sp = &sizes[0]
         with nogil:
-            for r in range(nrows):
-                op[r + 1] = op[r] + _size_row(&c, &c.nodes[0], r)
-        return op[nrows]
+            for r in range(start, stop):
+                size = _size_row(&c, &c.nodes[0], r)
+                sp[r + 1] = size
+                total += size
+        return total
     finally:
         PyMem_Free(c.nodes)
 
 
 def encode_rows(const int64_t[:, ::1] table, const int64_t[::1] kids, list inputs, Py_ssize_t nrows,
                 bint compact, uint8_t[::1] out, int64_t[::1] offsets, int64_t[::1] state, bint sized=False):
-    """Encode rows ``state[0]..nrows`` of a column batch as Fory rows.
+    """Encode rows ``state[0]..nrows`` of a column batch as Fory rows (threads may encode disjoint
+    ranges into one ``out`` at once).
 
     ``inputs[i]`` describes node ``i``'s Arrow array: ``(validity, offset,
     values, offsets, data)`` (NumPy uint8/int32/int64 arrays or None; node 0,

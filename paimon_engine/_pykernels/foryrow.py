@@ -356,16 +356,19 @@ def _load_inputs(nodes, inputs):
         n.data = _u8(t[4])
 
 
-def measure_rows(table, kids, inputs, nrows, compact, offsets):
+def measure_rows(table, kids, inputs, start, stop, compact, sizes):
     """See the compiled kernel."""
-    if len(inputs) != table.shape[0] or offsets.shape[0] < nrows + 1:
+    if len(inputs) != table.shape[0] or start < 0 or stop < start or sizes.shape[0] < stop + 1:
         return BAD_LENGTH
     nodes = _load(table, kids)
     _load_inputs(nodes, inputs)
     codec = _Codec(nodes, bool(compact))
-    for r in range(nrows):
-        offsets[r + 1] = offsets[r] + codec.size_row(nodes[0], r)
-    return int(offsets[nrows])
+    total = 0
+    for r in range(start, stop):
+        size = codec.size_row(nodes[0], r)
+        sizes[r + 1] = size
+        total += size
+    return total
 
 
 def encode_rows(table, kids, inputs, nrows, compact, out, offsets, state, sized=False):

@@ -135,3 +135,41 @@ def test_sliced_and_chunked_input():
     table = pa.Table.from_batches([rb.slice(0, 2), rb.slice(2)])
     buf, offsets = fory.encode_rows(table)
     assert fory.decode_rows(buf, offsets, rb.schema).equals(rb)
+
+
+@pytest.fixture
+def parallel(monkeypatch):
+    """Force the threaded paths (row ranges for encode, field groups for decode) on small batches."""
+    from paimon_engine.formats.fory import codec
+    monkeypatch.setattr(codec, "PARALLEL_MIN_ROWS", 1)
+    monkeypatch.setattr(codec, "_threads", lambda: 3)
+    return codec
+
+
+@pytest.mark.parametrize("layout", ["standard", "compact"])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                   HealthCheck.function_scoped_fixture])
+@given(rb=batches())
+def test_threaded_paths_match(parallel, layout, rb):
+    buf, offsets = fory.encode_rows(rb, layout=layout)
+    parallel.PARALLEL_MIN_ROWS = 10 ** 9
+    seq_buf, seq_offsets = fory.encode_rows(rb, layout=layout)
+    parallel.PARALLEL_MIN_ROWS = 1
+    assert bytes(buf) == bytes(seq_buf) and offsets.tolist() == seq_offsets.tolist()
+    assert fory.decode_rows(buf, offsets, rb.schema, layout).equals(rb)
+
+
+def test_threaded_decode_reports_the_first_bad_row(parallel):
+    import struct
+    from paimon_engine.errors import CorruptFileError
+    rb = pa.record_batch({"a": pa.array(range(10), pa.int64()), "s": [f"v{i}" for i in range(10)],
+                          "l": pa.array([[i] for i in range(10)], pa.list_(pa.int64()))})
+    assert len(parallel._field_groups(fory.ForySchema(rb.schema).layout("standard"), [0, 1, 2], 10)) == 3
+    buf, offsets = fory.encode_rows(rb)
+    bad = bytearray(buf)
+    # row 6: the list slot points past the row; row 8: the string slot does
+    struct.pack_into("<Q", bad, int(offsets[6]) + 8 + 16, (4096 << 32) | 16)
+    struct.pack_into("<Q", bad, int(offsets[8]) + 8 + 8, (4096 << 32) | 2)
+    with pytest.raises(CorruptFileError) as info:
+        fory.decode_rows(bytes(bad), offsets, rb.schema)
+    assert info.value.row == 6 and info.value.field == "l"

@@ -129,24 +129,79 @@ def encode_rows(batch, schema=None, layout: str = S.STANDARD):
     inputs = [None] * len(lay.nodes)
     for node, arr in zip(lay.root.children, cols):
         _collect(node, arr, inputs)
-    offsets = np.zeros(nrows + 1, dtype=np.int64)
-    state = np.zeros(4, dtype=np.int64)
     kern = _kernel()
-    total = kern.measure_rows(lay.table, lay.children, inputs, nrows, lay.compact, offsets)
-    if total < 0:  # pragma: no cover - the arguments are built above
+    sizes = np.zeros(nrows + 1, dtype=np.int64)
+    ranges = _row_ranges(nrows)
+    totals = _parallel(lambda r: kern.measure_rows(lay.table, lay.children, inputs, r[0], r[1], lay.compact, sizes),
+                       ranges)
+    if min(totals, default=0) < 0:  # pragma: no cover - the arguments are built above
         raise InvalidArgumentError("cannot size the rows of this batch")
-    out = np.empty(total, dtype=np.uint8)
-    got = kern.encode_rows(lay.table, lay.children, inputs, nrows, lay.compact, out, offsets, state, True)
-    if got < 0:
-        row, node = int(state[2]), int(state[3])
-        name = _node_path(lay, node)
-        raise InvalidArgumentError(
-            f"row {row}: field {name!r} is null but the {layout} layout has no null bit for it "
-            f"(the field or element is declared not nullable)")
-    if got != nrows:  # pragma: no cover - measure_rows sized the buffer for every row
-        raise InvalidArgumentError(f"encoded {got} of {nrows} rows")
+    offsets = np.cumsum(sizes, out=sizes)
+    out = np.empty(int(offsets[-1]), dtype=np.uint8)
+
+    def encode(r):
+        state = np.array([r[0], offsets[r[0]], 0, 0], dtype=np.int64)
+        got = kern.encode_rows(lay.table, lay.children, inputs, r[1], lay.compact, out, offsets, state, True)
+        return got, state
+
+    for (start, stop), (got, state) in zip(ranges, _parallel(encode, ranges)):
+        if got < 0:
+            row, node = int(state[2]), int(state[3])
+            raise InvalidArgumentError(
+                f"row {row}: field {_node_path(lay, node)!r} is null but the {layout} layout has no null bit "
+                f"for it (the field or element is declared not nullable)")
+        if got != stop - start:  # pragma: no cover - measure_rows sized the buffer for every row
+            raise InvalidArgumentError(f"encoded {got} of {stop - start} rows")
     buf = out
     return buf, offsets
+
+
+#: below this many rows a batch is coded on the calling thread alone
+PARALLEL_MIN_ROWS = 65536
+_pool = None
+
+
+def _threads() -> int:
+    import os
+    return max(1, min(os.cpu_count() or 1, 8))
+
+
+def _parallel(fn, items):
+    """``[fn(x) for x in items]``, on a thread pool when there is more than one item (the kernels run without
+    the GIL, so the calls really overlap)."""
+    global _pool
+    if len(items) <= 1:
+        return [fn(x) for x in items]
+    if _pool is None:
+        from concurrent.futures import ThreadPoolExecutor
+        _pool = ThreadPoolExecutor(_threads(), thread_name_prefix="paimon-engine-fory")
+    return list(_pool.map(fn, items))
+
+
+def _row_ranges(nrows):
+    parts = _threads() if nrows >= PARALLEL_MIN_ROWS else 1
+    cuts = np.linspace(0, nrows, parts + 1).astype(np.int64)
+    return [(int(a), int(b)) for a, b in zip(cuts[:-1], cuts[1:])]
+
+
+def _field_groups(lay, selected, nrows):
+    """Top-level fields split into groups of similar decoding cost, decoded by one thread each. Groups own
+    disjoint node subtrees, so no two threads write the same output buffer."""
+    parts = min(_threads(), len(selected)) if nrows >= PARALLEL_MIN_ROWS else 1
+    if parts <= 1:
+        return [list(selected)]
+
+    def cost(node):
+        own = {S.K_FIXED: 1, S.K_BOOL: 1, S.K_DECIMAL: 2, S.K_BYTES: 3, S.K_STRUCT: 1}.get(node.kind, 3)
+        return own + sum(cost(c) for c in node.children)
+
+    groups = [[] for _ in range(parts)]
+    load = [0] * parts
+    for k in sorted(selected, key=lambda k: -cost(lay.root.children[k])):
+        g = load.index(min(load))
+        groups[g].append(k)
+        load[g] += cost(lay.root.children[k])
+    return [sorted(g) for g in groups if g]
 
 
 def split_rows(buffer, offsets):
@@ -243,16 +298,33 @@ def decode_rows(buffer, offsets, schema, layout: str = S.STANDARD, columns=None,
         if isinstance(columns, str):
             columns = [columns]
         selected = [schema.index(c) for c in columns]
-    select = np.zeros(len(schema), dtype=np.uint8)
-    select[selected] = 1
     kern = _kernel()
     nn = len(lay.nodes)
-    counts = np.zeros((nn, 3), dtype=np.int64)
-    state = np.zeros(3, dtype=np.int64)
     table = lay.table
-    st = kern.decode_rows(table, lay.children, buf, offs, nrows, select, lay.compact, None, counts, state)
-    if st < 0:
-        raise _corrupt(st, state, lay, source)
+    groups = _field_groups(lay, selected, nrows)
+
+    def group_select(group):
+        sel = np.zeros(len(schema), dtype=np.uint8)
+        sel[group] = 1
+        return sel
+
+    selects = [group_select(g) for g in groups]
+
+    def run(sel, outputs, tbl):
+        counts = np.zeros((nn, 3), dtype=np.int64)
+        state = np.zeros(3, dtype=np.int64)
+        st = kern.decode_rows(tbl, lay.children, buf, offs, nrows, sel, lay.compact, outputs, counts, state)
+        return st, counts, state
+
+    def merged(results):
+        # the first failing row over all groups, so the error does not depend on the grouping
+        bad = [(int(state[0]), st, state) for st, _, state in results if st < 0]
+        if bad:
+            _, st, state = min(bad, key=lambda b: (b[0], int(b[2][1])))
+            raise _corrupt(st, state, lay, source)
+        return sum(counts for _, counts, _ in results)
+
+    counts = merged(_parallel(lambda sel: run(sel, None, table), selects))
     # outputs for the selected subtrees; promote offsets to int64 where int32 would overflow
     outs = [None] * nn
     large_override = set()
@@ -284,10 +356,7 @@ def decode_rows(buffer, offsets, schema, layout: str = S.STANDARD, columns=None,
             if node.kind == S.K_BYTES:
                 data = np.empty(dlen or 1, dtype=np.uint8)
         outs[i] = (validity, values, offsets_out, data)
-    fill_counts = np.zeros_like(counts)
-    st = kern.decode_rows(table, lay.children, buf, offs, nrows, select, lay.compact, outs, fill_counts, state)
-    if st < 0:  # pragma: no cover - the counting pass validated the same walk
-        raise _corrupt(st, state, lay, source)
+    fill_counts = merged(_parallel(lambda sel: run(sel, outs, table), selects))
     counts[:, 2] = fill_counts[:, 2]  # null counts come from the filling pass
     arrays, fields = [], []
     for k in selected:
