@@ -173,3 +173,21 @@ def test_threaded_decode_reports_the_first_bad_row(parallel):
     with pytest.raises(CorruptFileError) as info:
         fory.decode_rows(bytes(bad), offsets, rb.schema)
     assert info.value.row == 6 and info.value.field == "l"
+
+
+def test_threaded_codec_after_fork(parallel):
+    import multiprocessing
+    rb = pa.record_batch({"a": pa.array(range(100), pa.int64()), "s": [str(i) for i in range(100)]})
+    fory.encode_rows(rb)  # the parent's pool exists now
+    ctx = multiprocessing.get_context("fork")
+    with ctx.Pool(1) as pool:
+        sizes = pool.apply_async(_encoded_size, (rb,)).get(timeout=60)
+    buf, _ = fory.encode_rows(rb)
+    assert sizes == len(buf)
+
+
+def _encoded_size(rb):
+    from paimon_engine.formats.fory import codec
+    codec.PARALLEL_MIN_ROWS = 1
+    buf, _ = fory.encode_rows(rb)
+    return len(buf)

@@ -172,10 +172,12 @@ def _parallel(fn, items):
     global _pool
     if len(items) <= 1:
         return [fn(x) for x in items]
-    if _pool is None:
+    import os
+    if _pool is None or _pool[0] != os.getpid():
+        # a pool inherited through fork() has no threads in the child: make a new one there
         from concurrent.futures import ThreadPoolExecutor
-        _pool = ThreadPoolExecutor(_threads(), thread_name_prefix="paimon-engine-fory")
-    return list(_pool.map(fn, items))
+        _pool = (os.getpid(), ThreadPoolExecutor(_threads(), thread_name_prefix="paimon-engine-fory"))
+    return list(_pool[1].map(fn, items))
 
 
 def _row_ranges(nrows):
