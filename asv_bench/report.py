@@ -101,7 +101,8 @@ def render(cases, png, title):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     impls = sorted({i for _, d in cases for i in d}, key=lambda i: (i != ENGINE, i))
-    colors = {i: c for i, c in zip(impls, ["#1b7f5a", "#d1495b", "#edae49", "#00798c", "#30638e", "#8d6a9f"])}
+    palette = ["#1b7f5a", "#d1495b", "#edae49", "#00798c", "#30638e", "#8d6a9f", "#6b4226", "#7a7a7a"]
+    colors = {i: c for i, c in zip(impls, itertools.cycle(palette))}
     height = 0.8 / max(1, len(impls))
     fig, ax = plt.subplots(figsize=(10, 1.0 + 0.55 * len(cases) * max(1, len(impls)) / 2 + 0.5))
     for row, (label, d) in enumerate(cases):

@@ -216,7 +216,7 @@ class PointQuery:
             f.write(b.finish())
         return path, int(ids[N // 3])
 
-    def _query(self, impl, cache):
+    def _query(self, cache, impl):
         from paimon_engine.expressions import col
         from paimon_engine.formats.row import RowFileReader
         from paimon_engine.index import FileIndexReader, evaluate_file_index
@@ -235,8 +235,8 @@ class PointQuery:
         reader.read_all(selection=result.selection(reader.num_rows))
         return reader
 
-    def time_point_query(self, impl, cache):
-        self._query(impl, cache)
+    def time_point_query(self, cache, impl):
+        self._query(cache, impl)
 
-    def track_blocks_read(self, impl, cache):
-        return self._query(impl, cache).blocks_read
+    def track_blocks_read(self, cache, impl):
+        return self._query(cache, impl).blocks_read
