@@ -1,8 +1,9 @@
 """Paimon .row files: paimon_engine vs pypaimon 2.1.0, with zstd-only baselines.
 
 Workload (issue 3): ``id BIGINT, price DOUBLE, name STRING (~12 chars), qty INT (10% null)``, 64 KiB blocks.
-paimon_engine and the zstd baselines use N = 1,000,000 rows. pypaimon is about 1000x slower, so its
-parameter ``pypaimon_x50`` runs on N/50 rows: multiply its times by 50 to compare per 1M rows.
+paimon_engine and the zstd baselines use N = 1,000,000 rows. pypaimon is much slower, so in the full-file
+benchmarks its parameter ``pypaimon_x50`` runs on N/50 rows (the report multiplies its times by 50); the point
+lookups (``RowLookup``) run every implementation on the same 1M-row file.
 ``zstd`` compresses / decompresses exactly the blocks of the engine's file (level 1), the floor any
 reader or writer of the format pays.
 """
@@ -132,22 +133,61 @@ class RowFile:
             for f, u in zip(self.frames, self.usizes):
                 self.dctx.decompress(f, max_output_size=u)
 
-    # -- point lookups ------------------------------------------------------------------
-    def time_take_1000(self, paths, impl):
-        """1000 random rows (pypaimon_x50: 20 rows; x50 for 1000)."""
+
+class RowLookup:
+    """Point lookups on the 1M-row file, every implementation on the same file (no scaling): ``take`` of 1000
+    random rows (pypaimon: ``row_indices``) and one row from an open reader with no block cached (zstd:
+    decompressing one block)."""
+    params = (["paimon_engine", "pypaimon", "zstd"],)
+    param_names = ["impl"]
+    timeout = 600
+    number = 1
+    repeat = (3, 10, 60.0)
+
+    def setup_cache(self):
+        d = tempfile.mkdtemp(prefix="bench_row_lookup_")
+        big = os.path.join(d, "big.row")
+        _write_engine(big, _table(N))
+        return big
+
+    def setup(self, path, impl):
+        from paimon_engine.formats.row import RowFileReader
+        rng = np.random.default_rng(7)
+        self.rows = rng.integers(0, N, 1000)
+        self.one = iter(rng.integers(0, N, 10**6).tolist())
+        if impl == "paimon_engine":
+            self.reader = RowFileReader(path, _schema())
+            self.reader.take([1, 0])  # first use imports pyarrow.compute (one-off, not per call)
+            self.reader.get_row(0)
+        elif impl == "pypaimon":
+            try:
+                import pypaimon  # noqa: F401
+            except ImportError:
+                raise NotImplementedError("pypaimon not installed")
+            self.rows = sorted(self.rows.tolist())
+        else:
+            import zstandard
+            self.frames, self.payloads, self.usizes = _blocks(path)
+            self.dctx = zstandard.ZstdDecompressor()
+            # the blocks the 1000 rows live in: decompressing them is the floor of any take
+            self.take_blocks = sorted(set(RowFileReader(path, _schema()).index.block_of(self.rows).tolist()))
+
+    def time_take_1000(self, path, impl):
         if impl == "paimon_engine":
             self.reader._cache.clear()
             self.reader.take(self.rows)
-        elif impl == "pypaimon_x50":
-            _pp_read_all(_pp_reader(paths["small"], row_indices=self.rows))
+        elif impl == "pypaimon":
+            _pp_read_all(_pp_reader(path, row_indices=self.rows))
+        else:
+            for b in self.take_blocks:
+                self.dctx.decompress(self.frames[b], max_output_size=self.usizes[b])
 
-    def time_get_row(self, paths, impl):
-        """One row from an open reader, block not cached (zstd: decompress one block)."""
+    def time_get_row(self, path, impl):
         if impl == "paimon_engine":
             self.reader._cache.clear()
             self.reader.get_row(next(self.one))
-        elif impl == "pypaimon_x50":
-            _pp_read_all(_pp_reader(paths["small"], row_indices=[next(self.one)]))
+        elif impl == "pypaimon":
+            _pp_read_all(_pp_reader(path, row_indices=[next(self.one)]))
         else:
             self.dctx.decompress(self.frames[3], max_output_size=self.usizes[3])
 

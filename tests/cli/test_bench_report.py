@@ -47,3 +47,22 @@ def test_report_without_results_fails_clearly(tmp_path, capsys):
     assert mod.main(["--results", str(tmp_path / "none"), "--png", str(tmp_path / "x.png"),
                      "--markdown", str(tmp_path / "x.md")]) == 1
     assert "no asv results" in capsys.readouterr().err
+
+
+def test_scaled_peers_and_tracked_values(tmp_path):
+    pytest.importorskip("matplotlib")
+    mod = _load()
+    res = tmp_path / "results" / "m1"
+    res.mkdir(parents=True)
+    cols = ["result", "params", "version"]
+    doc = {"date": 1, "result_columns": cols, "results": {
+        "bench_x.Read.time_read": [[0.01, 0.004], [["'paimon_engine'", "'peer_x50'"]], "v"],
+        "bench_x.Read.track_blocks": [[1, 519], [["'paimon_engine'", "'full_scan'"]], "v"],
+    }}
+    (res / "abc-env.json").write_text(json.dumps(doc))
+    png, md = tmp_path / "r.png", tmp_path / "r.md"
+    assert mod.main(["--results", str(tmp_path / "results"), "--png", str(png), "--markdown", str(md)]) == 0
+    text = md.read_text()
+    # columns: paimon_engine, full_scan, peer_x50
+    assert "| Read.time_read | 10 ms |  | 200 ms (20x) |" in text
+    assert "| Read.track_blocks | 1 | 519 (5.2e+02x) |  |" in text
