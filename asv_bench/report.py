@@ -130,12 +130,15 @@ def render(cases, png, title):
     widest = max(len(d) for _, d in cases)
     height = 0.8 / max(1, widest)
     fig, ax = plt.subplots(figsize=(10, 1.0 + 0.3 * len(cases) * widest + 0.5))
+    labelled = set()
     for row, (label, d) in enumerate(cases):
         base = d.get(ENGINE)
         present = [i for i in impls if i in d]
         for k, impl in enumerate(present):
             y = row + (k - (len(present) - 1) / 2) * height
-            ax.barh(y, d[impl], height=height * 0.9, color=colors[impl], label=impl if row == 0 else None)
+            ax.barh(y, d[impl], height=height * 0.9, color=colors[impl],
+                    label=None if impl in labelled else impl)
+            labelled.add(impl)
             text = _fmt_time(d[impl])
             if base and impl != ENGINE:
                 text += f"  ({d[impl] / base:.2g}x)"
