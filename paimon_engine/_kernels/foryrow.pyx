@@ -25,6 +25,7 @@ cdef enum:
     OUT_OF_RANGE = -3
     BAD_LENGTH = -4
     BAD_VALUE = -5
+    NEED_MORE = -6
 
 cdef enum:
     K_FIXED = 1
@@ -83,6 +84,8 @@ ctypedef struct Node:
     int64_t olen
     int64_t odlen
     int64_t onulls
+    int64_t ocap       # values the output buffers hold (decode)
+    int64_t odcap      # data bytes the output data buffer holds
 
 
 ctypedef struct Ctx:
@@ -577,6 +580,8 @@ cdef int _decode_array(Ctx* c, Node* e, int64_t ab, int64_t ae, int64_t* count, 
     if need > avail:
         return _fail(c, e, ab, TRUNCATED)
     count[0] = cnt
+    if c.fill and cnt > e.ocap - e.olen:
+        return _fail(c, e, ab, NEED_MORE)
     if e.kind == K_FIXED:
         if c.fill and cnt:
             memcpy(e.ovals + e.olen * e.width, p + hdr, cnt * e.width)
@@ -672,6 +677,8 @@ cdef int _decode_value(Ctx* c, Node* n, const uint8_t* slot, int64_t cb, int64_t
         return _fail(c, n, slot - c.buf, OUT_OF_RANGE)
     if n.kind == K_BYTES:
         if c.fill:
+            if size > n.odcap - n.odlen:
+                return _fail(c, n, slot - c.buf, NEED_MORE)
             memcpy(n.odata + n.odlen, c.buf + vb, size)
         n.odlen += size
         _push_offset(c, n, size)
@@ -711,6 +718,8 @@ cdef int _decode_value(Ctx* c, Node* n, const uint8_t* slot, int64_t cb, int64_t
         if kc != vc:
             return _fail(c, n, vb, BAD_VALUE)
         # the entries struct: kc valid entries
+        if c.fill and kc > ent.ocap - ent.olen:
+            return _fail(c, n, vb, NEED_MORE)
         if c.fill:
             for j in range(kc):
                 ent.ovalid[(ent.olen + j) >> 3] |= <uint8_t>(1 << ((ent.olen + j) & 7))
@@ -730,8 +739,12 @@ def decode_rows(const int64_t[:, ::1] table, const int64_t[::1] kids, const uint
     the counting pass: ``counts[i]`` = (values, data bytes, nulls) of node i
     after validating every row (null counts are only exact after the filling
     pass, which is the one that looks at every value). Otherwise ``outputs[i]`` = ``(validity,
-    values, offsets, data)`` zeroed NumPy buffers sized from those counts (or
-    None for nodes not decoded), and the same walk fills them. Returns 0 or a
+    values, offsets, data, values capacity, data capacity)`` zeroed NumPy
+    buffers (or None for nodes not decoded), and the same walk fills them: sized
+    from the counts, or guessed (one pass); a value or string that does not fit
+    returns NEED_MORE, never writes past a buffer. Top-level fields hold
+    ``nrows`` values; struct children as many as their struct; array elements
+    and string bytes are checked against the capacities. Returns 0 or a
     negative status; ``state`` = (row, byte offset, node) of the failure.
     """
     cdef Ctx c
@@ -768,6 +781,8 @@ def decode_rows(const int64_t[:, ::1] table, const int64_t[::1] kids, const uint
                 n.ovals = _ptr(t[1])
                 n.ooffs = _ptr(t[2])
                 n.odata = _ptr(t[3])
+                n.ocap = t[4]
+                n.odcap = t[5]
         # the counting pass need not visit top-level fixed-width fields: they hold one value per row
         csel = bytearray(select)
         if not c.fill:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import struct
 
-from .status import BAD_LENGTH, BAD_VALUE, OUT_OF_RANGE, TRUNCATED
+from .status import BAD_LENGTH, BAD_VALUE, NEED_MORE, OUT_OF_RANGE, TRUNCATED
 
 K_FIXED, K_BOOL, K_BYTES, K_DECIMAL, K_LIST, K_MAP, K_STRUCT = 1, 2, 3, 4, 5, 6, 7
 (C_KIND, C_WIDTH, C_SLOT, C_OFF, C_BIT, C_NULLABLE, C_INLINE, C_FIXED, C_BMOFF, C_BMSIZE, C_NCHILD,
@@ -31,7 +31,7 @@ class _Fail(Exception):
 class _Node:
     __slots__ = ("index", "kind", "width", "slot", "off", "bit", "nullable", "inline", "fixed", "bmoff",
                  "bmsize", "children", "hdrround", "large", "valid", "aoff", "vals", "offs", "data",
-                 "ovalid", "ovals", "ooffs", "odata", "olen", "odlen", "onulls")
+                 "ovalid", "ovals", "ooffs", "odata", "olen", "odlen", "onulls", "ocap", "odcap")
 
 
 def _load(table, kids):
@@ -56,6 +56,7 @@ def _load(table, kids):
         n.aoff = 0
         n.ovalid = n.ovals = n.ooffs = n.odata = None
         n.olen = n.odlen = n.onulls = 0
+        n.ocap = n.odcap = 0
         nodes.append(n)
     for n in nodes:
         n.children = [nodes[k] for k in n.children]
@@ -244,6 +245,8 @@ class _Codec:
         hdr = self.header(e, cnt)
         if hdr + cnt * e.slot > avail:
             self.fail(e, ab, TRUNCATED)
+        if self.fill and cnt > e.ocap - e.olen:
+            self.fail(e, ab, NEED_MORE)
         for k in range(cnt):
             if (not self.compact or e.nullable) and (buf[ab + bmpos + (k >> 3)] >> (k & 7)) & 1:
                 if keys:
@@ -299,6 +302,8 @@ class _Codec:
             self.fail(n, slot, OUT_OF_RANGE)
         if n.kind == K_BYTES:
             if self.fill:
+                if size > n.odcap - n.odlen:
+                    self.fail(n, slot, NEED_MORE)
                 n.odata[n.odlen:n.odlen + size] = buf[vb:vb + size]
             n.odlen += size
             self.push_offset(n, size)
@@ -328,6 +333,8 @@ class _Codec:
             vc = self.decode_array(ent.children[1], vb + 8 + ks, vb + size)
             if kc != vc:
                 self.fail(n, vb, BAD_VALUE)
+            if self.fill and kc > ent.ocap - ent.olen:
+                self.fail(n, vb, NEED_MORE)
             if self.fill:
                 for j in range(kc):
                     ent.ovalid[(ent.olen + j) >> 3] |= 1 << ((ent.olen + j) & 7)
@@ -431,6 +438,8 @@ def decode_rows(table, kids, buf, offsets, nrows, select, compact, outputs, coun
             n.ovals = _mv(t[1])
             n.ooffs = t[2]
             n.odata = _mv(t[3])
+            n.ocap = int(t[4])
+            n.odcap = int(t[5])
     blen = len(codec.buf)
     sel = [int(x) for x in select]
     if not codec.fill:

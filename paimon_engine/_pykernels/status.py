@@ -10,6 +10,7 @@ OVERLONG = -2         # a varint longer than its type allows
 OUT_OF_RANGE = -3     # a decoded value is outside its legal range
 BAD_LENGTH = -4       # a length or count that the buffer cannot hold
 BAD_VALUE = -5        # a value that breaks an invariant of the format
+NEED_MORE = -6        # an output buffer is too small for the input (not an error in the input)
 
 MESSAGES = {
     TRUNCATED: "truncated input",
@@ -17,6 +18,7 @@ MESSAGES = {
     OUT_OF_RANGE: "value out of range",
     BAD_LENGTH: "length exceeds the available bytes",
     BAD_VALUE: "invalid value",
+    NEED_MORE: "output buffer too small",
 }
 
 

@@ -179,3 +179,26 @@ def test_random_mutations_of_a_rich_row(kernel, layout):
                 fory.RowView(bytes(bad[offsets[i]:offsets[i + 1]]), view_schema, layout).to_dict()
             except CorruptFileError:
                 pass
+
+
+def test_rows_sharing_bytes_fall_back_to_counting(kernel, monkeypatch):
+    """Valid rows may point several slots at one body, decoding to more bytes than they hold: the one-pass
+    capacities are then too small, the kernel says so, and the rows are counted first."""
+    from paimon_engine.formats.fory import codec
+    schema = pa.schema([("l", pa.list_(pa.string()))])
+    body = b"x" * 1000
+    array = bytearray(struct.pack("<q", 10) + bytes(8))
+    for _ in range(10):
+        array += struct.pack("<Q", (96 << 32) | len(body))
+    array += body
+    row = bytes(8) + struct.pack("<Q", (16 << 32) | len(array)) + bytes(array)
+    calls = []
+    real = codec._allocate
+    monkeypatch.setattr(codec, "_allocate", lambda *a: calls.append(1) or real(*a))
+    rb = fory.decode_rows(row * 3, [0, len(row), 2 * len(row), 3 * len(row)], schema)
+    assert rb.column(0).to_pylist() == [["x" * 1000] * 10] * 3
+    assert len(calls) == 2  # the one-pass attempt, then the exact allocation
+    calls.clear()
+    plain = fory.encode_rows(pa.record_batch({"l": [["ab", "c"]]}))
+    fory.decode_rows(*plain, pa.schema([("l", pa.list_(pa.string()))]))
+    assert len(calls) == 1

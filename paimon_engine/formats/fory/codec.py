@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import _speedups
-from ..._pykernels.status import describe
+from ..._pykernels.status import NEED_MORE, describe
 from ...errors import CorruptFileError, InvalidArgumentError, SchemaError
 from . import schema as S
 from .schema import ForySchema
@@ -326,22 +326,106 @@ def decode_rows(buffer, offsets, schema, layout: str = S.STANDARD, columns=None,
             raise _corrupt(st, state, lay, source)
         return sum(counts for _, counts, _ in results)
 
-    counts = merged(_parallel(lambda sel: run(sel, None, table), selects))
-    # outputs for the selected subtrees; promote offsets to int64 where int32 would overflow
-    outs = [None] * nn
-    large_override = set()
     wanted = set()
     for k in selected:
         wanted.update(n.index for n in _walk(lay.root.children[k]))
+    outs = None
+    caps = _one_pass_capacities(lay, selected, nrows, offs)
+    if caps is not None:
+        # one pass into buffers sized by what the rows could hold at most (virtual memory until written)
+        outs, table, large_override = _allocate(lay, wanted, caps)
+        results = _parallel(lambda sel: run(sel, outs, table), selects)
+        if any(st == NEED_MORE for st, _, _ in results):
+            outs = None  # rows that share bytes decode to more than their size: count first
+        else:
+            counts = merged(results)
+    if outs is None:
+        counts = merged(_parallel(lambda sel: run(sel, None, lay.table), selects))
+        exact = {i: (int(counts[i, 0]), int(counts[i, 1])) for i in wanted}
+        outs, table, large_override = _allocate(lay, wanted, exact)
+        fill_counts = merged(_parallel(lambda sel: run(sel, outs, table), selects))
+        counts[:, 2] = fill_counts[:, 2]  # null counts come from the filling pass
+    outs = _trim(lay, outs, counts)
+    arrays, fields = [], []
+    for k in selected:
+        node = lay.root.children[k]
+        arr = _build(node, counts, outs, large_override)
+        arrays.append(arr)
+        f = node.field
+        fields.append(pa.field(f.name, arr.type, f.nullable, f.metadata))
+    rb = pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields, metadata=schema.arrow_schema.metadata))
+    if output == "arrow":
+        return rb
+    if output == "batch":
+        from ...batch import ColumnBatch
+        return ColumnBatch.from_arrow(rb)
+    raise InvalidArgumentError(f"output must be 'arrow' or 'batch', not {output!r}")
+
+
+def _one_pass_capacities(lay, selected, nrows, offs):
+    """``{node: (values, data bytes)}`` no valid set of rows can exceed, or None when the bound would cost too
+    much address space or force 64-bit offsets (then the rows are counted first).
+
+    Top-level fields hold one value per row and struct fields as many as their struct; every array element
+    takes ``slot`` bytes of its array and every string byte one byte of the rows, so the rows' total size bounds
+    both. Rows that point into shared bytes can exceed this: the kernel checks every append against the
+    capacities and answers NEED_MORE instead of writing past them."""
+    lengths = np.diff(offs)
+    if len(lengths) and lengths.min() < 0:
+        return None
+    total = int(lengths.sum())
+    caps = {}
+    budget = 0
+
+    def per_slot(slot):
+        return total // slot if slot > 0 else total * 8
+
+    def visit(node, cap):
+        nonlocal budget
+        dcap = total if node.kind == S.K_BYTES else 0
+        caps[node.index] = (cap, dcap)
+        budget += cap * (node.width or 0) + cap // 8 + dcap
+        if node.kind in (S.K_BYTES, S.K_LIST, S.K_MAP):
+            budget += 8 * (cap + 1)
+            if not node.large and (dcap > INT32_MAX or cap > INT32_MAX):
+                raise OverflowError
+        if node.kind == S.K_STRUCT:
+            for ch in node.children:
+                visit(ch, cap)
+        elif node.kind == S.K_LIST:
+            elem = node.children[0]
+            visit(elem, per_slot(elem.slot))
+            if not node.large and caps[elem.index][0] > INT32_MAX:
+                raise OverflowError
+        elif node.kind == S.K_MAP:
+            ent = node.children[0]
+            key, value = ent.children
+            visit(ent, per_slot(max(key.slot, value.slot)))
+
+    try:
+        for k in selected:
+            visit(lay.root.children[k], nrows)
+    except OverflowError:
+        return None
+    if budget > 4 * total + (64 << 20):
+        return None
+    return caps
+
+
+def _allocate(lay, wanted, sizes):
+    """Zeroed output buffers per node for ``sizes`` = ``{node: (values, data bytes)}``; offsets become int64
+    where int32 would overflow. -> (outputs, node table, nodes whose offsets were widened)."""
+    outs = [None] * len(lay.nodes)
+    table = lay.table
+    large_override = set()
     for i in sorted(wanted):
         node = lay.nodes[i]
-        n, dlen = int(counts[i, 0]), int(counts[i, 1])
+        n, dlen = sizes[i]
         large = bool(node.large)
         if node.kind == S.K_BYTES and not large and dlen > INT32_MAX:
             large = True
             large_override.add(i)
-        if node.kind == S.K_LIST and not large and node.children and \
-                int(counts[node.children[0].index, 0]) > INT32_MAX:
+        if node.kind == S.K_LIST and not large and sizes[node.children[0].index][0] > INT32_MAX:
             large = True
             large_override.add(i)
         if large != bool(node.large):
@@ -357,23 +441,28 @@ def decode_rows(buffer, offsets, schema, layout: str = S.STANDARD, columns=None,
             offsets_out = np.zeros(n + 1, dtype=np.int64 if large else np.int32)
             if node.kind == S.K_BYTES:
                 data = np.empty(dlen or 1, dtype=np.uint8)
-        outs[i] = (validity, values, offsets_out, data)
-    fill_counts = merged(_parallel(lambda sel: run(sel, outs, table), selects))
-    counts[:, 2] = fill_counts[:, 2]  # null counts come from the filling pass
-    arrays, fields = [], []
-    for k in selected:
-        node = lay.root.children[k]
-        arr = _build(node, counts, outs, large_override)
-        arrays.append(arr)
-        f = node.field
-        fields.append(pa.field(f.name, arr.type, f.nullable, f.metadata))
-    rb = pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields, metadata=schema.arrow_schema.metadata))
-    if output == "arrow":
-        return rb
-    if output == "batch":
-        from ...batch import ColumnBatch
-        return ColumnBatch.from_arrow(rb)
-    raise InvalidArgumentError(f"output must be 'arrow' or 'batch', not {output!r}")
+        outs[i] = (validity, values, offsets_out, data, n, dlen)
+    return outs, table, large_override
+
+
+def _trim(lay, outs, counts):
+    """The filled buffers cut to what was written (views: nothing is copied)."""
+    trimmed = [None] * len(outs)
+    for i, t in enumerate(outs):
+        if t is None:
+            continue
+        validity, values, offsets_out, data = t[:4]
+        node = lay.nodes[i]
+        n, dlen = int(counts[i, 0]), int(counts[i, 1])
+        validity = validity[:(n + 7) // 8 or 1]
+        if values is not None:
+            values = values[:(n * node.width if node.kind != S.K_BOOL else (n + 7) // 8) or 1]
+        if offsets_out is not None:
+            offsets_out = offsets_out[:n + 1]
+        if data is not None:
+            data = data[:dlen or 1]
+        trimmed[i] = (validity, values, offsets_out, data)
+    return trimmed
 
 
 def _corrupt(status, state, lay, source):
