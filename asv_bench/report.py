@@ -20,7 +20,8 @@ ENGINE = "paimon_engine"
 
 
 def newest_results(results_dir):
-    """-> (machine, result dict) of the newest run of each machine."""
+    """-> (machine, results) per machine: every benchmark's newest result over all runs of that machine, so a
+    partial run (``--bench X``) updates X and keeps the rest."""
     out = []
     for machine in sorted(os.listdir(results_dir)) if os.path.isdir(results_dir) else []:
         mdir = os.path.join(results_dir, machine)
@@ -37,8 +38,14 @@ def newest_results(results_dir):
                 continue
             if isinstance(d.get("results"), dict):
                 runs.append((d.get("date", 0) or 0, d))
-        if runs:
-            out.append((machine, max(runs, key=lambda r: r[0])[1]))
+        if not runs:
+            continue
+        merged = {}
+        for _, d in sorted(runs, key=lambda r: r[0]):
+            cols = d.get("result_columns") or ["result", "params"]
+            for bench, row in d["results"].items():
+                merged[bench] = row if isinstance(row, dict) else dict(zip(cols, row))
+        out.append((machine, {"results": merged}))
     return out
 
 

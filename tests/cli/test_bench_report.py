@@ -66,3 +66,23 @@ def test_scaled_peers_and_tracked_values(tmp_path):
     # columns: paimon_engine, full_scan, peer_x50
     assert "| Read.time_read | 10 ms |  | 200 ms (20x) |" in text
     assert "| Read.track_blocks | 1 | 519 (5.2e+02x) |  |" in text
+
+
+def test_partial_runs_are_merged_newest_first(tmp_path):
+    pytest.importorskip("matplotlib")
+    mod = _load()
+    res = tmp_path / "results" / "m1"
+    res.mkdir(parents=True)
+    cols = ["result", "params", "version"]
+    impls = [["'paimon_engine'", "'peer'"]]
+    old = {"date": 1, "result_columns": cols, "results": {
+        "bench_x.A.time_a": [[0.01, 0.02], impls, "v"], "bench_x.B.time_b": [[0.01, 0.04], impls, "v"]}}
+    new = {"date": 2, "result_columns": cols, "results": {"bench_x.B.time_b": [[0.02, 0.04], impls, "v"]}}
+    (res / "c1-env.json").write_text(json.dumps(old))
+    (res / "c2-env.json").write_text(json.dumps(new))
+    md = tmp_path / "r.md"
+    assert mod.main(["--results", str(tmp_path / "results"), "--png", str(tmp_path / "r.png"),
+                     "--markdown", str(md)]) == 0
+    text = md.read_text()
+    assert "| A.time_a | 10 ms | 20 ms (2x) |" in text
+    assert "| B.time_b | 20 ms | 40 ms (2x) |" in text
