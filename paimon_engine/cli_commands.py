@@ -101,7 +101,8 @@ def _add_table_source(p):
 
 
 def add_commands(sub):
-    p = sub.add_parser("inspect", help="show the structure of a .row file (footer, block index)")
+    p = sub.add_parser("inspect", help="show the structure of a .row file (footer, block index), a Paimon "
+                                           "file-index file or a deletion-vector index file")
     p.add_argument("file")
     p.add_argument("--blocks", action="store_true", help="list every block")
     p.add_argument("--json", action="store_true", help="print JSON")
@@ -158,12 +159,62 @@ def _file_io(args):
     return FileIO(properties=_io_props(args))
 
 
+def _inspect_file_index(args, f) -> int:
+    from .index.container import FileIndexReader
+    reader = FileIndexReader(f, path=args.file)
+    rows = []
+    for column in reader.columns():
+        for itype in reader.index_types(column):
+            start, length = reader.index_range(column, itype)
+            rows.append({"column": column, "index": itype, "offset": start, "length": length,
+                         "empty": start == -1})
+    info = {"file": args.file, "format": "paimon file index", "file_size": reader.size, "indexes": len(rows)}
+    if args.json:
+        print_json({**info, "entries": rows})
+        return 0
+    for k, v in info.items():
+        print(f"{k:20s} {v}")
+    if rows:
+        print()
+        print_table([list(r.values()) for r in rows], list(rows[0].keys()))
+    return 0
+
+
+def _inspect_deletion_vectors(args, data) -> int:
+    from .index.deletion_vector import scan_deletion_vector_index
+    entries = [{"offset": off, "length": length, "deleted_rows": len(dv.bitmap),
+                "bits": 64 if dv.is_64bit else 32}
+               for off, length, dv in scan_deletion_vector_index(data, path=args.file)]
+    info = {"file": args.file, "format": "paimon deletion vectors", "file_size": len(data),
+            "vectors": len(entries), "deleted_rows": sum(e["deleted_rows"] for e in entries)}
+    if args.json:
+        print_json({**info, "entries": entries})
+        return 0
+    for k, v in info.items():
+        print(f"{k:20s} {v}")
+    if entries:
+        print()
+        print_table([list(e.values()) for e in entries], list(entries[0].keys()))
+    return 0
+
+
 def cmd_inspect(args) -> int:
+    """A .row file, a Paimon file-index container or a deletion-vector index file (told apart by content)."""
+    import struct
+
     from .formats.row.footer import FOOTER_SIZE, BlockIndex, Footer
+    from .formats.row.footer import MAGIC as ROW_MAGIC
     from .errors import CorruptFileError
+    from .index.container import MAGIC as INDEX_MAGIC
     io = _file_io(args)
     with io.open_input(args.file) as f:
         size = f.size
+        head = bytes(f.read_at(0, min(size, 8)))
+        if len(head) == 8 and struct.unpack(">q", head)[0] == INDEX_MAGIC:
+            return _inspect_file_index(args, f)
+        row_tail = struct.pack("<I", ROW_MAGIC)  # the last four bytes of a .row footer
+        if head[:1] == b"\x01" and bytes(f.read_at(max(0, size - 4), min(size, 4))) != row_tail:
+            return _inspect_deletion_vectors(args, bytes(f.read_at(0, size)))
         if size < FOOTER_SIZE + 3:
             raise CorruptFileError(f"{size} bytes cannot hold a .row footer and index", path=args.file, offset=0)
         footer = Footer.parse(f.read_at(size - FOOTER_SIZE, FOOTER_SIZE), size, path=args.file)

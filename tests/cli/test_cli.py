@@ -50,6 +50,27 @@ def test_inspect_row_file(row_file, capsys):
     assert "rows" in out and "5000" in out
 
 
+def test_inspect_file_index_and_deletion_vectors(tmp_path, golden_dir, capsys):
+    from paimon_engine.index import FileIndexWriter
+    w = FileIndexWriter()
+    w.add("c1", "bloom-filter", b"\x01\x02\x03")
+    w.add("c1", "bitmap", b"\x04\x05")
+    w.add("c2", "bsi", None)
+    path = tmp_path / "d.row.index"
+    path.write_bytes(w.to_bytes())
+    assert main(["inspect", str(path), "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["format"] == "paimon file index" and info["indexes"] == 3
+    assert [(e["column"], e["index"], e["length"]) for e in info["entries"]][:2] == \
+        [("c1", "bloom-filter", 3), ("c1", "bitmap", 2)]
+    assert main(["inspect", str(golden_dir / "dvindex-32"), "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["format"] == "paimon deletion vectors" and info["deleted_rows"] == 3
+    assert [(e["offset"], e["deleted_rows"]) for e in info["entries"]] == [(1, 2), (33, 1)]
+    assert main(["inspect", str(golden_dir / "dvindex-32")]) == 0
+    assert "deleted_rows" in capsys.readouterr().out
+
+
 def test_cat_rows_and_columns(row_file, capsys):
     assert main(["cat", row_file, "--schema", SCHEMA, "--rows", "10:13", "--columns", "id,name", "--json"]) == 0
     lines = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
