@@ -48,19 +48,19 @@ def main(argv=None):
              .config("spark.sql.python.filterPushdown.enabled", "true")
              .config("spark.sql.execution.arrow.pyspark.enabled", "true").getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
-    agg = "count(*) AS c, sum(id) AS a, sum(k) AS b, sum(v) AS d, max(s) AS e"
+    agg = ["count(*) AS c", "sum(id) AS a", "sum(k) AS b", "sum(v) AS d", "max(s) AS e"]
 
     def ours():
         return spark.read.format("paimon_engine").option("catalog.uri", uri).option("catalog.warehouse", wh) \
-            .load("db.bench").selectExpr(agg).collect()
+            .load("db.bench").selectExpr(*agg).collect()
 
     def native():
-        return spark.read.parquet(*files).selectExpr(agg).collect()
+        return spark.read.parquet(*files).selectExpr(*agg).collect()
 
     def via_pyiceberg():
         from pyiceberg.catalog.sql import SqlCatalog as PyCat
         pdf = PyCat("default", uri=uri, warehouse=wh).load_table("db.bench").scan().to_pandas()
-        return spark.createDataFrame(pdf).selectExpr(agg).collect()
+        return spark.createDataFrame(pdf).selectExpr(*agg).collect()
 
     results = {}
     for name, fn in (("paimon_engine", ours), ("spark parquet", native), ("pyiceberg->pandas->spark", via_pyiceberg)):
