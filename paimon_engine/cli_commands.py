@@ -135,6 +135,18 @@ def add_commands(sub):
     q.add_argument("--ref", help="branch or tag")
     q.add_argument("--count", action="store_true", help="print only the number of rows")
 
+    q = tsub.add_parser("append", help="append rows from Parquet, CSV or JSON-lines files")
+    _add_table_source(q)
+    q.add_argument("files", nargs="+", help="input files (.parquet, .csv, .json/.jsonl)")
+    q = tsub.add_parser("compact", help="rewrite live data with deletes applied (operation replace)")
+    _add_table_source(q)
+    q.add_argument("--target-file-size", type=int, help="bytes per data file")
+    q = tsub.add_parser("remove-orphans", help="delete files no snapshot or metadata file references")
+    _add_table_source(q)
+    q.add_argument("--older-than-hours", type=float, default=72.0,
+                   help="only files last modified before this many hours ago (default 72)")
+    q.add_argument("--dry-run", action="store_true", help="list them, delete nothing")
+
     c = sub.add_parser("catalog", help="catalog contents")
     csub = c.add_subparsers(dest="catalog_command", required=True)
     q = csub.add_parser("list", help="namespaces and tables")
@@ -315,9 +327,90 @@ def _snapshot_dict(s):
             "schema_id": s.schema_id, "manifest_list": s.manifest_list}
 
 
+class _StepBars:
+    """A ``progress(step, done, total)`` callback drawing one Progress bar per step (on a TTY only)."""
+
+    def __init__(self):
+        self.bar = None
+        self.step = None
+
+    def __call__(self, step, done, total):
+        if step != self.step:
+            self.close()
+            self.step = step
+            self.bar = Progress(total, step)
+        self.bar.update(done - self.bar.done)
+
+    def close(self):
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def _read_input(path, io):
+    import pyarrow.csv as pacsv
+    import pyarrow.json as pajson
+    import pyarrow.parquet as pq
+    low = path.lower()
+    with io.open_input(path) as f:
+        data = bytes(f.read_at(0, f.size))
+    import pyarrow as pa
+    src = pa.BufferReader(data)
+    if low.endswith(".parquet"):
+        return pq.read_table(src)
+    if low.endswith(".csv"):
+        return pacsv.read_csv(src)
+    if low.endswith((".json", ".jsonl", ".ndjson")):
+        return pajson.read_json(src)
+    raise InvalidArgumentError(f"{path}: unknown input format (use .parquet, .csv or .json/.jsonl)")
+
+
+def _table_maintenance(t, args) -> int:
+    import time as _time
+    sub = args.table_command
+    with _StepBars() as bars:
+        if sub == "append":
+            import pyarrow as pa
+            io = _file_io(args)
+            from .table.data_writer import prepare_arrow
+            schema = t.schema()
+            data = pa.concat_tables([prepare_arrow(_read_input(p, io), schema) for p in args.files])
+            snap = t.append(data, progress=bars)
+            result = {"snapshot_id": snap.snapshot_id, "rows": data.num_rows,
+                      "added_files": int(snap.summary.get("added-data-files", 0))}
+        elif sub == "compact":
+            before = t.current_snapshot()
+            snap = t.rewrite_files(args.target_file_size, progress=bars)
+            result = {"snapshot_id": None if snap is None else snap.snapshot_id,
+                      "rewritten": snap is not None and (before is None or snap.snapshot_id != before.snapshot_id)}
+        else:
+            cutoff = int((_time.time() - args.older_than_hours * 3600) * 1000)
+            orphans = t.remove_orphan_files(older_than_ms=cutoff, dry_run=args.dry_run, progress=bars)
+            result = {"orphans": orphans, "deleted": 0 if args.dry_run else len(orphans)}
+    if args.json:
+        print_json(result)
+    else:
+        for k, v in result.items():
+            if isinstance(v, list):
+                print(f"{k:14s} {len(v)}")
+                for item in v:
+                    print(f"  {item}")
+            else:
+                print(f"{k:14s} {v}")
+    return 0
+
+
 def cmd_table(args) -> int:
     t = _load_table(args)
     sub = args.table_command
+    if sub in ("append", "compact", "remove-orphans"):
+        return _table_maintenance(t, args)
     if sub == "info":
         cur = t.current_snapshot()
         schema = t.schema()

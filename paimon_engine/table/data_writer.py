@@ -194,8 +194,9 @@ def _leaf_field_ids(schema):
     return out
 
 
-def write_data_files(io, location, tbl, spec, schema, properties=None, *, snapshot_hint=None):
-    """Partition, roll and write data files; -> list of DataFile (content data)."""
+def write_data_files(io, location, tbl, spec, schema, properties=None, *, snapshot_hint=None, progress=None):
+    """Partition, roll and write data files; -> list of DataFile (content data). ``progress(step, done, total)``
+    is called with step ``"write"`` and the rows written so far after each file."""
     props = properties or {}
     fmt = props.get("write.format.default", "parquet").lower()
     if fmt not in ("parquet", "row"):
@@ -214,6 +215,7 @@ def write_data_files(io, location, tbl, spec, schema, properties=None, *, snapsh
     out = []
     prefix = uuid.uuid4()
     k = 0
+    written = 0
     for part, sub in partition_groups(tbl, spec, schema):
         if sub.num_rows == 0:
             continue
@@ -226,6 +228,9 @@ def write_data_files(io, location, tbl, spec, schema, properties=None, *, snapsh
             if index_options:
                 df.file_index = _write_file_index(io, path, chunk, schema, index_options)
             out.append(df)
+            written += chunk.num_rows
+            if progress is not None:
+                progress("write", written, tbl.num_rows)
     return out
 
 

@@ -168,19 +168,20 @@ class Table:
         return SnapshotFiles(self.io, self.metadata, snap).deletes
 
     # -- writes ------------------------------------------------------------------
-    def _write(self, data, spec=None):
+    def _write(self, data, spec=None, progress=None):
         schema = self.schema()
         tbl = prepare_arrow(data, schema)
         return write_data_files(self.io, self.location, tbl, spec or self.spec(), schema,
-                                self.metadata.properties)
+                                self.metadata.properties, progress=progress)
 
     def new_snapshot(self, operation: str, branch: str = "main") -> SnapshotProducer:
         """A low-level producer to add/remove files yourself and ``commit()``."""
         return SnapshotProducer(self, operation, branch)
 
-    def append(self, data, branch: str = "main"):
-        """Append rows (Arrow, pandas, ColumnBatch, dict of lists); -> the new Snapshot."""
-        files = self._write(data)
+    def append(self, data, branch: str = "main", progress=None):
+        """Append rows (Arrow, pandas, ColumnBatch, dict of lists); -> the new Snapshot.
+        ``progress(step, done, total)`` is told the rows written after each data file."""
+        files = self._write(data, progress=progress)
         p = SnapshotProducer(self, "append", branch)
         for f in files:
             p.add_data_file(f)
@@ -338,9 +339,10 @@ class Table:
         rd.add_rows(data)
         return rd.commit()
 
-    def rewrite_files(self, target_file_size: int | None = None):
+    def rewrite_files(self, target_file_size: int | None = None, progress=None):
         """Compaction: rewrite all live data with deletes applied into new files of the current spec, dropping
-        every delete file; operation ``replace``. Returns the new snapshot (current one if nothing to do)."""
+        every delete file; operation ``replace``. Returns the new snapshot (current one if nothing to do).
+        ``progress(step, done, total)``: step ``"read"`` per data file read, then ``"write"`` per rows written."""
         files = SnapshotFiles(self.io, self.metadata, self.metadata.current_snapshot())
         if not files.data and not files.deletes:
             return self.current_snapshot()
@@ -348,10 +350,12 @@ class Table:
         schema = self.schema()
         pieces = []
         import pyarrow as pa
-        for e in files.data:
+        for i, e in enumerate(files.data):
             tbl, keep = files.read(e, schema)
             pieces.append(tbl.filter(pa.array(keep)) if not keep.all() else tbl)
             p.remove_file(e.data_file)
+            if progress is not None:
+                progress("read", i + 1, len(files.data))
         for d in files.deletes:
             p.remove_file(d.data_file)
         props = dict(self.metadata.properties)
@@ -361,7 +365,7 @@ class Table:
             merged = pa.concat_tables(pieces)
             if merged.num_rows:
                 for df in write_data_files(self.io, self.location, prepare_arrow(merged, schema), self.spec(), schema,
-                                           props):
+                                           props, progress=progress):
                     p.add_data_file(df)
         p.commit()
         return self.current_snapshot()
@@ -508,7 +512,7 @@ class Table:
                 self.io.delete(path)
         return expired
 
-    def remove_orphan_files(self, older_than_ms: int | None = None, dry_run: bool = False):
+    def remove_orphan_files(self, older_than_ms: int | None = None, dry_run: bool = False, progress=None):
         """Files under the table location that no snapshot or metadata file references (left by failed or killed
         writers), last modified before ``older_than_ms`` (default: 3 days ago). -> sorted list; deleted unless
         ``dry_run``."""
@@ -539,8 +543,10 @@ class Table:
             orphans.append(path)
         del loc
         if not dry_run:
-            for p in orphans:
+            for i, p in enumerate(orphans):
                 self.io.delete(p)
+                if progress is not None:
+                    progress("delete", i + 1, len(orphans))
         return sorted(orphans)
 
 

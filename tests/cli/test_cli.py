@@ -151,3 +151,62 @@ def test_progress_only_on_tty():
                 p.update()
     assert plain.getvalue() == ""
     assert "3/3" in tty.getvalue()
+
+
+def test_append_compact_and_remove_orphans(tmp_path, capsys):
+    import pyarrow.parquet as pq
+
+    from paimon_engine.expressions import col
+    from paimon_engine.table.catalog import SqlCatalog
+    uri, wh = f"sqlite:///{tmp_path}/c.db", str(tmp_path / "wh")
+    cat = SqlCatalog("default", uri=uri, warehouse=wh)
+    cat.create_namespace("db")
+    t = cat.create_table("db.m", pa.schema([("id", pa.int64()), ("k", pa.int32())]))
+    src = tmp_path / "in.parquet"
+    pq.write_table(pa.table({"id": pa.array(range(50), pa.int64()), "k": pa.array([i % 5 for i in range(50)],
+                                                                                   pa.int32())}), src)
+    (tmp_path / "more.csv").write_text("id,k\n100,1\n101,2\n")
+    base = ["--uri", uri, "--warehouse", wh, "--json"]
+    assert main(["table", "append", "db.m", str(src), str(tmp_path / "more.csv"), *base]) == 0
+    assert json.loads(capsys.readouterr().out)["rows"] == 52
+    t = cat.load_table("db.m")
+    t.delete(col("k") == 1)
+    assert main(["table", "compact", "db.m", *base]) == 0
+    assert json.loads(capsys.readouterr().out)["rewritten"] is True
+    t = cat.load_table("db.m")
+    assert t.current_snapshot().operation == "replace" and not t.delete_files()
+    assert t.scan().count() == 41
+    stray = tmp_path / "wh" / "db.db" / "m" / "data" / "stray.parquet"
+    stray.parent.mkdir(parents=True, exist_ok=True)
+    stray.write_bytes(b"x")
+    assert main(["table", "remove-orphans", "db.m", *base, "--older-than-hours", "-1", "--dry-run"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert any(p.endswith("stray.parquet") for p in out["orphans"]) and stray.exists()
+    assert main(["table", "remove-orphans", "db.m", *base, "--older-than-hours", "-1"]) == 0
+    assert not stray.exists() and cat.load_table("db.m").scan().count() == 41
+    assert main(["table", "append", "db.m", str(tmp_path / "x.txt"), *base]) == 3  # missing
+    (tmp_path / "x.txt").write_text("1,2")
+    assert main(["table", "append", "db.m", str(tmp_path / "x.txt"), *base]) == 2  # unknown format
+
+
+def test_step_bars_draw_per_step_on_a_tty():
+    import io as _io
+
+    from paimon_engine.cli_commands import Progress, _StepBars
+
+    class Tty(_io.StringIO):
+        def isatty(self):
+            return True
+
+    out = Tty()
+    bars = _StepBars()
+    real = Progress.__init__
+    try:
+        Progress.__init__ = lambda self, total, label="", stream=None: real(self, total, label, out)
+        for step, done, total in (("read", 1, 2), ("read", 2, 2), ("write", 40, 40)):
+            bars(step, done, total)
+        bars.close()
+    finally:
+        Progress.__init__ = real
+    text = out.getvalue()
+    assert "read [" in text and "2/2" in text and "write [" in text and "40/40" in text
