@@ -392,6 +392,21 @@ cdef int _load_nodes(Ctx* c, const int64_t[:, ::1] table, const int64_t[::1] kid
     return 0
 
 
+cdef int _open(Ctx* c, const int64_t[:, ::1] table, const int64_t[::1] kids, bint compact) except -1:
+    # the context of one kernel call: its own node array (freed by the caller) loaded from the table
+    c.nodes = <Node*>PyMem_Malloc(table.shape[0] * sizeof(Node))
+    if c.nodes == NULL:
+        raise MemoryError()
+    try:
+        _load_nodes(c, table, kids)
+    except BaseException:
+        PyMem_Free(c.nodes)
+        c.nodes = NULL
+        raise
+    c.compact = compact
+    return 0
+
+
 cdef int _load_inputs(Ctx* c, list inputs) except -1:
     cdef Py_ssize_t i
     cdef Node* n
@@ -422,12 +437,8 @@ def measure_rows(const int64_t[:, ::1] table, const int64_t[::1] kids, list inpu
     cdef int64_t* sp
     if len(inputs) != nn or start < 0 or stop < start or sizes.shape[0] < stop + 1:
         return BAD_LENGTH
-    c.nodes = <Node*>PyMem_Malloc(nn * sizeof(Node))
-    if c.nodes == NULL:
-        raise MemoryError()
+    _open(&c, table, kids, compact)
     try:
-        _load_nodes(&c, table, kids)
-        c.compact = compact
         _load_inputs(&c, inputs)
         sp = &sizes[0]
         with nogil:
@@ -466,12 +477,8 @@ def encode_rows(const int64_t[:, ::1] table, const int64_t[::1] kids, list input
     cdef int64_t* op
     if len(inputs) != nn or state.shape[0] < 4 or offsets.shape[0] < nrows + 1:
         return BAD_LENGTH
-    c.nodes = <Node*>PyMem_Malloc(nn * sizeof(Node))
-    if c.nodes == NULL:
-        raise MemoryError()
+    _open(&c, table, kids, compact)
     try:
-        _load_nodes(&c, table, kids)
-        c.compact = compact
         _load_inputs(&c, inputs)
         start = state[0]
         pos = state[1]
@@ -761,12 +768,8 @@ def decode_rows(const int64_t[:, ::1] table, const int64_t[::1] kids, const uint
         return BAD_LENGTH
     if outputs is not None and len(outputs) != nn:
         return BAD_LENGTH
-    c.nodes = <Node*>PyMem_Malloc(nn * sizeof(Node))
-    if c.nodes == NULL:
-        raise MemoryError()
+    _open(&c, table, kids, compact)
     try:
-        _load_nodes(&c, table, kids)
-        c.compact = compact
         c.fill = outputs is not None
         c.buf = &buf[0] if blen else NULL
         c.err_pos = 0
