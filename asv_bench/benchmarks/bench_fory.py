@@ -40,6 +40,16 @@ def _pyfory_encoder():
         return ff.create_row_encoder(_pyfory_schema())
 
 
+def _pyfory_rows(buf, offsets):
+    """pyfory ``RowData`` objects over the rows ``buf[offsets[i]:offsets[i + 1]]``."""
+    import pyfory
+    from pyfory import format as ff
+    schema = _pyfory_schema()
+    raw = bytes(buf)
+    return [ff.RowData(schema, pyfory.Buffer(raw, int(offsets[i]), int(offsets[i + 1] - offsets[i])))
+            for i in range(len(offsets) - 1)]
+
+
 class ArrowToRows:
     params = (["paimon_engine", "pyfory", "pyfory_from_dicts"],)
     param_names = ["impl"]
@@ -108,13 +118,7 @@ class RowsToArrow:
         self.batch = _batch(N)
         self.buf, self.offsets = fory.encode_rows(self.batch)
         if impl == "pyfory":
-            import pyfory
-            from pyfory import format as ff
-            schema = _pyfory_schema()
-            raw = bytes(self.buf)
-            offs = self.offsets
-            self.rows = [ff.RowData(schema, pyfory.Buffer(raw, int(offs[i]), int(offs[i + 1] - offs[i])))
-                         for i in range(N)]
+            self.rows = _pyfory_rows(self.buf, self.offsets)
 
     def time_decode(self, impl):
         if impl == "paimon_engine":
@@ -160,11 +164,7 @@ class FieldAccess:
             self.views = [fory.RowView(raw, schema, "standard", 0, int(offsets[i]), int(offsets[i + 1]))
                           for i in range(VIEWS)]
         else:
-            import pyfory
-            from pyfory import format as ff
-            schema = _pyfory_schema()
-            self.views = [ff.RowData(schema, pyfory.Buffer(raw, int(offsets[i]), int(offsets[i + 1] - offsets[i])))
-                          for i in range(VIEWS)]
+            self.views = _pyfory_rows(raw, offsets)
 
     def time_get_int64(self, impl):
         for v in self.views:

@@ -316,26 +316,22 @@ cdef int64_t _write_array(Ctx* c, Node* e, int64_t start, int64_t cnt, uint8_t* 
     else:
         _st64(out, <uint64_t>cnt)
         bmpos = 8
-    if e.kind == K_FIXED and cnt:
-        # the element region is the Arrow values, with null slots zeroed afterwards
+    cdef bint bulk = e.kind == K_FIXED
+    if bulk:
+        # the element region is the Arrow values, with null slots zeroed below
         memcpy(out + hdr, e.vals + (start + e.aoff) * e.width, cnt * e.width)
-        if e.valid != NULL:
-            for k in range(cnt):
-                if _is_null(e, start + k):
-                    if c.compact and not e.nullable:
-                        c.err_node = e - c.nodes
-                        return BAD_VALUE
-                    out[bmpos + (k >> 3)] |= <uint8_t>(1 << (k & 7))
-                    memset(out + hdr + k * e.width, 0, e.width)
-        return cur
+        if e.valid == NULL:
+            return cur
     for k in range(cnt):
         if _is_null(e, start + k):
             if c.compact and not e.nullable:
                 c.err_node = e - c.nodes
                 return BAD_VALUE
             out[bmpos + (k >> 3)] |= <uint8_t>(1 << (k & 7))
+            if bulk:
+                memset(out + hdr + k * e.width, 0, e.width)
             continue
-        if _write_value(c, e, start + k, out, out + hdr + k * e.slot, &cur) < 0:
+        if not bulk and _write_value(c, e, start + k, out, out + hdr + k * e.slot, &cur) < 0:
             return BAD_VALUE
     return cur
 

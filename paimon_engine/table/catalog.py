@@ -79,16 +79,8 @@ class Catalog:
         PartitionSpec or a list like ``[("ts", "day"), ("id", "bucket[16]")]``."""
         from .table import Table
         namespace, name = parse_identifier(identifier)
-        schema = _as_schema(schema)
-        if partition_spec is None:
-            partition_spec = UNPARTITIONED
-        elif not isinstance(partition_spec, PartitionSpec):
-            partition_spec = PartitionSpec.build(schema, *partition_spec)
-        props = dict(properties or {})
-        fv = int(props.pop("format-version", format_version))
         loc = normalize_location(location) if location else self.default_location(namespace, name)
-        md = new_table_metadata(schema, partition_spec, loc, sort_order=sort_order, properties=props,
-                                format_version=fv)
+        md = _new_metadata(schema, partition_spec, loc, properties, sort_order, format_version)
         md = self._create(namespace, name, md)
         return Table(namespace + (name,), md, self.io, self)
 
@@ -111,6 +103,20 @@ class Catalog:
     def _write_new_metadata(self, location: str, md: TableMetadata) -> bytes:
         md.last_updated_ms = max(md.last_updated_ms or 0, int(time.time() * 1000))
         return serialize_metadata(md)
+
+
+def _new_metadata(schema, partition_spec, location, properties, sort_order, format_version):
+    """Metadata of a new table: ``partition_spec`` a PartitionSpec or ``[(column, transform), ...]``; a
+    ``format-version`` property overrides ``format_version``."""
+    schema = _as_schema(schema)
+    if partition_spec is None:
+        partition_spec = UNPARTITIONED
+    elif not isinstance(partition_spec, PartitionSpec):
+        partition_spec = PartitionSpec.build(schema, *partition_spec)
+    props = dict(properties or {})
+    fv = int(props.pop("format-version", format_version))
+    return new_table_metadata(schema, partition_spec, location, sort_order=sort_order, properties=props,
+                              format_version=fv)
 
 
 def _as_schema(schema) -> Schema:
@@ -265,15 +271,7 @@ class FileSystemCatalog(Catalog):
         :meth:`load_table_at`."""
         from .table import Table
         location = normalize_location(location).rstrip("/")
-        schema = _as_schema(schema)
-        if partition_spec is None:
-            partition_spec = UNPARTITIONED
-        elif not isinstance(partition_spec, PartitionSpec):
-            partition_spec = PartitionSpec.build(schema, *partition_spec)
-        props = dict(properties or {})
-        fv = int(props.pop("format-version", format_version))
-        md = new_table_metadata(schema, partition_spec, location, sort_order=sort_order, properties=props,
-                                format_version=fv)
+        md = _new_metadata(schema, partition_spec, location, properties, sort_order, format_version)
         md = self._create_at(location, md)
         return Table(("", location.rsplit("/", 1)[-1]), md, self.io, self, location=location)
 

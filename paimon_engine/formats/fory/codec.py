@@ -100,15 +100,7 @@ def _conform(rb, schema: ForySchema):
 
 
 def _node_path(layout, index):
-    names = {}
-
-    def visit(n, prefix):
-        names[n.index] = prefix
-        for c in n.children:
-            visit(c, f"{prefix}.{c.field.name}" if prefix else c.field.name)
-
-    visit(layout.root, "")
-    return names.get(index) or "<row>"
+    return layout.paths()[index]
 
 
 def encode_rows(batch, schema=None, layout: str = S.STANDARD):

@@ -285,6 +285,15 @@ class Layout:
     def compact(self) -> bool:
         return self.name == COMPACT
 
+    def paths(self):
+        """Dotted field path of every node, by node index (``"<row>"`` for the row itself)."""
+        out = [""] * len(self.nodes)
+        out[self.root.index] = "<row>"
+        for n in self.nodes:  # preorder: a parent's path is set before its children's
+            for c in n.children:
+                out[c.index] = c.field.name if n is self.root else f"{out[n.index]}.{c.field.name}"
+        return out
+
     def slot_order(self):
         """Top-level field names in the order their slots appear in a row."""
         kids = self.root.children

@@ -85,11 +85,7 @@ def view_schema(lay: S.Layout):
     k = _kernel()
     nodes = lay.nodes
     prims, converts, paths, typenames, names = [], [], [], [], []
-    path = {lay.root.index: "<row>"}
-    for n in nodes:
-        for c in n.children:
-            base = path[n.index]
-            path[c.index] = c.field.name if n is lay.root else f"{base}.{c.field.name}"
+    path = lay.paths()
     for n in nodes:
         p, conv = _prim_and_convert(n)
         prims.append(p)
