@@ -5,7 +5,9 @@ paimon_engine and the zstd baselines use N = 1,000,000 rows. pypaimon is much sl
 benchmarks its parameter ``pypaimon_x50`` runs on N/50 rows (the report multiplies its times by 50); the point
 lookups (``RowLookup``) run every implementation on the same 1M-row file.
 ``zstd`` compresses / decompresses exactly the blocks of the engine's file (level 1), the floor any
-reader or writer of the format pays.
+reader or writer of the format pays; ``zstd_mt`` decompresses them on as many threads as the engine's reader
+uses (``paimon_engine._parallel.thread_count()``). ``paimon_engine`` reads with its default threads,
+``paimon_engine_1t`` on the calling thread alone (``threads=1``): the per-core cost.
 """
 import io
 import os
@@ -16,7 +18,7 @@ import numpy as np
 N = 1_000_000
 PEER_SCALE = 50
 BLOCK = 65536
-IMPLS = ["paimon_engine", "pypaimon_x50", "zstd"]
+IMPLS = ["paimon_engine", "paimon_engine_1t", "pypaimon_x50", "zstd", "zstd_mt"]
 
 
 def _schema():
@@ -49,6 +51,25 @@ def _blocks(path):
     d = zstandard.ZstdDecompressor()
     payloads = [d.decompress(f, max_output_size=int(u)) for f, u in zip(frames, r.index.uncompressed_sizes)]
     return frames, payloads, [int(u) for u in r.index.uncompressed_sizes]
+
+
+def _decompress_threaded(dctxs, frames, usizes):
+    """The blocks decompressed on len(dctxs) threads (contiguous shares, one decompressor each)."""
+    from concurrent.futures import ThreadPoolExecutor
+    k = len(dctxs)
+    cuts = np.linspace(0, len(frames), k + 1).astype(int)
+
+    def part(i):
+        d = dctxs[i]
+        for f, u in zip(frames[cuts[i]:cuts[i + 1]], usizes[cuts[i]:cuts[i + 1]]):
+            d.decompress(f, max_output_size=u)
+    global _ZPOOL
+    if _ZPOOL is None:
+        _ZPOOL = ThreadPoolExecutor(k)
+    list(_ZPOOL.map(part, range(k)))
+
+
+_ZPOOL = None
 
 
 def _pp_fields():
@@ -89,8 +110,8 @@ class RowFile:
         from paimon_engine.formats.row import RowFileReader
         self.paths = paths
         rng = np.random.default_rng(7)
-        if impl == "paimon_engine":
-            self.reader = RowFileReader(paths["big"], _schema())
+        if impl.startswith("paimon_engine"):
+            self.reader = RowFileReader(paths["big"], _schema(), threads=1 if impl.endswith("_1t") else None)
             self.reader.take([1, 0])  # first use imports pyarrow.compute (one-off, not per call)
             self.reader.get_row(0)
             self.rows = rng.integers(0, N, 1000)
@@ -103,42 +124,49 @@ class RowFile:
             self.rows = sorted(rng.integers(0, N // PEER_SCALE, 1000 // PEER_SCALE).tolist())
             self.one = iter(rng.integers(0, N // PEER_SCALE, 10**6).tolist())
         else:
+            from paimon_engine._parallel import thread_count
             self.frames, self.payloads, self.usizes = _blocks(paths["big"])
             self.cctx = zstandard.ZstdCompressor(level=1)
             self.dctx = zstandard.ZstdDecompressor()
+            self.dctxs = [zstandard.ZstdDecompressor() for _ in range(thread_count())]
 
-    # -- full read to Arrow -------------------------------------------------------
-    def time_read_arrow(self, paths, impl):
-        if impl == "paimon_engine":
-            self.reader.to_arrow()
-        elif impl == "pypaimon_x50":
-            _pp_read_all(_pp_reader(paths["small"]))
+    def _zstd(self, impl):
+        if impl == "zstd_mt":
+            _decompress_threaded(self.dctxs, self.frames, self.usizes)
         else:
             for f, u in zip(self.frames, self.usizes):
                 self.dctx.decompress(f, max_output_size=u)
 
+    # -- full read to Arrow -------------------------------------------------------
+    def time_read_arrow(self, paths, impl):
+        if impl.startswith("paimon_engine"):
+            self.reader.to_arrow()
+        elif impl == "pypaimon_x50":
+            _pp_read_all(_pp_reader(paths["small"]))
+        else:
+            self._zstd(impl)
+
     def peakmem_read_arrow(self, paths, impl):
-        if impl == "paimon_engine":
+        if impl.startswith("paimon_engine"):
             self.reader.to_arrow()
         elif impl == "pypaimon_x50":
             _pp_read_all(_pp_reader(paths["small"]))
 
     # -- projection of one column ---------------------------------------------------
     def time_read_one_column(self, paths, impl):
-        if impl == "paimon_engine":
+        if impl.startswith("paimon_engine"):
             self.reader.to_arrow(columns=["price"])
         elif impl == "pypaimon_x50":
             _pp_read_all(_pp_reader(paths["small"], names=("price",)))
         else:
-            for f, u in zip(self.frames, self.usizes):
-                self.dctx.decompress(f, max_output_size=u)
+            self._zstd(impl)
 
 
 class RowLookup:
     """Point lookups on the 1M-row file, every implementation on the same file (no scaling): ``take`` of 1000
     random rows (pypaimon: ``row_indices``) and one row from an open reader with no block cached (zstd:
     decompressing one block)."""
-    params = (["paimon_engine", "pypaimon", "zstd"],)
+    params = (["paimon_engine", "paimon_engine_1t", "pypaimon", "zstd"],)
     param_names = ["impl"]
     timeout = 600
     number = 1
@@ -155,8 +183,8 @@ class RowLookup:
         rng = np.random.default_rng(7)
         self.rows = rng.integers(0, N, 1000)
         self.one = iter(rng.integers(0, N, 10**6).tolist())
-        if impl == "paimon_engine":
-            self.reader = RowFileReader(path, _schema())
+        if impl.startswith("paimon_engine"):
+            self.reader = RowFileReader(path, _schema(), threads=1 if impl.endswith("_1t") else None)
             self.reader.take([1, 0])  # first use imports pyarrow.compute (one-off, not per call)
             self.reader.get_row(0)
         elif impl == "pypaimon":
@@ -173,7 +201,7 @@ class RowLookup:
             self.take_blocks = sorted(set(RowFileReader(path, _schema()).index.block_of(self.rows).tolist()))
 
     def time_take_1000(self, path, impl):
-        if impl == "paimon_engine":
+        if impl.startswith("paimon_engine"):
             self.reader._cache.clear()
             self.reader.take(self.rows)
         elif impl == "pypaimon":
@@ -183,7 +211,7 @@ class RowLookup:
                 self.dctx.decompress(self.frames[b], max_output_size=self.usizes[b])
 
     def time_get_row(self, path, impl):
-        if impl == "paimon_engine":
+        if impl.startswith("paimon_engine"):
             self.reader._cache.clear()
             self.reader.get_row(next(self.one))
         elif impl == "pypaimon":
@@ -194,7 +222,7 @@ class RowLookup:
 
 class RowWrite:
     """Writing the workload (pypaimon_x50: N/50 rows; zstd: compressing the engine's blocks alone)."""
-    params = IMPLS
+    params = ["paimon_engine", "pypaimon_x50", "zstd"]
     param_names = ["impl"]
     timeout = 300
 
@@ -239,7 +267,8 @@ def _best(fn, repeat=5):
 
 
 class RowRatios:
-    """The issue's ratios, measured within one process (best of 5 each): engine time / zstd-only time."""
+    """The issue's ratios, measured within one process (best of 5 each): engine time / zstd-only time, with the
+    engine's default threads and on one thread, and against zstd on the same number of threads."""
     timeout = 600
 
     def setup_cache(self):
@@ -252,9 +281,12 @@ class RowRatios:
         import zstandard
         from paimon_engine.formats.row import RowFileReader
         self.path = path
+        from paimon_engine._parallel import thread_count
         self.reader = RowFileReader(path, _schema())
+        self.reader_1t = RowFileReader(path, _schema(), threads=1)
         self.frames, self.payloads, self.usizes = _blocks(path)
         self.dctx = zstandard.ZstdDecompressor()
+        self.dctxs = [zstandard.ZstdDecompressor() for _ in range(thread_count())]
         self.cctx = zstandard.ZstdCompressor(level=1)
 
     def _decompress_all(self):
@@ -263,6 +295,13 @@ class RowRatios:
 
     def track_read_arrow_over_zstd_decompress(self, path):
         return _best(self.reader.to_arrow) / _best(self._decompress_all)
+
+    def track_read_arrow_1t_over_zstd_decompress(self, path):
+        return _best(self.reader_1t.to_arrow) / _best(self._decompress_all)
+
+    def track_read_arrow_over_zstd_decompress_same_threads(self, path):
+        return _best(self.reader.to_arrow) / _best(
+            lambda: _decompress_threaded(self.dctxs, self.frames, self.usizes))
 
     def track_write_over_zstd_compress(self, path):
         table = _table(N)
@@ -291,19 +330,33 @@ class RowRatios:
     def peakmem_read_arrow(self, path):
         self.reader.to_arrow()
 
-    def track_read_peak_traced_over_table(self, path):
-        """Peak of traced allocations (NumPy buffers, blocks) during a full read / the Arrow table's size."""
-        import tracemalloc
-        tracemalloc.start()
-        try:
-            table = self.reader.to_arrow()
-            peak = tracemalloc.get_traced_memory()[1]
-        finally:
-            tracemalloc.stop()
-        return peak / table.nbytes
+    def track_read_peak_rss_over_table_plus_block(self, path):
+        """Memory a full read adds to the process at its peak (resident pages, in a fresh process whose
+        imports are warmed by reading a small file first) / (the Arrow table's size + one block)."""
+        import subprocess
+        import sys
+        code = (
+            "import io, os, resource, sys\n"
+            "sys.path.insert(0, %r)\n"
+            "import bench_row as B\n"
+            "from paimon_engine.formats.row import RowFileReader\n"
+            "small = io.BytesIO()\n"
+            "B._write_engine(small, B._table(5000))\n"
+            "RowFileReader(io.BytesIO(small.getvalue()), B._schema()).to_arrow()\n"
+            "r = RowFileReader(%r, B._schema())\n"
+            "page = os.sysconf('SC_PAGE_SIZE')\n"
+            "before = int(open('/proc/self/statm').read().split()[1]) * page\n"
+            "t = r.to_arrow()\n"
+            "peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024\n"
+            "print((peak - before) / (t.nbytes + max(r.index.uncompressed_sizes)))\n"
+        ) % (os.path.dirname(os.path.abspath(__file__)), path)
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+        return float(out.stdout.strip().splitlines()[-1])
 
-    track_read_peak_traced_over_table.unit = "ratio"
+    track_read_peak_rss_over_table_plus_block.unit = "ratio"
     track_read_arrow_over_zstd_decompress.unit = "ratio"
+    track_read_arrow_1t_over_zstd_decompress.unit = "ratio"
+    track_read_arrow_over_zstd_decompress_same_threads.unit = "ratio"
     track_write_over_zstd_compress.unit = "ratio"
     track_get_row_over_one_block_decompress.unit = "ratio"
     track_arrow_table_mb.unit = "MiB"

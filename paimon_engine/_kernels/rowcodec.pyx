@@ -221,41 +221,140 @@ cdef inline Py_ssize_t _fail(int64_t* state, Py_ssize_t r, Py_ssize_t f, Py_ssiz
     state[2] = pos
     return code
 
+# What the row loop does with one top-level field: a dense code, so the
+# dispatch compiles to one jump table.
+cdef enum:
+    OP_SKIP_FIXED = 0
+    OP_SKIP_BYTES = 1
+    OP_SKIP_NESTED = 2
+    OP_W8 = 3
+    OP_W4 = 4
+    OP_W2 = 5
+    OP_W1 = 6
+    OP_BOOL = 7
+    OP_BYTES = 8
+    OP_SPAN = 9
+    OP_DEC_COMPACT = 10
+    OP_TS_NANO = 11
+    OP_DEC_BIG = 12
+    OP_BAD = 13
+
+cdef enum:
+    INVALID_UTF8 = -7
+
 ctypedef struct OutCol:
-    int mode          # 0 = not projected, else the field kind or O_SPAN
-    int kind          # the field's kind (from the program)
+    int op            # OP_* above
     int width         # fixed width of the field's encoding, 0 if variable
     Py_ssize_t node   # the field's program node
-    int scale         # TS_NANO: 1000 (micros) or 1000000 (nanos)
+    int scale         # TS_NANO: 1000 (micros) or 1000000 (nanos); BYTES: 1 = check UTF-8
     uint8_t* validity
     uint8_t* values
     int32_t* offsets
     uint8_t* data
     Py_ssize_t data_cap
+    int64_t* dpos     # data write position of a bytes column (in the caller's datapos array)
+
+
+cdef inline bint _utf8_tail_ok(const uint8_t* s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
+    """Strict UTF-8 (no overlongs, surrogates or code points above U+10FFFF) of s[i:n]."""
+    cdef uint8_t c, c1
+    while i < n:
+        c = s[i]
+        if c < 0x80:
+            i += 1
+        elif c < 0xC2:
+            return 0
+        elif c < 0xE0:
+            if i + 1 >= n or (s[i + 1] & 0xC0) != 0x80:
+                return 0
+            i += 2
+        elif c < 0xF0:
+            if i + 2 >= n:
+                return 0
+            c1 = s[i + 1]
+            if c == 0xE0:
+                if c1 < 0xA0 or c1 > 0xBF:
+                    return 0
+            elif c == 0xED:
+                if c1 < 0x80 or c1 > 0x9F:
+                    return 0
+            elif (c1 & 0xC0) != 0x80:
+                return 0
+            if (s[i + 2] & 0xC0) != 0x80:
+                return 0
+            i += 3
+        elif c < 0xF5:
+            if i + 3 >= n:
+                return 0
+            c1 = s[i + 1]
+            if c == 0xF0:
+                if c1 < 0x90 or c1 > 0xBF:
+                    return 0
+            elif c == 0xF4:
+                if c1 < 0x80 or c1 > 0x8F:
+                    return 0
+            elif (c1 & 0xC0) != 0x80:
+                return 0
+            if (s[i + 2] & 0xC0) != 0x80 or (s[i + 3] & 0xC0) != 0x80:
+                return 0
+            i += 4
+        else:
+            return 0
+    return 1
+
+
+cdef inline bint _utf8_ok(const uint8_t* s, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t i = 0
+    cdef uint64_t w
+    while i + 8 <= n:
+        memcpy(&w, s + i, 8)
+        if w & 0x8080808080808080ULL:
+            return _utf8_tail_ok(s, i, n)
+        i += 8
+    return _utf8_tail_ok(s, i, n)
+
+
+cdef inline bint _ascii16(uint64_t w0, uint64_t w1, Py_ssize_t n) noexcept nogil:
+    """The first ``n`` (<= 16) of the 16 little-endian bytes ``w0 w1`` are ASCII."""
+    cdef uint64_t m0, m1
+    if n >= 8:
+        m0 = 0xFFFFFFFFFFFFFFFFULL
+        m1 = 0xFFFFFFFFFFFFFFFFULL if n == 16 else ((<uint64_t>1 << (8 * (n - 8))) - 1)
+    else:
+        m0 = (<uint64_t>1 << (8 * n)) - 1
+        m1 = 0
+    return (((w0 & m0) | (w1 & m1)) & 0x8080808080808080ULL) == 0
+
+
+cdef inline int32_t _load_i32(const uint8_t* p) noexcept nogil:
+    cdef int32_t v
+    memcpy(&v, p, 4)
+    return v
 
 
 @cython.boundscheck(False)
 @cython.wraparound(False)
 @cython.cdivision(True)
-cdef Py_ssize_t _decode(const uint8_t* p, Py_ssize_t data_end, const int32_t* row_off, Py_ssize_t nrows,
+cdef Py_ssize_t _decode(const uint8_t* p, Py_ssize_t blen, Py_ssize_t data_end, Py_ssize_t nrows,
                         const int32_t* rows, Py_ssize_t nsel, const int32_t* prog, Py_ssize_t nfields,
-                        OutCol* outs, Py_ssize_t out_base, int64_t* datapos, int64_t* state) noexcept nogil:
-    cdef Py_ssize_t k, r, f, pos, end, node, nb, start, n, o, j
+                        OutCol* outs, Py_ssize_t out_base, int64_t* state) noexcept nogil:
+    cdef Py_ssize_t k, r, f, pos, end, nb, start, n, o, j, d
     cdef const uint8_t* bits
     cdef OutCol* oc
-    cdef int kind
+    cdef int op
     cdef uint32_t v = 0
     cdef int64_t millis, i64
+    cdef uint64_t w0, w1
     cdef uint8_t b
-    cdef int32_t ts32
     cdef Py_ssize_t fpos = 0
+    cdef const uint8_t* row_off = p + data_end
     nb = (nfields + 7) >> 3
     for k in range(nsel):
         r = rows[k] if rows != NULL else k
         if r < 0 or r >= nrows:
             return _fail(state, r, -1, data_end, OUT_OF_RANGE)
-        pos = row_off[r]
-        end = row_off[r + 1] if r + 1 < nrows else data_end
+        pos = _load_i32(row_off + 4 * r)
+        end = _load_i32(row_off + 4 * r + 4) if r + 1 < nrows else data_end
         if pos < 0 or pos > end or end > data_end:
             return _fail(state, r, -1, data_end + 4 * r, BAD_VALUE)
         if nb > end - pos:
@@ -265,59 +364,82 @@ cdef Py_ssize_t _decode(const uint8_t* p, Py_ssize_t data_end, const int32_t* ro
         o = out_base + k
         for f in range(nfields):
             oc = &outs[f]
+            op = oc.op
             if bits[f >> 3] & (1 << (f & 7)):
-                # null: validity stays 0, values stay zeroed; strings repeat the offset
-                if oc.mode == K_BYTES:
-                    oc.offsets[o + 1] = <int32_t>datapos[f]
+                # null: validity stays 0, fixed-width values are zeroed, strings repeat the offset
+                if op == OP_W8 or op == OP_TS_NANO:
+                    memset(oc.values + 8 * o, 0, 8)
+                elif op == OP_W4:
+                    memset(oc.values + 4 * o, 0, 4)
+                elif op == OP_BYTES:
+                    oc.offsets[o + 1] = <int32_t>oc.dpos[0]
+                elif op == OP_DEC_COMPACT or op == OP_DEC_BIG:
+                    memset(oc.values + 16 * o, 0, 16)
+                elif op == OP_W2:
+                    memset(oc.values + 2 * o, 0, 2)
+                elif op == OP_W1:
+                    oc.values[o] = 0
                 continue
             fpos = pos
-            kind = oc.kind
-            if oc.mode == 0:
-                if oc.width:
-                    if oc.width > end - pos:
-                        return _fail(state, r, f, fpos, TRUNCATED)
-                    if kind == K_BOOL and p[pos] > 1:
-                        return _fail(state, r, f, fpos, BAD_VALUE)
-                    pos += oc.width
-                elif kind == K_BYTES:
-                    pos = _read_len(p, pos, end, &n)
-                    if pos < 0:
-                        return _fail(state, r, f, fpos, pos)
-                    pos += n
-                else:
-                    pos = _skip_value(p, pos, end, prog, oc.node)
-                    if pos < 0:
-                        return _fail(state, r, f, fpos, pos)
-                continue
-            oc.validity[o >> 3] |= <uint8_t>(1 << (o & 7))
-            if kind == K_I64 or kind == K_F64 or kind == K_TS_MILLIS:
+            if op == OP_W8:
                 if 8 > end - pos:
                     return _fail(state, r, f, fpos, TRUNCATED)
                 memcpy(oc.values + 8 * o, p + pos, 8)
                 pos += 8
-            elif kind == K_I32 or kind == K_F32:
+            elif op == OP_BYTES:
+                pos = _read_len(p, pos, end, &n)
+                if pos < 0:
+                    return _fail(state, r, f, fpos, pos)
+                d = oc.dpos[0]
+                if d + n > oc.data_cap or d + n > 0x7FFFFFFF:
+                    return _fail(state, r, f, fpos, BAD_LENGTH)
+                if n <= 16 and pos + 16 <= blen and d + 16 <= oc.data_cap:
+                    # short string: one fixed-size copy (the block and the buffer both have 16 bytes here)
+                    memcpy(&w0, p + pos, 8)
+                    memcpy(&w1, p + pos + 8, 8)
+                    memcpy(oc.data + d, &w0, 8)
+                    memcpy(oc.data + d + 8, &w1, 8)
+                    if oc.scale and not _ascii16(w0, w1, n) and not _utf8_tail_ok(p + pos, 0, n):
+                        return _fail(state, r, f, fpos, INVALID_UTF8)
+                else:
+                    if oc.scale and not _utf8_ok(p + pos, n):
+                        return _fail(state, r, f, fpos, INVALID_UTF8)
+                    memcpy(oc.data + d, p + pos, n)
+                d += n
+                oc.dpos[0] = d
+                oc.offsets[o + 1] = <int32_t>d
+                pos += n
+            elif op == OP_W4:
                 if 4 > end - pos:
                     return _fail(state, r, f, fpos, TRUNCATED)
                 memcpy(oc.values + 4 * o, p + pos, 4)
                 pos += 4
-            elif kind == K_BYTES and oc.mode == K_BYTES:
+            elif op == OP_SKIP_FIXED:
+                if oc.width > end - pos:
+                    return _fail(state, r, f, fpos, TRUNCATED)
+                if prog[3 * oc.node] == K_BOOL and p[pos] > 1:
+                    return _fail(state, r, f, fpos, BAD_VALUE)
+                pos += oc.width
+                continue
+            elif op == OP_SKIP_BYTES:
                 pos = _read_len(p, pos, end, &n)
                 if pos < 0:
                     return _fail(state, r, f, fpos, pos)
-                if datapos[f] + n > oc.data_cap or datapos[f] + n > 0x7FFFFFFF:
-                    return _fail(state, r, f, fpos, BAD_LENGTH)
-                memcpy(oc.data + datapos[f], p + pos, n)
-                datapos[f] += n
-                oc.offsets[o + 1] = <int32_t>datapos[f]
                 pos += n
-            elif oc.mode == O_SPAN:
+                continue
+            elif op == OP_SKIP_NESTED:
+                pos = _skip_value(p, pos, end, prog, oc.node)
+                if pos < 0:
+                    return _fail(state, r, f, fpos, pos)
+                continue
+            elif op == OP_SPAN:
                 start = pos
                 pos = _skip_value(p, pos, end, prog, oc.node)
                 if pos < 0:
                     return _fail(state, r, f, fpos, pos)
                 (<int64_t*>oc.values)[2 * o] = start
                 (<int64_t*>oc.values)[2 * o + 1] = pos
-            elif kind == K_BOOL:
+            elif op == OP_BOOL:
                 if pos >= end:
                     return _fail(state, r, f, fpos, TRUNCATED)
                 b = p[pos]
@@ -326,17 +448,17 @@ cdef Py_ssize_t _decode(const uint8_t* p, Py_ssize_t data_end, const int32_t* ro
                 if b:
                     oc.values[o >> 3] |= <uint8_t>(1 << (o & 7))
                 pos += 1
-            elif kind == K_I8:
+            elif op == OP_W1:
                 if pos >= end:
                     return _fail(state, r, f, fpos, TRUNCATED)
                 oc.values[o] = p[pos]
                 pos += 1
-            elif kind == K_I16:
+            elif op == OP_W2:
                 if 2 > end - pos:
                     return _fail(state, r, f, fpos, TRUNCATED)
                 memcpy(oc.values + 2 * o, p + pos, 2)
                 pos += 2
-            elif kind == K_DEC_COMPACT:
+            elif op == OP_DEC_COMPACT:
                 if 8 > end - pos:
                     return _fail(state, r, f, fpos, TRUNCATED)
                 memcpy(&i64, p + pos, 8)
@@ -344,7 +466,7 @@ cdef Py_ssize_t _decode(const uint8_t* p, Py_ssize_t data_end, const int32_t* ro
                 i64 = -1 if i64 < 0 else 0
                 memcpy(oc.values + 16 * o + 8, &i64, 8)
                 pos += 8
-            elif kind == K_TS_NANO:
+            elif op == OP_TS_NANO:
                 if 8 > end - pos:
                     return _fail(state, r, f, fpos, TRUNCATED)
                 memcpy(&millis, p + pos, 8)
@@ -357,7 +479,7 @@ cdef Py_ssize_t _decode(const uint8_t* p, Py_ssize_t data_end, const int32_t* ro
                     (<int64_t*>oc.values)[o] = millis * 1000 + v // 1000
                 else:
                     (<int64_t*>oc.values)[o] = millis * 1000000 + v
-            elif kind == K_DEC_BIG:
+            elif op == OP_DEC_BIG:
                 pos = _read_len(p, pos, end, &n)
                 if pos < 0:
                     return _fail(state, r, f, fpos, pos)
@@ -371,106 +493,171 @@ cdef Py_ssize_t _decode(const uint8_t* p, Py_ssize_t data_end, const int32_t* ro
                 pos += n
             else:
                 return _fail(state, r, f, fpos, BAD_VALUE)
+            oc.validity[o >> 3] |= <uint8_t>(1 << (o & 7))
     return nsel
+
+
+cdef int _op_of(int mode, int kind) noexcept nogil:
+    if mode == 0:
+        if _fixed_width(kind):
+            return OP_SKIP_FIXED
+        if kind == K_BYTES:
+            return OP_SKIP_BYTES
+        return OP_SKIP_NESTED
+    if mode == O_SPAN:
+        return OP_SPAN
+    if mode != kind:
+        return OP_BAD
+    if kind == K_I64 or kind == K_F64 or kind == K_TS_MILLIS:
+        return OP_W8
+    if kind == K_I32 or kind == K_F32:
+        return OP_W4
+    if kind == K_I16:
+        return OP_W2
+    if kind == K_I8:
+        return OP_W1
+    if kind == K_BOOL:
+        return OP_BOOL
+    if kind == K_BYTES:
+        return OP_BYTES
+    if kind == K_DEC_COMPACT:
+        return OP_DEC_COMPACT
+    if kind == K_TS_NANO:
+        return OP_TS_NANO
+    if kind == K_DEC_BIG:
+        return OP_DEC_BIG
+    return OP_BAD
+
+
+cdef class BlockDecoder:
+    """Decodes rows of decompressed blocks into one set of column buffers.
+
+    ``program`` is the schema program of the top-level ROW (node 0 is the
+    first field). ``outs[f]`` is None for a field that is skipped, else a
+    tuple ``(mode, scale, validity, values, offsets, data)`` of NumPy arrays:
+    ``mode`` is the field's kind or O_SPAN (nested values: the (start, end)
+    byte span of each value in its block); ``scale`` is 1000/1000000 for
+    TS_NANO and 1 for a bytes column whose values must be UTF-8. ``validity``
+    (and a BOOL ``values`` bitmap) must be zeroed by the caller; fixed-width
+    values of null rows are written as zeros. ``datapos[f]`` is the write
+    position in a bytes column's ``data`` (the caller sets the start) and
+    ``state`` receives (row, field, byte offset in the block) of a failure.
+    The buffers are checked once here against ``capacity`` output rows.
+    Decoders that write disjoint output rows (whole bitmap bytes) and disjoint
+    data ranges can run on several threads at once.
+    """
+    cdef object _keep            # the arrays the OutCol pointers point into
+    cdef object _holder
+    cdef OutCol* _cols
+    cdef Py_ssize_t _nfields, _capacity
+    cdef const int32_t[::1] _program
+    cdef int64_t[::1] _datapos
+    cdef int64_t[::1] _state
+    cdef readonly int status      # 0, or the status of the constructor's argument check
+
+    def __cinit__(self, const int32_t[::1] program, list outs, Py_ssize_t capacity, int64_t[::1] datapos,
+                  int64_t[::1] state):
+        cdef Py_ssize_t nfields = len(outs)
+        cdef Py_ssize_t f, node, width
+        cdef OutCol* oc
+        cdef int mode
+        self._keep = list(outs)
+        self._program = program
+        self._datapos = datapos
+        self._state = state
+        self._nfields = nfields
+        self._capacity = capacity
+        self._holder = bytearray(sizeof(OutCol) * max(nfields, 1))
+        self._cols = <OutCol*><char*>self._holder
+        self.status = 0
+        if capacity < 0 or state.shape[0] < 3 or datapos.shape[0] < nfields:
+            self.status = BAD_LENGTH
+            return
+        if program.shape[0] < 3 * nfields or program.shape[0] == 0:
+            self.status = BAD_LENGTH
+            return
+        node = 0
+        for f in range(nfields):
+            oc = &self._cols[f]
+            memset(oc, 0, sizeof(OutCol))
+            if node < 0 or 3 * node + 2 >= program.shape[0]:
+                self.status = BAD_LENGTH
+                return
+            oc.node = node
+            oc.width = _fixed_width(program[3 * node])
+            oc.dpos = &self._datapos[f]
+            t = outs[f]
+            mode = 0 if t is None else t[0]
+            oc.op = _op_of(mode, program[3 * node])
+            node = program[3 * node + 2]
+            if t is None:
+                continue
+            oc.scale = t[1]
+            oc.validity = _ptr(t[2])
+            oc.values = _ptr(t[3])
+            oc.offsets = <int32_t*>_ptr(t[4])
+            oc.data = _ptr(t[5])
+            oc.data_cap = _nbytes(t[5])
+            if _nbytes(t[2]) * 8 < capacity:
+                self.status = BAD_LENGTH
+                return
+            if oc.op == OP_BOOL:
+                width = 0
+                if _nbytes(t[3]) * 8 < capacity:
+                    self.status = BAD_LENGTH
+                    return
+            elif oc.op == OP_BYTES:
+                width = 0
+                if _nbytes(t[4]) < 4 * (capacity + 1):
+                    self.status = BAD_LENGTH
+                    return
+            elif oc.op == OP_SPAN or oc.op == OP_DEC_COMPACT or oc.op == OP_DEC_BIG:
+                width = 16
+            elif oc.op == OP_TS_NANO:
+                width = 8
+            else:
+                width = oc.width
+            if width and _nbytes(t[3]) < width * capacity:
+                self.status = BAD_LENGTH
+                return
+
+    def decode(self, const uint8_t[::1] block, Py_ssize_t nrows, rows, Py_ssize_t nsel, Py_ssize_t out_base):
+        """Rows of one decompressed block (its row offsets start at ``len(block) - 4 - 4 * nrows``) to output
+        rows ``out_base ...``: all rows in order when ``rows`` is None (``nsel`` of them), else the local row
+        numbers in the int32 array ``rows``. Returns ``nsel`` or a negative status (location in ``state``)."""
+        cdef Py_ssize_t blen = block.shape[0]
+        cdef Py_ssize_t data_end = blen - 4 - 4 * nrows
+        cdef const uint8_t* p = &block[0] if blen else NULL
+        cdef const int32_t[::1] rowsv
+        cdef const int32_t* rp = NULL
+        cdef Py_ssize_t r
+        if self.status:
+            return self.status
+        if nrows < 0 or data_end < 0 or nsel < 0 or out_base < 0 or out_base + nsel > self._capacity:
+            return BAD_LENGTH
+        if rows is not None:
+            rowsv = rows
+            if rowsv.shape[0] < nsel:
+                return BAD_LENGTH
+            if nsel:
+                rp = &rowsv[0]
+        elif nsel > nrows:
+            return BAD_LENGTH
+        with nogil:
+            r = _decode(p, blen, data_end, nrows, rp, nsel, &self._program[0], self._nfields, self._cols,
+                        out_base, &self._state[0])
+        return r
 
 
 def decode_block(const uint8_t[::1] block, Py_ssize_t nrows, const int32_t[::1] program,
                  list outs, rows, Py_ssize_t nsel, Py_ssize_t out_base, int64_t[::1] datapos,
                  int64_t[::1] state):
-    """Decode rows of one decompressed block into column buffers.
+    """One call of :class:`BlockDecoder` (outputs sized for ``out_base + nsel`` rows): decode rows of one
+    decompressed block into column buffers. Returns ``nsel`` or a negative status."""
+    if nsel < 0 or out_base < 0:
+        return BAD_LENGTH
+    return BlockDecoder(program, outs, out_base + nsel, datapos, state).decode(block, nrows, rows, nsel, out_base)
 
-    ``block`` is the whole uncompressed block; its row offsets start at
-    ``len(block) - 4 - 4 * nrows`` (checked by the caller). ``program`` is the
-    schema program of the top-level ROW (node 0 is the first field).
-    ``outs[f]`` is None for a field that is skipped, else a tuple
-    ``(mode, scale, validity, values, offsets, data)`` of NumPy arrays
-    (validity/values zeroed by the caller). ``rows`` are local row numbers
-    (int32 array) or None for all rows; row k goes to output index
-    ``out_base + k``. ``datapos[f]`` is the data write position of a bytes
-    column. Returns ``nsel`` or a negative status; ``state`` = (row, field,
-    byte offset in the block) of the failure.
-    """
-    cdef Py_ssize_t nfields = len(outs)
-    cdef Py_ssize_t blen = block.shape[0]
-    cdef Py_ssize_t data_end = blen - 4 - 4 * nrows
-    cdef const uint8_t* p = &block[0] if blen else NULL
-    cdef const int32_t* row_off
-    cdef const int32_t[::1] rowsv
-    cdef const int32_t* rp = NULL
-    cdef Py_ssize_t f, need, width, node
-    cdef OutCol* oc
-    cdef Py_ssize_t r
-    if nrows < 0 or data_end < 0 or state.shape[0] < 3 or datapos.shape[0] < nfields:
-        return BAD_LENGTH
-    if nsel < 0:
-        return BAD_LENGTH
-    if rows is not None:
-        rowsv = rows
-        if rowsv.shape[0] < nsel:
-            return BAD_LENGTH
-        if nsel:
-            rp = &rowsv[0]
-    elif nsel > nrows:
-        return BAD_LENGTH
-    if program.shape[0] < 3 * nfields or program.shape[0] == 0:
-        return BAD_LENGTH
-    # row offsets may be unaligned in the block: copy them out
-    offs = numpy.empty(max(nrows, 1), dtype=numpy.int32)
-    if nrows:
-        memcpy(cnp.PyArray_DATA(offs), p + data_end, 4 * nrows)
-    row_off = <const int32_t*>cnp.PyArray_DATA(offs)
-    cdef OutCol[64] small
-    cdef object holder = None
-    cdef OutCol* arr = small
-    if nfields > 64:
-        holder = bytearray(sizeof(OutCol) * nfields)
-        arr = <OutCol*><char*>holder
-    node = 0
-    for f in range(nfields):
-        oc = &arr[f]
-        memset(oc, 0, sizeof(OutCol))
-        if node < 0 or 3 * node + 2 >= program.shape[0]:
-            return BAD_LENGTH
-        oc.node = node
-        oc.kind = program[3 * node]
-        oc.width = _fixed_width(oc.kind)
-        node = program[3 * node + 2]
-        t = outs[f]
-        if t is None:
-            continue
-        oc.mode = t[0]
-        oc.scale = t[1]
-        oc.validity = _ptr(t[2])
-        oc.values = _ptr(t[3])
-        oc.offsets = <int32_t*>_ptr(t[4])
-        oc.data = _ptr(t[5])
-        oc.data_cap = _nbytes(t[5])
-        # capacity checks, once per call
-        need = out_base + nsel
-        if _nbytes(t[2]) * 8 < need:
-            return BAD_LENGTH
-        if oc.mode == O_SPAN:
-            width = 16
-        elif oc.mode == K_BOOL:
-            width = 0
-            if _nbytes(t[3]) * 8 < need:
-                return BAD_LENGTH
-        elif oc.mode == K_BYTES:
-            width = 0
-            if _nbytes(t[4]) < 4 * (need + 1):
-                return BAD_LENGTH
-        elif oc.mode == K_DEC_COMPACT or oc.mode == K_DEC_BIG:
-            width = 16
-        elif oc.mode == K_TS_NANO:
-            width = 8
-        else:
-            width = _fixed_width(oc.mode)
-        if width and _nbytes(t[3]) < width * need:
-            return BAD_LENGTH
-    with nogil:
-        r = _decode(p, data_end, row_off, nrows, rp, nsel, &program[0], nfields, arr, out_base,
-                    &datapos[0] if nfields else NULL, &state[0])
-    return r
 
 
 def skip_values(const uint8_t[::1] buf, Py_ssize_t pos, Py_ssize_t end, const int32_t[::1] program,

@@ -4,7 +4,7 @@ import struct
 
 import numpy as np
 
-from .status import BAD_LENGTH, BAD_VALUE, OUT_OF_RANGE, OVERLONG, TRUNCATED
+from .status import BAD_LENGTH, BAD_VALUE, INVALID_UTF8, OUT_OF_RANGE, OVERLONG, TRUNCATED
 
 K_BOOL, K_I8, K_I16, K_I32, K_I64, K_F32, K_F64, K_BYTES = 1, 2, 3, 4, 5, 6, 7, 8
 K_TS_MILLIS, K_TS_NANO, K_DEC_COMPACT, K_DEC_BIG, K_VARIANT = 9, 10, 11, 12, 13
@@ -129,25 +129,34 @@ def _nbytes(a):
     return 0 if a is None else a.nbytes
 
 
-def decode_block(block, nrows, program, outs, rows, nsel, out_base, datapos, state):
-    p = memoryview(block).cast("B")
-    blen = len(p)
-    data_end = blen - 4 - 4 * nrows
-    nfields = len(outs)
-    if nrows < 0 or data_end < 0 or len(state) < 3 or len(datapos) < nfields or nsel < 0:
-        return BAD_LENGTH
-    if rows is not None:
-        if len(rows) < nsel:
+class BlockDecoder:
+    """Rows of decompressed blocks into one set of column buffers (see the compiled kernel's docstring)."""
+
+    def __init__(self, program, outs, capacity, datapos, state):
+        self._program, self._outs, self._capacity = program, list(outs), capacity
+        self._datapos, self._state = datapos, state
+        self.status = 0
+        if capacity < 0 or len(state) < 3 or len(datapos) < len(outs) or len(program) < 3 * len(outs) \
+                or len(program) == 0:
+            self.status = BAD_LENGTH
+        else:
+            need = _check_outs(self._outs, capacity)
+            if need:
+                self.status = need
+
+    def decode(self, block, nrows, rows, nsel, out_base):
+        if self.status:
+            return self.status
+        if out_base < 0 or nsel < 0 or out_base + nsel > self._capacity:
             return BAD_LENGTH
-    elif nsel > nrows:
-        return BAD_LENGTH
-    if len(program) < 3 * nfields or len(program) == 0:
-        return BAD_LENGTH
-    need = out_base + nsel
-    views = []
+        return decode_block(block, nrows, self._program, self._outs, rows, nsel, out_base, self._datapos,
+                            self._state)
+
+
+def _check_outs(outs, need):
+    """BAD_LENGTH if an output buffer cannot hold ``need`` rows, else 0."""
     for t in outs:
         if t is None:
-            views.append(None)
             continue
         mode = t[0]
         if _nbytes(t[2]) * 8 < need:
@@ -168,7 +177,27 @@ def decode_block(block, nrows, program, outs, rows, nsel, out_base, datapos, sta
             width = _WIDTH.get(mode, 0)
         if width and _nbytes(t[3]) < width * need:
             return BAD_LENGTH
-        views.append((mode, t[1], t[2], None if t[3] is None else t[3].view(np.uint8), t[4], t[5]))
+    return 0
+
+
+def decode_block(block, nrows, program, outs, rows, nsel, out_base, datapos, state):
+    p = memoryview(block).cast("B")
+    blen = len(p)
+    data_end = blen - 4 - 4 * nrows
+    nfields = len(outs)
+    if nrows < 0 or data_end < 0 or len(state) < 3 or len(datapos) < nfields or nsel < 0:
+        return BAD_LENGTH
+    if rows is not None:
+        if len(rows) < nsel:
+            return BAD_LENGTH
+    elif nsel > nrows:
+        return BAD_LENGTH
+    if len(program) < 3 * nfields or len(program) == 0:
+        return BAD_LENGTH
+    if out_base < 0 or _check_outs(outs, out_base + nsel):
+        return BAD_LENGTH
+    views = [None if t is None else (t[0], t[1], t[2], None if t[3] is None else t[3].view(np.uint8), t[4], t[5])
+             for t in outs]
     offs = struct.unpack_from("<%di" % nrows, p, data_end) if nrows else ()
     nb = (nfields + 7) >> 3
     for k in range(nsel):
@@ -194,13 +223,23 @@ def decode_block(block, nrows, program, outs, rows, nsel, out_base, datapos, sta
             state[1], state[2] = f, pos
             try:
                 if p[bits + (f >> 3)] & (1 << (f & 7)):
-                    if oc is not None and oc[0] == K_BYTES:
-                        oc[4][o + 1] = datapos[f]
+                    if oc is not None:
+                        mode = oc[0]
+                        if mode == K_BYTES:
+                            oc[4][o + 1] = datapos[f]
+                        elif mode in (K_DEC_COMPACT, K_DEC_BIG):
+                            oc[3][16 * o:16 * o + 16] = 0
+                        elif mode == K_TS_NANO:
+                            oc[3][8 * o:8 * o + 8] = 0
+                        elif mode in _WIDTH and mode != K_BOOL:
+                            w = _WIDTH[mode]
+                            oc[3][w * o:w * o + w] = 0
                 elif oc is None:
                     pos = _skip(p, pos, end, program, node)
                 else:
                     mode, scale, validity, values, offsets, data = oc
-                    validity[o >> 3] |= 1 << (o & 7)
+                    if mode != O_SPAN and mode != kind:
+                        return BAD_VALUE
                     if mode == O_SPAN:
                         start = pos
                         pos = _skip(p, pos, end, program, node)
@@ -241,6 +280,11 @@ def decode_block(block, nrows, program, outs, rows, nsel, out_base, datapos, sta
                         d = int(datapos[f])
                         if d + n > len(data) or d + n > 0x7FFFFFFF:
                             return BAD_LENGTH
+                        if scale:
+                            try:
+                                bytes(p[pos:pos + n]).decode("utf-8")
+                            except UnicodeDecodeError:
+                                return INVALID_UTF8
                         data[d:d + n] = p[pos:pos + n]
                         datapos[f] = d + n
                         offsets[o + 1] = d + n
@@ -254,6 +298,7 @@ def decode_block(block, nrows, program, outs, rows, nsel, out_base, datapos, sta
                         pos += n
                     else:
                         return BAD_VALUE
+                    validity[o >> 3] |= 1 << (o & 7)
             except _Fail as e:
                 return e.args[0]
             node = int(program[node * 3 + 2])

@@ -28,12 +28,12 @@ def block_bytes(n=30):
     import decimal
     cols = {
         "b": [bool(x) for x in rng.integers(0, 2, n)], "i8": rng.integers(-128, 127, n).astype(np.int8),
-        "i16": rng.integers(-999, 999, n).astype(np.int16), "i": rng.integers(-9, 9, n).astype(np.int32),
+        "i16": rng.integers(-999, 999, n).astype(np.int16), "i": pa.array(rng.integers(-9, 9, n).astype(np.int32), mask=np.arange(n) % 6 == 1),
         "l": rng.integers(-2**62, 2**62, n), "f": rng.random(n).astype(np.float32), "d": rng.random(n),
         "s": [None if i % 4 == 0 else "x" * i for i in range(n)],
         "dc": pa.array([decimal.Decimal(i) / 8 for i in range(n)], pa.decimal128(12, 3)),
         "db": pa.array([None if i % 3 else decimal.Decimal(-i * 10**20) / 8 for i in range(n)], pa.decimal128(30, 3)),
-        "t3": pa.array(rng.integers(-10**12, 10**12, n), pa.timestamp("ms")),
+        "t3": pa.array(rng.integers(-10**12, 10**12, n), pa.timestamp("ms"), mask=np.arange(n) % 4 == 2),
         "t9": pa.array(rng.integers(-10**18, 10**18, n), pa.timestamp("ns")),
         "a": [[None, "q"] if i % 2 else [] for i in range(n)],
         "m": pa.array([[(1, "v")] if i % 5 else None for i in range(n)], pa.map_(pa.int32(), pa.string())),
@@ -75,7 +75,10 @@ def run(kernel, block, n, project, rows=None):
     state = np.zeros(3, np.int64)
     r = kernel.decode_block(block, n, V.program(SCHEMA), outs, rows, n if rows is None else len(rows), 0,
                             datapos, state)
-    flat = [None if o is None else [None if x is None else np.asarray(x).tobytes() for x in o[2:]] for o in outs]
+    # a bytes column's data is compared up to its write position (past it, the buffer is scratch space)
+    flat = [None if o is None else [None if x is None else np.asarray(x)[:datapos[i]].tobytes() if j == 3 else
+                                    np.asarray(x).tobytes() for j, x in enumerate(o[2:])]
+            for i, o in enumerate(outs)]
     return r, (state.tolist() if r < 0 else None), flat, datapos.tolist()
 
 
@@ -146,3 +149,85 @@ def test_skip_values(kernel):
     assert kernel.skip_values(buf, 0, len(buf), prog, 0) == 4
     assert kernel.skip_values(buf, 0, 3, prog, 0) == status.BAD_LENGTH
     assert kernel.skip_values(b"\x80\x80", 0, 2, prog, 0) == status.TRUNCATED
+
+
+def _raw_block(payloads):
+    offs = np.cumsum([0] + [len(p) for p in payloads[:-1]]).tolist() if payloads else []
+    return b"".join(payloads) + struct.pack("<%di" % len(offs), *offs) + struct.pack("<i", len(offs))
+
+
+UTF8_CASES = [b"", b"plain", "é😀€".encode(), ("x" * 20 + "é").encode(), b"\xc3\x28", b"\xc0\x80",
+              b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"\xf5\x80\x80\x80", b"\xe2\x82", b"a" * 17 + b"\xff",
+              b"\xef\xbf\xbf", b"\xf0\x90\x80\x80", b"\xf0\x8f\xbf\xbf", b"\xe0\x9f\xbf", b"\x80"]
+
+
+@pytest.mark.parametrize("kernel", IMPLS)
+@pytest.mark.parametrize("value", UTF8_CASES)
+def test_utf8_is_checked_only_for_string_columns(kernel, value):
+    prog = V.program(RowType([DataField(0, "s", parse_paimon_type("STRING"))]))
+    block = _raw_block([b"\x00\x01z", b"\x00" + bytes([len(value)]) + value])
+    try:
+        value.decode("utf-8")
+        valid = True
+    except UnicodeDecodeError:
+        valid = False
+    for check in (1, 0):
+        outs = [(V.K_BYTES, check, np.zeros(1, np.uint8), None, np.zeros(3, np.int32), np.zeros(64, np.uint8))]
+        state = np.zeros(3, np.int64)
+        dp = np.zeros(1, np.int64)
+        r = kernel.decode_block(block, 2, prog, outs, None, 2, 0, dp, state)
+        if check and not valid:
+            assert r == status.INVALID_UTF8 and state.tolist() == [1, 0, 4]
+        else:
+            assert r == 2 and outs[0][5][:dp[0]].tobytes() == b"z" + value
+
+
+@pytest.mark.parametrize("kernel", IMPLS)
+def test_null_values_are_written_as_zeros(kernel):
+    """Outputs may start uninitialised: every fixed-width value of a null row is written (as zero)."""
+    block, n = block_bytes()
+    outs = outs_for(n, len(block), set(range(14)))
+    garbage = []
+    for o in outs:
+        if o[0] not in (V.O_SPAN, V.K_BOOL, V.K_BYTES):
+            o[3][:] = 0xAB
+        garbage.append(o)
+    dp = np.zeros(14, np.int64)
+    st = np.zeros(3, np.int64)
+    assert kernel.decode_block(block, n, V.program(SCHEMA), garbage, None, n, 0, dp, st) == n
+    clean = run(_speedups.twin("rowcodec"), block, n, set(range(14)))[2]
+    width = {V.K_I8: 1, V.K_I16: 2, V.K_I32: 4, V.K_F32: 4, V.K_I64: 8, V.K_F64: 8, V.K_TS_MILLIS: 8,
+             V.K_TS_NANO: 8, V.K_DEC_COMPACT: 16, V.K_DEC_BIG: 16}
+    for f, o in enumerate(garbage):
+        if o[0] in width:
+            w = width[o[0]] * n
+            assert np.asarray(o[3]).view(np.uint8)[:w].tobytes() == clean[f][1][:w]
+
+
+@pytest.mark.parametrize("kernel", IMPLS)
+def test_block_decoder_writes_parts_of_one_output(kernel):
+    """A decoder per part (disjoint rows, disjoint data ranges) fills one set of buffers like one call."""
+    block, n = block_bytes()
+    whole = run(kernel, block, n, set(range(14)))
+    assert whole[0] == n
+    outs = outs_for(n, 2 * len(block), set(range(14)))
+    prog = V.program(SCHEMA)
+    cut = 16
+    dp1, dp2 = np.zeros(14, np.int64), np.full(14, len(block), np.int64)
+    st = np.zeros(3, np.int64)
+    d1 = kernel.BlockDecoder(prog, outs, n, dp1, st)
+    d2 = kernel.BlockDecoder(prog, outs, n, dp2, st)
+    assert d2.decode(block, n, np.arange(cut, n, dtype=np.int32), n - cut, cut) == n - cut
+    assert d1.decode(block, n, None, cut, 0) == cut
+    s = 7  # the string column: move part 2's bytes down behind part 1's and shift its offsets
+    data, offs = outs[s][5], outs[s][4]
+    end = int(dp1[s])
+    data[end:end + int(dp2[s]) - len(block)] = data[len(block):int(dp2[s])].copy()
+    offs[cut + 1:] -= len(block) - end
+    assert np.asarray(offs).tobytes() == whole[2][s][2]
+    assert data[:int(dp2[s]) - len(block) + end].tobytes() == whole[2][s][3]
+    for f in (0, 3, 6, 9, 12):
+        assert np.asarray(outs[f][3]).tobytes() == whole[2][f][1]
+    # a decoder checks its buffers once, and every call against its capacity
+    assert kernel.BlockDecoder(prog, outs, n + 1, dp1, st).status == status.BAD_LENGTH
+    assert d1.decode(block, n, None, n, 1) == status.BAD_LENGTH

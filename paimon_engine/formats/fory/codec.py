@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import _speedups
+from ..._parallel import parallel_map, thread_count
 from ..._pykernels.status import NEED_MORE, describe
 from ...errors import CorruptFileError, InvalidArgumentError, SchemaError
 from . import schema as S
@@ -150,26 +151,16 @@ def encode_rows(batch, schema=None, layout: str = S.STANDARD):
 
 #: below this many rows a batch is coded on the calling thread alone
 PARALLEL_MIN_ROWS = 65536
-_pool = None
 
 
 def _threads() -> int:
-    import os
-    return max(1, min(os.cpu_count() or 1, 8))
+    return thread_count()
 
 
 def _parallel(fn, items):
     """``[fn(x) for x in items]``, on a thread pool when there is more than one item (the kernels run without
     the GIL, so the calls really overlap)."""
-    global _pool
-    if len(items) <= 1:
-        return [fn(x) for x in items]
-    import os
-    if _pool is None or _pool[0] != os.getpid():
-        # a pool inherited through fork() has no threads in the child: make a new one there
-        from concurrent.futures import ThreadPoolExecutor
-        _pool = (os.getpid(), ThreadPoolExecutor(_threads(), thread_name_prefix="paimon-engine-fory"))
-    return list(_pool[1].map(fn, items))
+    return parallel_map("fory", fn, items)
 
 
 def _row_ranges(nrows):

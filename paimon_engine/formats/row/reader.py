@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 
 import numpy as np
 
 from ... import _speedups
+from ..._parallel import parallel_map, thread_count
 from ... import types as T
 from ..._pykernels import status
 from ...batch import Column, ColumnBatch
@@ -18,6 +20,10 @@ __all__ = ["RowFileReader"]
 
 DEFAULT_MAX_BLOCK_SIZE = 256 << 20
 TAIL_READ = 64 << 10
+#: adjacent blocks are read in one call of at most this many compressed bytes
+RUN_BYTES = 1 << 20
+#: a read of at least this many blocks is decoded on several threads (at least half of it per thread)
+PARALLEL_MIN_BLOCKS = 16
 
 
 class _Source:
@@ -38,10 +44,12 @@ class _Source:
             self.name = getattr(source, "name", None) or repr(source)
             source.seek(0, 2)
             self.size = source.tell()
+            lock = threading.Lock()  # seek + read is one step for the reader's threads
 
             def read(off, n, f=source):
-                f.seek(off)
-                return f.read(n)
+                with lock:
+                    f.seek(off)
+                    return f.read(n)
             self._read = read
         else:
             raise InvalidArgumentError("source must be a location, a seekable binary file or a pyarrow input file")
@@ -68,7 +76,7 @@ class RowFileReader:
     """
 
     def __init__(self, source, schema: T.RowType, file_io=None, max_block_size: int = DEFAULT_MAX_BLOCK_SIZE,
-                 cache_blocks: int = 8):
+                 cache_blocks: int = 8, threads: int | None = None):
         import zstandard
         if not isinstance(schema, T.RowType):
             raise InvalidArgumentError("schema must be a RowType")
@@ -85,6 +93,7 @@ class RowFileReader:
         self._program = V.program(schema)
         self._cache = OrderedDict()
         self._cache_blocks = cache_blocks
+        self._threads = thread_count() if threads is None else max(1, int(threads))
         self._starts = None
         #: blocks read and decompressed so far (cache hits not counted)
         self.blocks_read = 0
@@ -127,20 +136,35 @@ class RowFileReader:
         self.close()
 
     # -- blocks --------------------------------------------------------------
-    def _block(self, b: int, cached: bool = False) -> bytes:
-        if cached and b in self._cache:
-            self._cache.move_to_end(b)
-            return self._cache[b]
-        off, csz, usz = self._offsets[b], self._csizes[b], self._usizes[b]
-        raw = self._src.read_at(off, csz)
-        self.blocks_read += 1
+    def _runs(self, blocks):
+        """``blocks`` (ascending) as runs of adjacent blocks, each read in one call of at most RUN_BYTES."""
+        runs, cur, size = [], [], 0
+        offs, csz = self._offsets, self._csizes
+        for b in blocks:
+            if cur and (offs[b] != offs[cur[-1]] + csz[cur[-1]] or size + csz[b] > RUN_BYTES):
+                runs.append(cur)
+                cur, size = [], 0
+            cur.append(b)
+            size += csz[b]
+        if cur:
+            runs.append(cur)
+        return runs
+
+    def _read_run(self, run):
+        """{block: compressed frame} of one run, from one read."""
+        start = self._offsets[run[0]]
+        raw = memoryview(self._src.read_at(start, self._offsets[run[-1]] + self._csizes[run[-1]] - start))
+        return {b: raw[self._offsets[b] - start:self._offsets[b] - start + self._csizes[b]] for b in run}
+
+    def _decompress(self, b, raw, dctx):
+        off, usz = self._offsets[b], self._usizes[b]
         try:
             # a frame that states its content size must state the indexed size (never trust it for allocation)
             declared = self._zframe_size(raw)
             if declared not in (-1, usz):
                 raise CorruptFileError(f"zstd frame declares {declared} bytes, the index says {usz}",
                                        path=self.path, block=b, offset=off)
-            data = self._dctx.decompress(raw, max_output_size=usz)
+            data = dctx.decompress(raw, max_output_size=usz)
         except self._zerr as e:
             raise CorruptFileError(f"zstd: {e}", path=self.path, block=b, offset=off) from None
         if len(data) != usz:
@@ -150,11 +174,28 @@ class RowFileReader:
         if nrows != self._block_rows[b]:
             raise CorruptFileError(f"block holds {nrows} rows, the index says {self._block_rows[b]}",
                                    path=self.path, block=b, offset=off)
+        return data
+
+    def _block(self, b: int, cached: bool = False) -> bytes:
+        if cached and b in self._cache:
+            self._cache.move_to_end(b)
+            return self._cache[b]
+        raw = self._src.read_at(self._offsets[b], self._csizes[b])
+        self.blocks_read += 1
+        data = self._decompress(b, raw, self._dctx)
         if cached:
             self._cache[b] = data
             if len(self._cache) > self._cache_blocks:
                 self._cache.popitem(last=False)
         return data
+
+    def _blocks_of(self, plan, dctx):
+        """(block, decompressed bytes) for each step of ``plan``, reading adjacent blocks in one call."""
+        blocks = [b for b, _ in plan]
+        for run in self._runs(sorted(set(blocks))):
+            frames = self._read_run(run)
+            for b in run:
+                yield b, self._decompress(b, frames[b], dctx)
 
     # -- decoding ------------------------------------------------------------
     def _projection(self, columns):
@@ -167,16 +208,11 @@ class RowFileReader:
             idx.append(self.schema.index(name))
         return idx
 
-    def _decode(self, plan, proj, cached=False) -> ColumnBatch:
-        """Decode ``plan`` = [(block, local_rows int32 array or None)] into one batch of the projected columns."""
+    def _outputs(self, total, wanted, data_cap):
+        """Column buffers for ``total`` rows of the ``wanted`` fields (None for the others). Validity and
+        BOOL bitmaps and spans start zeroed; the kernel writes every other value, nulls included."""
         fields = self.schema.fields
-        total = 0
-        for b, rows in plan:
-            total += self._block_rows[b] if rows is None else len(rows)
-        nf = len(fields)
-        outs = [None] * nf
-        bufs = {}
-        wanted = set(proj)
+        outs = [None] * len(fields)
         for i in wanted:
             f = fields[i]
             k = V.kind_of(f.type)
@@ -186,71 +222,166 @@ class RowFileReader:
             elif k == V.K_BOOL:
                 o = (k, 0, validity, np.zeros((total + 7) // 8 or 1, dtype=np.uint8), None, None)
             elif k == V.K_BYTES:
-                o = [k, 0, validity, None, np.zeros(total + 1, dtype=np.int32), np.empty(0, np.uint8)]
+                offsets = np.empty(total + 1, dtype=np.int32)
+                offsets[0] = 0
+                utf8 = 1 if isinstance(f.type, (T.CharType, T.VarCharType)) else 0
+                o = (k, utf8, validity, None, offsets, np.empty(max(data_cap, 1), dtype=np.uint8))
             elif k in (V.K_DEC_COMPACT, V.K_DEC_BIG):
-                o = (k, 0, validity, np.zeros(16 * total or 1, dtype=np.uint8), None, None)
+                o = (k, 0, validity, np.empty(16 * total or 1, dtype=np.uint8), None, None)
             elif k == V.K_TS_NANO:
                 o = (k, 1000 if f.type.precision <= 6 else 1_000_000, validity,
-                     np.zeros(total or 1, dtype=np.int64), None, None)
+                     np.empty(total or 1, dtype=np.int64), None, None)
             else:
                 dt = {V.K_I8: np.int8, V.K_I16: np.int16, V.K_I32: np.int32, V.K_I64: np.int64,
                       V.K_F32: np.float32, V.K_F64: np.float64, V.K_TS_MILLIS: np.int64}[k]
-                o = (k, 0, validity, np.zeros(total or 1, dtype=dt), None, None)
+                o = (k, 0, validity, np.empty(total or 1, dtype=dt), None, None)
             outs[i] = o
-            bufs[i] = []  # nested values
-        datapos = np.zeros(max(nf, 1), dtype=np.int64)
+        return outs
+
+    def _parts(self, plan, total):
+        """``plan`` cut into contiguous parts for the threads, each starting at an output row that is a
+        multiple of 8 (so no two threads write the same bitmap byte): [(steps, first output row)]."""
+        nparts = 1
+        if self._threads > 1 and len(plan) >= PARALLEL_MIN_BLOCKS:
+            nparts = min(self._threads, len(plan) // (PARALLEL_MIN_BLOCKS // 2))
+        if nparts <= 1:
+            return [(plan, 0)]
+        parts, cur, base, start = [], [], 0, 0
+        goal = sorted({g for g in ((total * (k + 1) // nparts) & ~7 for k in range(nparts - 1)) if 0 < g < total})
+        for b, rows in plan:
+            n = self._block_rows[b] if rows is None else len(rows)
+            while goal and base + n > goal[0] > base:
+                cut = goal.pop(0) - base
+                sel = np.arange(self._block_rows[b], dtype=np.int32) if rows is None else rows
+                cur.append((b, sel[:cut]))
+                parts.append((cur, start))
+                cur, start, rows, base, n = [], base + cut, sel[cut:], base + cut, n - cut
+            if goal and base == goal[0]:
+                goal.pop(0)
+                if cur:
+                    parts.append((cur, start))
+                    cur, start = [], base
+            cur.append((b, rows))
+            base += n
+        parts.append((cur, start))
+        return [p for p in parts if p[0]] or [(plan, 0)]
+
+    def _decode_part(self, steps, out_base, outs, capacity, data_starts, cached, dctx):
+        """Decode ``steps`` into ``outs`` from output row ``out_base``; bytes columns write from
+        ``data_starts``. Returns (data end positions, nested values per field, blocks read)."""
+        fields = self.schema.fields
+        nf = len(fields)
+        datapos = np.array(data_starts, dtype=np.int64)
         state = np.zeros(3, dtype=np.int64)
-        base = 0
-        byte_cols = [i for i in wanted if outs[i][0] == V.K_BYTES]
-        call_outs = [None if o is None else tuple(o) for o in outs]
+        dec = self._kernel.BlockDecoder(self._program, outs, capacity, datapos, state)
+        spans = [i for i, o in enumerate(outs) if o is not None and o[0] == V.O_SPAN]
+        nested = {i: [] for i in spans}
         block_rows = self._block_rows
-        decode = self._kernel.decode_block
-        for bi, (b, rows) in enumerate(plan):
-            data = self._block(b, cached)
+        base = out_base
+        read = 0
+        if cached:
+            blocks = ((b, self._block(b, True)) for b, _ in steps)
+        else:
+            blocks = self._blocks_of(steps, dctx)
+        # plans go through blocks in ascending order, each block once: blocks come in the order of the steps
+        for (b, rows), (_, data) in zip(steps, blocks):
+            read += 1
             nrows = block_rows[b]
             nsel = nrows if rows is None else len(rows)
-            usz = len(data)
-            grew = False
-            for i in byte_cols:
-                o = outs[i]
-                need = int(datapos[i]) + usz
-                if len(o[5]) < need:
-                    if base:
-                        est = int(datapos[i] / base * total * 1.1) + usz
-                    else:
-                        est = usz * (len(plan) if rows is None and len(plan) < 4 else 1)
-                    grown = np.empty(max(need, est, int(len(o[5]) * 1.25)), dtype=np.uint8)
-                    grown[:datapos[i]] = o[5][:datapos[i]]
-                    o[5] = grown
-                    grew = True
-            if grew:
-                call_outs = [None if o is None else tuple(o) for o in outs]
-            r = decode(data, nrows, self._program, call_outs, rows, nsel, base, datapos, state)
+            r = dec.decode(data, nrows, rows, nsel, base)
             if r < 0:
+                if r == status.BAD_LENGTH and int(state[1]) >= 0 and outs[int(state[1])] is not None \
+                        and outs[int(state[1])][0] == V.K_BYTES and int(datapos[int(state[1])]) > 0x7FFF0000:
+                    raise InvalidArgumentError(
+                        f"column {fields[int(state[1])].name!r} holds more than 2 GiB of data in one batch: "
+                        f"read it in smaller batches (read(batch_rows=...))")
                 row = int(state[0]) + int(self.index.row_starts[b])
                 fi = int(state[1])
                 raise CorruptFileError(f"{status.describe(r)} in a row", path=self.path, block=b, row=row,
                                        field=fields[fi].name if 0 <= fi < nf else None, offset=int(state[2]))
-            for i in wanted:
+            for i in spans:
                 o = outs[i]
-                if o[0] == V.O_SPAN:
-                    spans = o[3]
-                    valid = o[2]
-                    lst = bufs[i]
-                    t = fields[i].type
-                    for j in range(base, base + nsel):
-                        if valid[j >> 3] & (1 << (j & 7)):
-                            lst.append(V.decode_span(t, data, int(spans[2 * j]), int(spans[2 * j + 1]),
-                                                     path=self.path, block=b, field=fields[i].name))
-                        else:
-                            lst.append(None)
+                sp, valid, lst, t = o[3], o[2], nested[i], fields[i].type
+                for j in range(base, base + nsel):
+                    if valid[j >> 3] & (1 << (j & 7)):
+                        lst.append(V.decode_span(t, data, int(sp[2 * j]), int(sp[2 * j + 1]),
+                                                 path=self.path, block=b, field=fields[i].name))
+                    else:
+                        lst.append(None)
             base += nsel
+        return datapos, nested, read
+
+    def _decode(self, plan, proj, cached=False) -> ColumnBatch:
+        """Decode ``plan`` = [(block, ascending unique local rows int32 array or None)] into one batch of the
+        projected columns. Large plans are cut into parts decoded on several threads at once (no block cache
+        then); each part has its own decompressor and reads its runs of blocks itself."""
+        import zstandard
+        fields = self.schema.fields
+        nf = len(fields)
+        total = 0
+        for b, rows in plan:
+            total += self._block_rows[b] if rows is None else len(rows)
+        wanted = sorted(set(proj))
+        # every row of a block lies inside the block and rows are unique: the string bytes of a set of steps
+        # fit in the uncompressed size of their blocks, so each part gets that much room in one data buffer
+        # per column (address space only: pages never written are never backed)
+        parts = self._parts(plan, total)
+        room = [sum(self._usizes[b] for b in {b for b, _ in steps}) for steps, _ in parts]
+        if len(parts) > 1 and sum(room) > 0x7FFFFFFF:
+            parts = [(plan, 0)]
+            room = [sum(room)]
+        if len(parts) > 1:
+            cached = False
+        starts = np.concatenate([[0], np.cumsum(room)]).astype(np.int64)
+        outs = self._outputs(total, wanted, min(int(starts[-1]), 0x7FFFFFFF))
+        data_starts = [[int(starts[k]) if o is not None and o[0] == V.K_BYTES else 0 for o in outs]
+                       for k in range(len(parts))]
+        if len(parts) == 1:
+            results = [self._decode_part(parts[0][0], 0, outs, total, data_starts[0], cached, self._dctx)]
+        else:
+            def run(k):
+                steps, base = parts[k]
+                return self._decode_part(steps, base, outs, total, data_starts[k], False,
+                                         zstandard.ZstdDecompressor())
+            results = parallel_map("row", run, range(len(parts)))
+        if not cached:
+            self.blocks_read += sum(r[2] for r in results)
         cols = []
         for i in proj:
-            cols.append(self._column(fields[i], outs[i], bufs[i], total, datapos[i]))
+            o = outs[i]
+            nested = None
+            if o[0] == V.O_SPAN:
+                nested = [v for r in results for v in r[1][i]]
+            elif o[0] == V.K_BYTES:
+                o = self._join_data(o, parts, results, starts, i, total)
+            cols.append(self._column(fields[i], o, nested, total))
         return ColumnBatch(T.RowType([fields[i] for i in proj]), cols, total)
 
-    def _column(self, field, o, nested, total, dpos) -> Column:
+    @staticmethod
+    def _join_data(o, parts, results, starts, i, total):
+        """Move each part's string bytes down behind the previous part's, shift its offsets, and give the
+        unused room back. Returns the column tuple with ``data`` of exactly the bytes written."""
+        offsets, data = o[4], o[5]
+        end = int(results[0][0][i])
+        for k in range(1, len(parts)):
+            s, e = int(starts[k]), int(results[k][0][i])
+            if s != end:
+                data[end:end + e - s] = data[s:e]
+                lo = parts[k][1] + 1
+                hi = parts[k + 1][1] + 1 if k + 1 < len(parts) else total + 1
+                offsets[lo:hi] -= np.int32(s - end)
+            end += e - s
+        if end > 0x7FFFFFFF:
+            raise InvalidArgumentError("a column holds more than 2 GiB of data in one batch: read it in smaller "
+                                       "batches (read(batch_rows=...))")
+        if data.size > end:
+            try:
+                data.resize(max(end, 1), refcheck=False)  # realloc: the untouched room is never backed
+            except ValueError:  # pragma: no cover - the buffer is owned here, numpy only refuses views
+                data = data[:end].copy()
+        return (o[0], o[1], o[2], o[3], offsets, data[:end])
+
+    def _column(self, field, o, nested, total) -> Column:
         import pyarrow as pa
         t = field.type
         at = t.to_arrow()
@@ -262,15 +393,8 @@ class RowFileReader:
                 raise CorruptFileError(f"column {field.name!r} holds values outside its type: {e}",
                                        path=self.path, field=field.name) from None
         if k == V.K_BYTES:
-            if isinstance(t, (T.CharType, T.VarCharType)):
-                arr = pa.Array.from_buffers(pa.binary(), total, [pa.py_buffer(validity), pa.py_buffer(o[4]),
-                                                                  pa.py_buffer(o[5][:dpos])])
-                try:
-                    arr.view(pa.string()).validate(full=True)
-                except pa.ArrowInvalid as e:
-                    raise CorruptFileError(f"invalid UTF-8 in column {field.name!r}: {e}", path=self.path,
-                                           field=field.name) from None
-            return Column(at, total, validity=validity, offsets=o[4], data=o[5][:dpos])
+            # UTF-8 of CHAR/VARCHAR values was checked by the kernel, value by value
+            return Column(at, total, validity=validity, offsets=o[4], data=o[5])
         values = o[3]
         if isinstance(t, T.TimeType) and t.precision > 3:
             values = values.astype(np.int64) * (1000 if t.precision <= 6 else 1_000_000)
@@ -280,8 +404,8 @@ class RowFileReader:
         ix = self.index
         if selection is None:
             return [(b, None) for b in range(ix.block_count)]
-        sel = np.asarray(selection.to_array() if hasattr(selection, "to_array") else list(selection),
-                         dtype=np.int64)
+        sel = np.unique(np.asarray(selection.to_array() if hasattr(selection, "to_array") else list(selection),
+                                   dtype=np.int64))
         sel = sel[(sel >= 0) & (sel < self.num_rows)]
         if len(sel) == 0:
             return []
@@ -335,22 +459,20 @@ class RowFileReader:
             bad = int(req[(req < 0) | (req >= self.num_rows)][0])
             raise InvalidArgumentError(f"row {bad} is out of range for a file of {self.num_rows} rows")
         proj = self._projection(columns)
-        order = np.argsort(req, kind="stable")
-        srt = req[order]
-        blocks = self.index.block_of(srt)
+        # each distinct row is decoded once, in file order, then put in request order
+        uniq, inv = np.unique(req, return_inverse=True)
+        blocks = self.index.block_of(uniq)
         plan = []
-        if len(srt):
+        if len(uniq):
             cuts = np.flatnonzero(np.diff(blocks)) + 1
-            for seg in np.split(np.arange(len(srt)), cuts):
+            for seg in np.split(np.arange(len(uniq)), cuts):
                 b = int(blocks[seg[0]])
-                plan.append((b, (srt[seg] - self.index.row_starts[b]).astype(np.int32)))
+                plan.append((b, (uniq[seg] - self.index.row_starts[b]).astype(np.int32)))
         batch = self._decode(plan, proj, cached=True)
-        if len(req) < 2 or (np.diff(req) >= 0).all():
+        if len(uniq) == len(req) and (len(req) < 2 or (np.diff(req) > 0).all()):
             return batch
-        inv = np.empty_like(order)
-        inv[order] = np.arange(len(order))
         import pyarrow as pa
-        rb = batch.to_arrow().take(pa.array(inv))
+        rb = batch.to_arrow().take(pa.array(inv.reshape(-1)))
         return ColumnBatch(batch.schema, [Column.from_arrow(c) for c in rb.columns], len(req))
 
     def get_row(self, n: int) -> dict:
