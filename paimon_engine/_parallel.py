@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import threading
 
-__all__ = ["thread_count", "parallel_map"]
+__all__ = ["thread_count", "parallel_map", "submit"]
 
 _pools: dict = {}
 _lock = threading.Lock()
@@ -33,14 +33,8 @@ def parallel_map(purpose: str, fn, items) -> list:
     items = list(items)
     if len(items) <= 1 or thread_count() <= 1:
         return [fn(x) for x in items]
-    pid = os.getpid()
-    with _lock:
-        entry = _pools.get(purpose)
-        if entry is None or entry[0] != pid:
-            from concurrent.futures import ThreadPoolExecutor
-            entry = (pid, ThreadPoolExecutor(thread_count(), thread_name_prefix=f"paimon-engine-{purpose}"))
-            _pools[purpose] = entry
-    futures = [entry[1].submit(fn, x) for x in items]
+    pool = _pool(purpose)
+    futures = [pool.submit(fn, x) for x in items]
     results, first = [], None
     for f in futures:
         try:
@@ -51,3 +45,28 @@ def parallel_map(purpose: str, fn, items) -> list:
     if first is not None:
         raise first
     return results
+
+
+def submit(purpose: str, fn, *args):
+    """``fn(*args)`` started on the ``purpose`` pool (on the calling thread when there is one thread); returns
+    a ``concurrent.futures.Future``."""
+    from concurrent.futures import Future
+    if thread_count() <= 1:
+        f = Future()
+        try:
+            f.set_result(fn(*args))
+        except BaseException as e:  # noqa: BLE001 - handed to the caller through the future
+            f.set_exception(e)
+        return f
+    return _pool(purpose).submit(fn, *args)
+
+
+def _pool(purpose):
+    pid = os.getpid()
+    with _lock:
+        entry = _pools.get(purpose)
+        if entry is None or entry[0] != pid:
+            from concurrent.futures import ThreadPoolExecutor
+            entry = (pid, ThreadPoolExecutor(thread_count(), thread_name_prefix=f"paimon-engine-{purpose}"))
+            _pools[purpose] = entry
+    return entry[1]

@@ -321,3 +321,158 @@ def equal_binary(const int64_t[::1] a_offsets, const uint8_t[::1] a_data, const 
     if bad:
         return -5
     return equal
+
+
+# ---------------------------------------------------------------- compaction
+# The rows that survive deletes, as runs (start, length) of consecutive kept
+# rows, copied run by run out of Arrow buffers: one memcpy per run for values
+# and string bytes, a shifted copy for offsets, a bit copy for bitmaps.
+ctypedef fused offset_t:
+    int32_t
+    int64_t
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def mask_runs(const uint8_t[::1] keep, int64_t[::1] starts, int64_t[::1] lengths):
+    """Runs of non-zero flags in ``keep`` into ``starts``/``lengths`` (at most (n + 1) // 2 runs; one more
+    than the zero flags). Returns the number of runs, or -4 if the outputs are too short."""
+    cdef Py_ssize_t n = keep.shape[0], i = 0, s, k = 0
+    cdef Py_ssize_t cap = min(starts.shape[0], lengths.shape[0])
+    cdef uint64_t w
+    with nogil:
+        while i < n:
+            # skip dropped rows, then kept rows, eight flags at a time where they agree
+            while i + 8 <= n:
+                memcpy(&w, &keep[i], 8)
+                if w != 0:
+                    break
+                i += 8
+            while i < n and not keep[i]:
+                i += 1
+            if i >= n:
+                break
+            s = i
+            while i + 8 <= n:
+                memcpy(&w, &keep[i], 8)
+                if (w & 0x0101010101010101ULL) != 0x0101010101010101ULL:
+                    break
+                i += 8
+            while i < n and keep[i]:
+                i += 1
+            if k >= cap:
+                k = -4
+                break
+            starts[k] = s
+            lengths[k] = i - s
+            k += 1
+    return k
+
+
+cdef inline bint _runs_ok(const int64_t[::1] starts, const int64_t[::1] lengths, Py_ssize_t nruns,
+                          Py_ssize_t rows, Py_ssize_t* total) noexcept nogil:
+    cdef Py_ssize_t r
+    cdef int64_t t = 0
+    if nruns < 0 or starts.shape[0] < nruns or lengths.shape[0] < nruns:
+        return 0
+    for r in range(nruns):
+        if starts[r] < 0 or lengths[r] < 0 or starts[r] > rows or lengths[r] > rows - starts[r]:
+            return 0
+        t += lengths[r]
+    total[0] = t
+    return 1
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def take_runs_fixed(const uint8_t[::1] src, Py_ssize_t width, const int64_t[::1] starts,
+                    const int64_t[::1] lengths, Py_ssize_t nruns, uint8_t[::1] out):
+    """Values of ``width`` bytes: the runs of ``src`` one after another into ``out``. Returns the rows
+    copied, or -4 if a run lies outside ``src`` or ``out`` is too short."""
+    cdef Py_ssize_t total = 0, r, o = 0
+    if width <= 0 or not _runs_ok(starts, lengths, nruns, src.shape[0] // width, &total):
+        return -4
+    if out.shape[0] < total * width:
+        return -4
+    with nogil:
+        for r in range(nruns):
+            if lengths[r]:
+                memcpy(&out[o], &src[starts[r] * width], lengths[r] * width)
+                o += lengths[r] * width
+    return total
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def runs_data_size(const offset_t[::1] offsets, const int64_t[::1] starts, const int64_t[::1] lengths,
+                   Py_ssize_t nruns, Py_ssize_t data_len):
+    """Bytes of string/binary data in the runs (``offsets`` has rows + 1 entries, relative to a data buffer
+    of ``data_len`` bytes). Returns the size, or -4 if a run or an offset is out of range."""
+    cdef Py_ssize_t total = 0, r
+    cdef int64_t size = 0, a, b
+    if offsets.shape[0] < 1 or not _runs_ok(starts, lengths, nruns, offsets.shape[0] - 1, &total):
+        return -4
+    with nogil:
+        for r in range(nruns):
+            a = offsets[starts[r]]
+            b = offsets[starts[r] + lengths[r]]
+            if a < 0 or b < a or b > data_len:
+                size = -4
+                break
+            size += b - a
+    return size
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def take_runs_binary(const offset_t[::1] offsets, const uint8_t[::1] data, const int64_t[::1] starts,
+                     const int64_t[::1] lengths, Py_ssize_t nruns, offset_t[::1] out_offsets,
+                     uint8_t[::1] out_data):
+    """String/binary values of the runs: ``out_offsets`` (rows + 1, from 0) and ``out_data``. Offsets inside a
+    run must be non-decreasing (Arrow-valid input). Returns the rows copied, or -4 on a range error."""
+    cdef Py_ssize_t total = 0, r, i, o = 0
+    cdef int64_t a, b, d = 0, shift
+    cdef bint bad = 0
+    if offsets.shape[0] < 1 or not _runs_ok(starts, lengths, nruns, offsets.shape[0] - 1, &total):
+        return -4
+    if out_offsets.shape[0] < total + 1:
+        return -4
+    with nogil:
+        out_offsets[0] = 0
+        for r in range(nruns):
+            a = offsets[starts[r]]
+            b = offsets[starts[r] + lengths[r]]
+            if a < 0 or b < a or b > data.shape[0] or d + (b - a) > out_data.shape[0]:
+                bad = 1
+                break
+            if b > a:
+                memcpy(&out_data[d], &data[a], b - a)
+            shift = d - a
+            for i in range(1, lengths[r] + 1):
+                out_offsets[o + i] = <offset_t>(offsets[starts[r] + i] + shift)
+            o += lengths[r]
+            d += b - a
+    return -4 if bad else total
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def take_runs_bits(const uint8_t[::1] bits, Py_ssize_t bit_offset, const int64_t[::1] starts,
+                   const int64_t[::1] lengths, Py_ssize_t nruns, uint8_t[::1] out):
+    """LSB-first bitmap (``bits`` from bit ``bit_offset``): the runs' bits one after another into ``out``
+    (zeroed by the caller). Returns the number of set bits copied, or -4 on a range error."""
+    cdef Py_ssize_t total = 0, r, i, o = 0, src
+    cdef Py_ssize_t ones = 0
+    if bit_offset < 0 or not _runs_ok(starts, lengths, nruns, bits.shape[0] * 8 - bit_offset, &total):
+        return -4
+    if out.shape[0] * 8 < total:
+        return -4
+    with nogil:
+        for r in range(nruns):
+            src = bit_offset + starts[r]
+            for i in range(lengths[r]):
+                if bits[(src + i) >> 3] & (1 << ((src + i) & 7)):
+                    out[o >> 3] |= <uint8_t>(1 << (o & 7))
+                    ones += 1
+                o += 1
+    return ones

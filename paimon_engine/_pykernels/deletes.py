@@ -205,3 +205,84 @@ def equal_binary(a_offsets, a_data, a_rows, b_offsets, b_data, b_rows, out):
         out[i] = same
         equal += same
     return equal
+
+
+# ---------------------------------------------------------------- compaction
+def mask_runs(keep, starts, lengths):
+    keep = np.asarray(keep).view(np.uint8) != 0
+    edges = np.diff(np.concatenate([[0], keep.astype(np.int8), [0]]))
+    s = np.flatnonzero(edges == 1)
+    e = np.flatnonzero(edges == -1)
+    if len(starts) < len(s) or len(lengths) < len(s):
+        return -4
+    starts[:len(s)] = s
+    lengths[:len(s)] = e - s
+    return len(s)
+
+
+def _runs_ok(starts, lengths, nruns, rows):
+    if nruns < 0 or len(starts) < nruns or len(lengths) < nruns:
+        return None
+    total = 0
+    for r in range(nruns):
+        s, n = int(starts[r]), int(lengths[r])
+        if s < 0 or n < 0 or s > rows or n > rows - s:
+            return None
+        total += n
+    return total
+
+
+def take_runs_fixed(src, width, starts, lengths, nruns, out):
+    src = np.asarray(src, dtype=np.uint8)
+    total = _runs_ok(starts, lengths, nruns, len(src) // width) if width > 0 else None
+    if total is None or len(out) < total * width:
+        return -4
+    o = 0
+    for r in range(nruns):
+        s, n = int(starts[r]) * width, int(lengths[r]) * width
+        out[o:o + n] = src[s:s + n]
+        o += n
+    return total
+
+
+def runs_data_size(offsets, starts, lengths, nruns, data_len):
+    if len(offsets) < 1 or _runs_ok(starts, lengths, nruns, len(offsets) - 1) is None:
+        return -4
+    size = 0
+    for r in range(nruns):
+        a, b = int(offsets[int(starts[r])]), int(offsets[int(starts[r]) + int(lengths[r])])
+        if a < 0 or b < a or b > data_len:
+            return -4
+        size += b - a
+    return size
+
+
+def take_runs_binary(offsets, data, starts, lengths, nruns, out_offsets, out_data):
+    total = _runs_ok(starts, lengths, nruns, len(offsets) - 1) if len(offsets) >= 1 else None
+    if total is None or len(out_offsets) < total + 1:
+        return -4
+    out_offsets[0] = 0
+    o = d = 0
+    for r in range(nruns):
+        s, n = int(starts[r]), int(lengths[r])
+        a, b = int(offsets[s]), int(offsets[s + n])
+        if a < 0 or b < a or b > len(data) or d + (b - a) > len(out_data):
+            return -4
+        out_data[d:d + b - a] = data[a:b]
+        out_offsets[o + 1:o + n + 1] = np.asarray(offsets[s + 1:s + n + 1], dtype=np.int64) + (d - a)
+        o += n
+        d += b - a
+    return total
+
+
+def take_runs_bits(bits, bit_offset, starts, lengths, nruns, out):
+    bits = np.asarray(bits, dtype=np.uint8)
+    total = _runs_ok(starts, lengths, nruns, len(bits) * 8 - bit_offset) if bit_offset >= 0 else None
+    if total is None or len(out) * 8 < total:
+        return -4
+    flags = np.unpackbits(bits, bitorder="little")[bit_offset:]
+    picked = np.concatenate([flags[int(starts[r]):int(starts[r]) + int(lengths[r])] for r in range(nruns)]
+                            or [np.zeros(0, np.uint8)])
+    packed = np.packbits(picked, bitorder="little")
+    out[:len(packed)] |= packed
+    return int(picked.sum())

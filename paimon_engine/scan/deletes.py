@@ -1,7 +1,8 @@
 """Applying deletes to rows: position keep-masks and the equality-delete anti-join.
 
 Position deletes and deletion vectors arrive as sorted int64 row positions; :func:`keep_mask` turns them into a
-boolean keep-mask for a row range in one kernel pass. :class:`EqualityDeleteSet` holds the key columns of the
+boolean keep-mask for a row range in one kernel pass. :func:`compact` keeps the rows of Arrow columns that a mask
+keeps, copying runs of consecutive survivors (one copy per run rather than a test per value). :class:`EqualityDeleteSet` holds the key columns of the
 equality-delete rows that apply to one data file and marks the data rows whose key equals one of them, with the
 spec's null semantics (a null in a delete row matches a null in the data row), across type promotions
 (int -> long, float never allowed, decimal precision widening) and for columns missing from the data file (read
@@ -17,7 +18,7 @@ from .. import _speedups
 from .._pykernels import status
 from ..errors import CorruptFileError, InvalidArgumentError, UnsupportedTypeError
 
-__all__ = ["keep_mask", "merge_positions", "EqualityDeleteSet", "normalize_key_column"]
+__all__ = ["keep_mask", "merge_positions", "keep_runs", "position_runs", "compact", "EqualityDeleteSet", "normalize_key_column"]
 
 _EMPTY_U8 = np.zeros(0, dtype=np.uint8)
 
@@ -54,6 +55,160 @@ def keep_mask(positions, start: int, count: int) -> np.ndarray:
         if rc < 0:  # pragma: no cover - buffers are sized here
             raise InvalidArgumentError(status.describe(rc))
     return keep.view(np.bool_)
+
+
+class Runs:
+    """The kept rows of a mask as runs of consecutive rows: ``starts``, ``lengths`` (int64), ``count`` runs
+    holding ``kept`` rows out of ``rows``."""
+
+    __slots__ = ("starts", "lengths", "count", "kept", "rows", "_mask")
+
+    def __init__(self, starts, lengths, count, rows, mask):
+        self.starts, self.lengths, self.count, self.rows = starts, lengths, int(count), int(rows)
+        self.kept = int(lengths[:count].sum())
+        self._mask = mask
+
+    def keep(self) -> np.ndarray:
+        """The keep-mask (bool) the runs describe."""
+        if self._mask is None:
+            # runs are maximal (a dropped row between two runs): starts and ends are distinct positions
+            d = np.zeros(self.rows + 1, dtype=np.int8)
+            s, ln = self.starts[:self.count], self.lengths[:self.count]
+            d[s] = 1
+            d[s + ln] = -1
+            self._mask = np.cumsum(d[:-1], dtype=np.int8) > 0
+        return self._mask
+
+    def mask(self):
+        """The keep-mask as an Arrow BooleanArray (for types compacted by Arrow's filter)."""
+        bits = np.packbits(self.keep().view(np.uint8), bitorder="little")
+        return pa.BooleanArray.from_buffers(pa.bool_(), self.rows, [None, pa.py_buffer(bits)])
+
+    def clip(self, lo, hi):
+        """The runs inside rows lo..hi, relative to lo."""
+        s, ln = self.starts[:self.count], self.lengths[:self.count]
+        e = s + ln
+        sel = (e > lo) & (s < hi)
+        cs = np.maximum(s[sel], lo)
+        ce = np.minimum(e[sel], hi)
+        return Runs(cs - lo, ce - cs, len(cs), hi - lo, None if self._mask is None else self._mask[lo:hi])
+
+
+def keep_runs(keep: np.ndarray) -> Runs:
+    """The runs of True in a boolean keep-mask (one kernel pass)."""
+    keep = np.ascontiguousarray(keep, dtype=np.bool_)
+    n = len(keep)
+    room = min((n + 1) // 2, n - int(np.count_nonzero(keep)) + 1) or 1
+    starts = np.empty(room, dtype=np.int64)
+    lengths = np.empty_like(starts)
+    count = _k().mask_runs(keep.view(np.uint8), starts, lengths)
+    if count < 0:  # pragma: no cover - sized here
+        raise InvalidArgumentError(status.describe(count))
+    return Runs(starts, lengths, count, n, keep)
+
+
+def position_runs(positions, start: int, count: int) -> Runs:
+    """The runs of rows ``start .. start+count`` that are NOT in ``positions`` (sorted, unique int64), straight
+    from the positions: no mask is built."""
+    positions = np.ascontiguousarray(positions, dtype=np.int64)
+    lo, hi = np.searchsorted(positions, [start, start + count])
+    rel = positions[lo:hi] - start
+    starts = np.concatenate([[0], rel + 1])
+    lengths = np.concatenate([rel, [count]]) - starts
+    nonempty = lengths > 0
+    starts, lengths = starts[nonempty], lengths[nonempty]
+    return Runs(starts, lengths, len(starts), count, None)
+
+
+def _np(buf, dtype=np.uint8):
+    return np.frombuffer(buf, dtype=dtype) if buf is not None else None
+
+
+def _alloc(nbytes, dtype=np.uint8, zero=False):
+    """An output buffer from Arrow's memory pool (which keeps freed memory for reuse, so a scan does not
+    fault in fresh pages for every column) and a NumPy view of it."""
+    buf = pa.allocate_buffer(max(int(nbytes), 1))
+    view = np.frombuffer(buf, dtype=np.uint8)
+    if zero:
+        view[:] = 0
+    return buf, view.view(dtype) if dtype is not np.uint8 else view
+
+
+def _fixed_width(t) -> int:
+    """Byte width of a fixed-width Arrow type that compacts by plain copies, else 0."""
+    if pa.types.is_boolean(t) or pa.types.is_dictionary(t) or isinstance(t, pa.ExtensionType):
+        return 0
+    if (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_temporal(t) or pa.types.is_decimal(t)
+            or pa.types.is_fixed_size_binary(t)):
+        try:
+            bits = t.bit_width
+        except ValueError:
+            return 0
+        return bits // 8 if bits % 8 == 0 else 0
+    return 0
+
+
+def _compact_validity(arr, runs, k):
+    if arr.null_count == 0:
+        return None, 0
+    buf, out = _alloc((runs.kept + 7) // 8, zero=True)
+    ones = k.take_runs_bits(_np(arr.buffers()[0]), arr.offset, runs.starts, runs.lengths, runs.count, out)
+    if ones < 0:
+        raise InvalidArgumentError("validity bitmap shorter than its array")
+    return buf, runs.kept - ones
+
+
+def _compact_array(arr: pa.Array, runs: Runs) -> pa.Array:
+    k = _k()
+    t = arr.type
+    n = runs.kept
+    w = _fixed_width(t)
+    if w:
+        validity, nulls = _compact_validity(arr, runs, k)
+        src = _np(arr.buffers()[1])[arr.offset * w:(arr.offset + len(arr)) * w]
+        buf, out = _alloc(n * w)
+        if k.take_runs_fixed(src, w, runs.starts, runs.lengths, runs.count, out) < 0:
+            raise InvalidArgumentError("value buffer shorter than its array")
+        return pa.Array.from_buffers(t, n, [validity, buf], null_count=nulls)
+    if pa.types.is_boolean(t):
+        validity, nulls = _compact_validity(arr, runs, k)
+        buf, out = _alloc((n + 7) // 8, zero=True)
+        if k.take_runs_bits(_np(arr.buffers()[1]), arr.offset, runs.starts, runs.lengths, runs.count, out) < 0:
+            raise InvalidArgumentError("value bitmap shorter than its array")
+        return pa.Array.from_buffers(t, n, [validity, buf], null_count=nulls)
+    large = pa.types.is_large_string(t) or pa.types.is_large_binary(t)
+    if large or pa.types.is_string(t) or pa.types.is_binary(t):
+        odt = np.int64 if large else np.int32
+        validity, nulls = _compact_validity(arr, runs, k)
+        bufs = arr.buffers()
+        offsets = _np(bufs[1], odt)[arr.offset:arr.offset + len(arr) + 1]
+        data = _np(bufs[2]) if bufs[2] is not None else np.zeros(0, np.uint8)
+        size = k.runs_data_size(offsets, runs.starts, runs.lengths, runs.count, len(data))
+        if size < 0:
+            raise InvalidArgumentError("offsets outside the data buffer")
+        obuf, out_off = _alloc((n + 1) * np.dtype(odt).itemsize, odt)
+        dbuf, out_data = _alloc(size)
+        if k.take_runs_binary(offsets, data, runs.starts, runs.lengths, runs.count, out_off, out_data) < 0:
+            raise InvalidArgumentError("offsets outside the data buffer")
+        return pa.Array.from_buffers(t, n, [validity, obuf, dbuf], null_count=nulls)
+    import pyarrow.compute as pc
+    return pc.filter(arr, runs.mask())
+
+
+def compact(column, runs: Runs):
+    """The rows of an Arrow array or chunked array that ``runs`` keep. Flat types (numbers, temporal, decimal,
+    fixed binary, boolean, strings and binary) are copied run by run; nested and dictionary types go through
+    Arrow's filter."""
+    if isinstance(column, pa.ChunkedArray):
+        if column.num_chunks == 1:
+            return _compact_array(column.chunk(0), runs)
+        out, lo = [], 0
+        for ch in column.chunks:
+            hi = lo + len(ch)
+            out.append(_compact_array(ch, runs.clip(lo, hi)))
+            lo = hi
+        return pa.chunked_array(out, type=column.type)
+    return _compact_array(column, runs)
 
 
 # ---------------------------------------------------------------------------

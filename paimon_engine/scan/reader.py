@@ -25,7 +25,8 @@ from .. import types as T
 from ..errors import CorruptFileError, UnsupportedTypeError
 from ..expressions import AlwaysTrue, evaluate_arrow, referenced_names
 from .delete_index import EQUALITY, POSITION
-from .deletes import EqualityDeleteSet, keep_mask, merge_positions
+from .._parallel import parallel_map, submit
+from .deletes import EqualityDeleteSet, compact, keep_mask, keep_runs, merge_positions, position_runs
 
 __all__ = ["TaskReader", "read_deletion_vector", "FILE_COLUMN", "POS_COLUMN", "METADATA_COLUMNS"]
 
@@ -442,11 +443,27 @@ class TaskReader:
             if n is not None:
                 file_cols[fid] = n
         names = list(dict.fromkeys(file_cols.values()))
-        positions = self._task_positions(task)
         eq_groups = self._eq_groups(task)
         if pf.is_row:
+            positions = self._task_positions(task)
             yield from self._read_row_file(task, pf, names, file_cols, positions, eq_groups, batch_size)
             return
+        # position deletes load on the pool while the data file is read
+        pending = submit("deletes", self._task_positions, task) \
+            if any(d.content == POSITION for d in task.deletes) else None
+        try:
+            yield from self._read_parquet_file(task, pf, names, file_cols, pending, eq_groups, batch_size)
+        finally:
+            if pending is not None and not pending.done():
+                pending.cancel()
+
+    def _read_parquet_file(self, task, pf, names, file_cols, pending, eq_groups, batch_size):
+        got = []
+
+        def positions():
+            if not got:
+                got.append(pending.result() if pending is not None else None)
+            return got[0]
         rg_rows = pf.row_group_rows()
         rg_start = np.concatenate([[0], np.cumsum(rg_rows)]).astype(np.int64).tolist() if rg_rows else [0]
         if task.start is not None:
@@ -478,17 +495,17 @@ class TaskReader:
                 if not names:
                     while start < total:
                         n = min(batch_size, total - start)
-                        yield from _batches(self._finish(task, None, n, start, file_cols, positions, eq_groups))
+                        yield from _batches(self._finish(task, None, n, start, file_cols, positions(), eq_groups))
                         start += n
                     continue
                 for rb in pf.iter_batches(names, batch_size, rgs):
-                    out = self._finish(task, rb, rb.num_rows, start, file_cols, positions, eq_groups)
+                    out = self._finish(task, rb, rb.num_rows, start, file_cols, positions(), eq_groups)
                     start += rb.num_rows
                     yield from _batches(out)
                 continue
             tbl = pf.read(names, rgs) if names else None
             n = (total - first) if tbl is None else tbl.num_rows
-            yield from _batches(self._finish(task, tbl, n, first, file_cols, positions, eq_groups))
+            yield from _batches(self._finish(task, tbl, n, first, file_cols, positions(), eq_groups))
 
     def _read_row_file(self, task, pf, names, file_cols, positions, eq_groups, batch_size):
         """Position deletes and row selections become one selection: only blocks holding kept rows decode."""
@@ -565,12 +582,17 @@ class TaskReader:
 
     def _finish(self, task, data, n, start, file_cols, positions, eq_groups, row_ids=None):
         """``row_ids``: file row numbers of the rows in ``data`` when deletes/selection were applied already."""
+        # position deletes alone become runs of kept rows straight from the positions; any other filter
+        # (row selection, equality deletes, residual) makes a mask that the positions are folded into
         keep = None
-        if positions is not None and positions.size:
-            keep = keep_mask(positions, start, n)
+        has_positions = positions is not None and positions.size > 0
+
+        def fold(mask, keep):
+            if keep is None:
+                return mask & keep_mask(positions, start, n) if has_positions else mask
+            return keep & mask
         if task.selection is not None and row_ids is None:
-            sel = _selection_mask(task.selection, start, n)
-            keep = sel if keep is None else keep & sel
+            keep = fold(_selection_mask(task.selection, start, n), keep)
 
         def column(fid):
             name = file_cols.get(fid)
@@ -584,7 +606,7 @@ class TaskReader:
                 continue
             cols = [column(fid) if fid in self.all_fields else pa.nulls(n) for fid in ids]
             hit = eqset.matches(cols, num_rows=n)
-            keep = ~hit if keep is None else keep & ~hit
+            keep = fold(~hit, keep)
         out_cols = [column(f.id) for f in self.projected.fields]
         out_names = [f.name for f in self.projected.fields]
         if FILE_COLUMN in self.metadata_columns:
@@ -599,22 +621,20 @@ class TaskReader:
                          if f.name in {x.split(".")[0] for x in referenced_names(residual)}}
             mask = evaluate_arrow(residual, pa.table(eval_cols) if eval_cols else pa.table({}))
             m = np.asarray(mask.to_numpy(zero_copy_only=False), dtype=np.bool_)
-            keep = m if keep is None else keep & m
+            keep = fold(m, keep)
+        runs = None
+        if keep is not None:
+            runs = keep_runs(keep)
+        elif has_positions:
+            runs = position_runs(positions, start, n)
         if not out_cols:
             # no columns at all (count-style reads): carry the row count
-            kept = n if keep is None else int(np.count_nonzero(keep))
-            return _empty_batch_with_rows(kept)
-        if keep is not None and not keep.all():
-            # column by column with one shared mask: cheaper than Table.filter
-            mask = _bool_array(keep)
-            out_cols = [pc.filter(c, mask) for c in out_cols]
+            return _empty_batch_with_rows(n if runs is None else runs.kept)
+        if runs is not None and runs.kept < n:
+            # the kept rows as runs, found once and copied run by run out of every column
+            # (the copies run without the GIL: columns go to the pool together)
+            out_cols = parallel_map("compact", lambda c: compact(c, runs), out_cols)
         return pa.Table.from_arrays(out_cols, schema=self.output_schema)
-
-
-def _bool_array(mask: np.ndarray):
-    """A NumPy bool mask as an Arrow BooleanArray (bit-packed by NumPy, no per-element conversion)."""
-    bits = np.packbits(mask.view(np.uint8), bitorder="little")
-    return pa.BooleanArray.from_buffers(pa.bool_(), len(mask), [None, pa.py_buffer(bits)])
 
 
 def _filter_ids(expr):
