@@ -404,8 +404,11 @@ class RowFileReader:
         ix = self.index
         if selection is None:
             return [(b, None) for b in range(ix.block_count)]
-        sel = np.unique(np.asarray(selection.to_array() if hasattr(selection, "to_array") else list(selection),
-                                   dtype=np.int64))
+        sel = np.asarray(selection.to_array() if hasattr(selection, "to_array") else list(selection),
+                         dtype=np.int64)
+        if len(sel) > 1 and not (sel[1:] > sel[:-1]).all():   # a bitmap's rows are sorted and distinct already
+            sel = np.sort(sel)
+            sel = sel[np.concatenate([[True], sel[1:] != sel[:-1]])]
         sel = sel[(sel >= 0) & (sel < self.num_rows)]
         if len(sel) == 0:
             return []
