@@ -24,6 +24,20 @@ from .types import DataType, RowType, from_arrow, schema_from_arrow
 __all__ = ["Column", "ColumnBatch", "concat_batches"]
 
 
+def pool_array(count: int, dtype=np.uint8, zero: bool = False) -> np.ndarray:
+    """A NumPy array whose memory comes from Arrow's default memory pool.
+
+    Output buffers that end up in Arrow arrays are taken from the pool: it keeps freed memory for reuse, so a
+    read does not fault in fresh pages for every buffer (the cost that dominates a large read on a VM)."""
+    import pyarrow as pa
+    dtype = np.dtype(dtype)
+    buf = pa.allocate_buffer(max(int(count), 1) * dtype.itemsize)
+    arr = np.frombuffer(buf, dtype=dtype)
+    if zero:
+        arr[:] = 0
+    return arr
+
+
 def _buf(arr):
     import pyarrow as pa
     return None if arr is None else pa.py_buffer(arr)

@@ -15,6 +15,7 @@ import numpy as np
 import pyarrow as pa
 
 from .. import _speedups
+from ..batch import pool_array
 from .._pykernels import status
 from ..errors import CorruptFileError, InvalidArgumentError, UnsupportedTypeError
 
@@ -125,14 +126,9 @@ def _np(buf, dtype=np.uint8):
 
 
 def _alloc(nbytes, dtype=np.uint8, zero=False):
-    """An output buffer from Arrow's memory pool (which keeps freed memory for reuse, so a scan does not
-    fault in fresh pages for every column) and a NumPy view of it."""
-    buf = pa.allocate_buffer(max(int(nbytes), 1))
-    view = np.frombuffer(buf, dtype=np.uint8)
-    if zero:
-        view[:] = 0
-    return buf, view.view(dtype) if dtype is not np.uint8 else view
-
+    """An output buffer from Arrow's memory pool (see ``batch.pool_array``) as (Arrow buffer, NumPy view)."""
+    arr = pool_array(max(int(nbytes), 1) // np.dtype(dtype).itemsize or 1, dtype, zero)
+    return pa.py_buffer(arr), arr
 
 def _fixed_width(t) -> int:
     """Byte width of a fixed-width Arrow type that compacts by plain copies, else 0."""

@@ -11,7 +11,7 @@ from ... import _speedups
 from ..._parallel import parallel_map, thread_count
 from ... import types as T
 from ..._pykernels import status
-from ...batch import Column, ColumnBatch
+from ...batch import Column, ColumnBatch, pool_array
 from ...errors import CorruptFileError, InvalidArgumentError, NotFoundError
 from . import values as V
 from .footer import FOOTER_SIZE, BlockIndex, Footer
@@ -216,25 +216,25 @@ class RowFileReader:
         for i in wanted:
             f = fields[i]
             k = V.kind_of(f.type)
-            validity = np.zeros((total + 7) // 8 or 1, dtype=np.uint8)
+            validity = pool_array((total + 7) // 8, zero=True)
             if k in V.NESTED_KINDS:
                 o = (V.O_SPAN, 0, validity, np.zeros(2 * total or 1, dtype=np.int64), None, None)
             elif k == V.K_BOOL:
-                o = (k, 0, validity, np.zeros((total + 7) // 8 or 1, dtype=np.uint8), None, None)
+                o = (k, 0, validity, pool_array((total + 7) // 8, zero=True), None, None)
             elif k == V.K_BYTES:
-                offsets = np.empty(total + 1, dtype=np.int32)
+                offsets = pool_array(total + 1, np.int32)
                 offsets[0] = 0
                 utf8 = 1 if isinstance(f.type, (T.CharType, T.VarCharType)) else 0
                 o = (k, utf8, validity, None, offsets, np.empty(max(data_cap, 1), dtype=np.uint8))
             elif k in (V.K_DEC_COMPACT, V.K_DEC_BIG):
-                o = (k, 0, validity, np.empty(16 * total or 1, dtype=np.uint8), None, None)
+                o = (k, 0, validity, pool_array(16 * total), None, None)
             elif k == V.K_TS_NANO:
                 o = (k, 1000 if f.type.precision <= 6 else 1_000_000, validity,
-                     np.empty(total or 1, dtype=np.int64), None, None)
+                     pool_array(total, np.int64), None, None)
             else:
                 dt = {V.K_I8: np.int8, V.K_I16: np.int16, V.K_I32: np.int32, V.K_I64: np.int64,
                       V.K_F32: np.float32, V.K_F64: np.float64, V.K_TS_MILLIS: np.int64}[k]
-                o = (k, 0, validity, np.empty(total or 1, dtype=dt), None, None)
+                o = (k, 0, validity, pool_array(total, dt), None, None)
             outs[i] = o
         return outs
 
