@@ -97,6 +97,9 @@ class RowFile:
     params = IMPLS
     param_names = ["impl"]
     timeout = 300
+    # steady state: a fresh process first grows its allocators (every implementation gets the same warm-up)
+    warmup_time = 2.0
+    repeat = (5, 20, 60.0)
 
     def setup_cache(self):
         d = tempfile.mkdtemp(prefix="bench_row_")
@@ -170,7 +173,8 @@ class RowLookup:
     param_names = ["impl"]
     timeout = 600
     number = 1
-    repeat = (3, 10, 60.0)
+    repeat = (5, 20, 60.0)
+    warmup_time = 2.0
 
     def setup_cache(self):
         d = tempfile.mkdtemp(prefix="bench_row_lookup_")

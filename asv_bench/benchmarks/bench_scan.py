@@ -102,7 +102,8 @@ class ReadTable:
     param_names = ["impl", "deletes"]
     timeout = 900
     number = 1
-    repeat = (3, 5, 30.0)
+    repeat = (5, 10, 60.0)
+    warmup_time = 2.0   # steady state for both sides (a fresh process first grows its allocators)
 
     def setup_cache(self):
         root = tempfile.mkdtemp(prefix="bench-scan-read-")
@@ -133,7 +134,8 @@ class EqualityDeletes:
     param_names = ["impl"]
     timeout = 900
     number = 1
-    repeat = (3, 5, 30.0)
+    repeat = (5, 10, 60.0)
+    warmup_time = 2.0   # steady state for both sides (a fresh process first grows its allocators)
 
     def setup_cache(self):
         root = tempfile.mkdtemp(prefix="bench-scan-eq-")
@@ -186,7 +188,8 @@ class ReadRowFiles:
     param_names = ["deletes"]
     timeout = 900
     number = 1
-    repeat = (3, 5, 30.0)
+    repeat = (5, 10, 60.0)
+    warmup_time = 2.0   # steady state for both sides (a fresh process first grows its allocators)
 
     def setup_cache(self):
         root = tempfile.mkdtemp(prefix="bench-scan-row-")

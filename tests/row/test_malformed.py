@@ -232,3 +232,23 @@ def test_java_style_frames_without_content_size():
     footer = struct.pack("<qiqib3xI", 2, 1, len(comp), len(index), 1, 0x524F5753)
     assert read_one(comp + index + footer) == [{"x": 7}, {"x": 7}]
     assert data
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_corrupt_block_in_a_threaded_read_names_the_first_bad_block(threads):
+    """Reads of many blocks run in parts on several threads; the error is the first bad block in file order,
+    whichever thread meets it, and the other parts' work is discarded."""
+    data, _ = sample_file(n=600, block_size=256)
+    r = RowFileReader(io.BytesIO(data), SCHEMA)
+    assert r.num_blocks >= 32
+    bad = bytearray(data)
+    late, early = r.num_blocks - 3, r.num_blocks // 4   # in the last part and in the first
+    for b in (late, early):
+        off = int(r.index.offsets[b])
+        bad[off + 4:off + 12] = b"\xff" * 8        # inside the zstd frame header/data
+    r = RowFileReader(io.BytesIO(bytes(bad)), SCHEMA, threads=threads)
+    with pytest.raises(CorruptFileError) as ei:
+        r.read_all()
+    assert ei.value.block == early and ei.value.offset is not None
+    with pytest.raises(CorruptFileError):
+        r.take(np.arange(r.num_rows))
