@@ -41,6 +41,13 @@ def _write_engine(path, table):
         w.write(table)
 
 
+def _big_file(prefix):
+    """The workload's N rows written by the engine to a new temporary .row file (setup_cache of the classes)."""
+    path = os.path.join(tempfile.mkdtemp(prefix=prefix), "big.row")
+    _write_engine(path, _table(N))
+    return path
+
+
 def _blocks(path):
     """(compressed frames, uncompressed payloads) of a .row file."""
     import zstandard
@@ -177,10 +184,7 @@ class RowLookup:
     warmup_time = 2.0
 
     def setup_cache(self):
-        d = tempfile.mkdtemp(prefix="bench_row_lookup_")
-        big = os.path.join(d, "big.row")
-        _write_engine(big, _table(N))
-        return big
+        return _big_file("bench_row_lookup_")
 
     def setup(self, path, impl):
         from paimon_engine.formats.row import RowFileReader
@@ -276,10 +280,7 @@ class RowRatios:
     timeout = 600
 
     def setup_cache(self):
-        d = tempfile.mkdtemp(prefix="bench_row_r_")
-        path = os.path.join(d, "big.row")
-        _write_engine(path, _table(N))
-        return path
+        return _big_file("bench_row_r_")
 
     def setup(self, path):
         import zstandard
