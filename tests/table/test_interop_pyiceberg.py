@@ -21,6 +21,14 @@ def test_pyiceberg_reads_our_partitioned_table_with_position_deletes(ours, their
     t.delete(col("qty") == 2)                                  # merge-on-read: position deletes
     assert int(t.current_snapshot().summary["total-position-deletes"]) > 0
     assert t.current_snapshot().summary["operation"] == "delete"
+    # the positions are delta-encoded (not dictionary-encoded): pyiceberg reads them below
+    import pyarrow.parquet as pq
+    delete_paths = {d.path for task in t.scan().plan_files() for d in task.deletes}
+    assert delete_paths
+    for p in delete_paths:
+        md = pq.ParquetFile(p.removeprefix("file://")).metadata
+        enc = md.row_group(0).column(md.schema.to_arrow_schema().get_field_index("pos")).encodings
+        assert "DELTA_BINARY_PACKED" in enc and "RLE_DICTIONARY" not in enc, enc
     with t.update_schema() as u:
         u.add_column("note", T.STRING())
     t.append(sample(10, start=80, extra=True))
