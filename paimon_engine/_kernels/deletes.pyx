@@ -9,7 +9,7 @@
 #                 h = rotl(h ^ w, 29) * K1; then mix(h)
 # A hash match is only a candidate: the caller verifies values.
 cimport cython
-from libc.stdint cimport int64_t, int32_t, uint64_t, uint8_t
+from libc.stdint cimport int64_t, int32_t, uint64_t, uint8_t, INT64_MAX
 from libc.string cimport memcpy
 
 cdef uint64_t K1 = 0x9E3779B97F4A7C15ULL
@@ -369,18 +369,58 @@ def mask_runs(const uint8_t[::1] keep, int64_t[::1] starts, int64_t[::1] lengths
     return k
 
 
-cdef inline bint _runs_ok(const int64_t[::1] starts, const int64_t[::1] lengths, Py_ssize_t nruns,
-                          Py_ssize_t rows, Py_ssize_t* total) noexcept nogil:
-    cdef Py_ssize_t r
-    cdef int64_t t = 0
-    if nruns < 0 or starts.shape[0] < nruns or lengths.shape[0] < nruns:
-        return 0
-    for r in range(nruns):
-        if starts[r] < 0 or lengths[r] < 0 or starts[r] > rows or lengths[r] > rows - starts[r]:
-            return 0
-        t += lengths[r]
-    total[0] = t
-    return 1
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def position_runs(const int64_t[::1] positions, int64_t start, int64_t count, int64_t[::1] starts,
+                  int64_t[::1] lengths):
+    """Runs of the rows ``start .. start+count`` that are NOT in ``positions`` (ascending; repeats allowed),
+    relative to ``start``, into ``starts``/``lengths`` (room for one more run than the positions in the range).
+    Returns the number of runs, -4 on a negative range or short outputs, -5 if the positions are not sorted."""
+    cdef Py_ssize_t n = positions.shape[0], lo = 0, hi = n, mid, k = 0
+    cdef Py_ssize_t cap = min(starts.shape[0], lengths.shape[0])
+    cdef int64_t cur = start, stop, p
+    if start < 0 or count < 0 or start > INT64_MAX - count:
+        return -4
+    stop = start + count
+    with nogil:
+        while lo < hi:
+            mid = lo + (hi - lo) // 2
+            if positions[mid] < start:
+                lo = mid + 1
+            else:
+                hi = mid
+        while lo < n:
+            p = positions[lo]
+            if p >= stop:
+                break
+            if p < cur:
+                if p != cur - 1:    # below the previous position: not sorted
+                    k = -5
+                    break
+            else:
+                if p > cur:
+                    if k >= cap:
+                        k = -4
+                        break
+                    starts[k] = cur - start
+                    lengths[k] = p - cur
+                    k += 1
+                cur = p + 1
+            lo += 1
+        if k >= 0 and cur < stop:
+            if k >= cap:
+                k = -4
+            else:
+                starts[k] = cur - start
+                lengths[k] = stop - cur
+                k += 1
+    return k
+
+
+# Each copy kernel checks every run as it copies it (no separate pass over the runs): a bad run stops the
+# copy and the call returns -4; what was copied before it is left in the output.
+cdef inline bint _run_bad(int64_t s, int64_t n, Py_ssize_t rows) noexcept nogil:
+    return s < 0 or n < 0 or s > rows or n > rows - s
 
 
 @cython.boundscheck(False)
@@ -389,17 +429,25 @@ def take_runs_fixed(const uint8_t[::1] src, Py_ssize_t width, const int64_t[::1]
                     const int64_t[::1] lengths, Py_ssize_t nruns, uint8_t[::1] out):
     """Values of ``width`` bytes: the runs of ``src`` one after another into ``out``. Returns the rows
     copied, or -4 if a run lies outside ``src`` or ``out`` is too short."""
-    cdef Py_ssize_t total = 0, r, o = 0
-    if width <= 0 or not _runs_ok(starts, lengths, nruns, src.shape[0] // width, &total):
+    cdef Py_ssize_t r, o = 0, rows, room
+    cdef int64_t total = 0, s, n
+    cdef bint bad = 0
+    if width <= 0 or nruns < 0 or starts.shape[0] < nruns or lengths.shape[0] < nruns:
         return -4
-    if out.shape[0] < total * width:
-        return -4
+    rows = src.shape[0] // width
+    room = out.shape[0] // width
     with nogil:
         for r in range(nruns):
-            if lengths[r]:
-                memcpy(&out[o], &src[starts[r] * width], lengths[r] * width)
-                o += lengths[r] * width
-    return total
+            s = starts[r]
+            n = lengths[r]
+            if _run_bad(s, n, rows) or n > room - total:
+                bad = 1
+                break
+            if n:
+                memcpy(&out[o], &src[s * width], n * width)
+                o += n * width
+                total += n
+    return -4 if bad else total
 
 
 @cython.boundscheck(False)
@@ -408,14 +456,19 @@ def runs_data_size(const offset_t[::1] offsets, const int64_t[::1] starts, const
                    Py_ssize_t nruns, Py_ssize_t data_len):
     """Bytes of string/binary data in the runs (``offsets`` has rows + 1 entries, relative to a data buffer
     of ``data_len`` bytes). Returns the size, or -4 if a run or an offset is out of range."""
-    cdef Py_ssize_t total = 0, r
-    cdef int64_t size = 0, a, b
-    if offsets.shape[0] < 1 or not _runs_ok(starts, lengths, nruns, offsets.shape[0] - 1, &total):
+    cdef Py_ssize_t r, rows = offsets.shape[0] - 1
+    cdef int64_t size = 0, a, b, s, n
+    if rows < 0 or nruns < 0 or starts.shape[0] < nruns or lengths.shape[0] < nruns:
         return -4
     with nogil:
         for r in range(nruns):
-            a = offsets[starts[r]]
-            b = offsets[starts[r] + lengths[r]]
+            s = starts[r]
+            n = lengths[r]
+            if _run_bad(s, n, rows):
+                size = -4
+                break
+            a = offsets[s]
+            b = offsets[s + n]
             if a < 0 or b < a or b > data_len:
                 size = -4
                 break
@@ -430,29 +483,37 @@ def take_runs_binary(const offset_t[::1] offsets, const uint8_t[::1] data, const
                      uint8_t[::1] out_data):
     """String/binary values of the runs: ``out_offsets`` (rows + 1, from 0) and ``out_data``. Offsets inside a
     run must be non-decreasing (Arrow-valid input). Returns the rows copied, or -4 on a range error."""
-    cdef Py_ssize_t total = 0, r, i, o = 0
-    cdef int64_t a, b, d = 0, shift
+    cdef Py_ssize_t r, i, rows = offsets.shape[0] - 1
+    cdef int64_t a, b, d = 0, shift, s, n, o = 0
     cdef bint bad = 0
-    if offsets.shape[0] < 1 or not _runs_ok(starts, lengths, nruns, offsets.shape[0] - 1, &total):
-        return -4
-    if out_offsets.shape[0] < total + 1:
+    cdef const offset_t* src
+    cdef offset_t* dst
+    if rows < 0 or nruns < 0 or starts.shape[0] < nruns or lengths.shape[0] < nruns or out_offsets.shape[0] < 1:
         return -4
     with nogil:
         out_offsets[0] = 0
         for r in range(nruns):
-            a = offsets[starts[r]]
-            b = offsets[starts[r] + lengths[r]]
+            s = starts[r]
+            n = lengths[r]
+            if _run_bad(s, n, rows) or n > out_offsets.shape[0] - 1 - o:
+                bad = 1
+                break
+            a = offsets[s]
+            b = offsets[s + n]
             if a < 0 or b < a or b > data.shape[0] or d + (b - a) > out_data.shape[0]:
                 bad = 1
                 break
             if b > a:
                 memcpy(&out_data[d], &data[a], b - a)
+            # offsets of the run, shifted to where its bytes now start (a plain loop the compiler vectorizes)
             shift = d - a
-            for i in range(1, lengths[r] + 1):
-                out_offsets[o + i] = <offset_t>(offsets[starts[r] + i] + shift)
-            o += lengths[r]
+            src = &offsets[s + 1]
+            dst = &out_offsets[o + 1]
+            for i in range(n):
+                dst[i] = <offset_t>(src[i] + shift)
+            o += n
             d += b - a
-    return -4 if bad else total
+    return -4 if bad else o
 
 
 @cython.boundscheck(False)
@@ -461,18 +522,132 @@ def take_runs_bits(const uint8_t[::1] bits, Py_ssize_t bit_offset, const int64_t
                    const int64_t[::1] lengths, Py_ssize_t nruns, uint8_t[::1] out):
     """LSB-first bitmap (``bits`` from bit ``bit_offset``): the runs' bits one after another into ``out``
     (zeroed by the caller). Returns the number of set bits copied, or -4 on a range error."""
-    cdef Py_ssize_t total = 0, r, i, o = 0, src
+    cdef Py_ssize_t r, i, rows, room
+    cdef int64_t s, n, o = 0, src
     cdef Py_ssize_t ones = 0
-    if bit_offset < 0 or not _runs_ok(starts, lengths, nruns, bits.shape[0] * 8 - bit_offset, &total):
+    cdef bint bad = 0
+    if bit_offset < 0 or nruns < 0 or starts.shape[0] < nruns or lengths.shape[0] < nruns:
         return -4
-    if out.shape[0] * 8 < total:
-        return -4
+    rows = bits.shape[0] * 8 - bit_offset
+    room = out.shape[0] * 8
     with nogil:
         for r in range(nruns):
-            src = bit_offset + starts[r]
-            for i in range(lengths[r]):
+            s = starts[r]
+            n = lengths[r]
+            if _run_bad(s, n, rows) or n > room - o:
+                bad = 1
+                break
+            src = bit_offset + s
+            for i in range(n):
                 if bits[(src + i) >> 3] & (1 << ((src + i) & 7)):
                     out[o >> 3] |= <uint8_t>(1 << (o & 7))
                     ones += 1
                 o += 1
-    return ones
+    return -4 if bad else ones
+
+
+# ---------------------------------------------------------------- dictionary columns
+# A dictionary-encoded string/binary column (int32 indices into a small dictionary, as decoded from Parquet
+# dictionary pages) becomes a plain column by copying each selected row's dictionary value; with runs, only the
+# kept rows are copied, so dropping deleted rows costs nothing extra. Null rows (``valid`` bit clear) become
+# empty values and their indices are not looked at.
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def dictionary_data_size(const offset_t[::1] dict_offsets, Py_ssize_t dict_data_len, const int32_t[::1] indices,
+                         const uint8_t[::1] valid, Py_ssize_t valid_offset, const int64_t[::1] starts,
+                         const int64_t[::1] lengths, Py_ssize_t nruns):
+    """Bytes of the dictionary values of the rows in the runs (``valid``: LSB-first bitmap from bit
+    ``valid_offset``, or empty when every row is valid). Returns the size, -4 if a run is out of range or
+    ``valid`` is short, -5 if an index or a dictionary offset is out of range."""
+    cdef Py_ssize_t r, i, rows = indices.shape[0], ndict = dict_offsets.shape[0] - 1
+    cdef int64_t size = 0, s, n, a, b, bit
+    cdef int32_t idx
+    cdef bint has_valid = valid.shape[0] > 0
+    if ndict < 0 or nruns < 0 or starts.shape[0] < nruns or lengths.shape[0] < nruns or valid_offset < 0:
+        return -4
+    if has_valid and valid.shape[0] * 8 - valid_offset < rows:
+        return -4
+    with nogil:
+        for r in range(nruns):
+            s = starts[r]
+            n = lengths[r]
+            if _run_bad(s, n, rows):
+                size = -4
+                break
+            for i in range(s, s + n):
+                if has_valid:
+                    bit = valid_offset + i
+                    if not (valid[bit >> 3] >> (bit & 7)) & 1:
+                        continue
+                idx = indices[i]
+                if idx < 0 or idx >= ndict:
+                    size = -5
+                    break
+                a = dict_offsets[idx]
+                b = dict_offsets[idx + 1]
+                if a < 0 or b < a or b > dict_data_len:
+                    size = -5
+                    break
+                size += b - a
+            if size < 0:
+                break
+    return size
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def take_runs_dictionary(const offset_t[::1] dict_offsets, const uint8_t[::1] dict_data,
+                         const int32_t[::1] indices, const uint8_t[::1] valid, Py_ssize_t valid_offset,
+                         const int64_t[::1] starts, const int64_t[::1] lengths, Py_ssize_t nruns,
+                         offset_t[::1] out_offsets, uint8_t[::1] out_data):
+    """The dictionary values of the rows in the runs, one after another: ``out_offsets`` (rows + 1, from 0) and
+    ``out_data`` (sized by ``dictionary_data_size``). Returns the rows written, -4 on a range error or short
+    outputs, -5 if an index or a dictionary offset is out of range."""
+    cdef Py_ssize_t r, i, rows = indices.shape[0], ndict = dict_offsets.shape[0] - 1
+    cdef Py_ssize_t dlen = dict_data.shape[0], room = out_data.shape[0]
+    cdef int64_t s, n, a, b, bit, o = 0, d = 0
+    cdef int32_t idx
+    cdef int bad = 0
+    cdef bint has_valid = valid.shape[0] > 0
+    if ndict < 0 or nruns < 0 or starts.shape[0] < nruns or lengths.shape[0] < nruns or valid_offset < 0 \
+            or out_offsets.shape[0] < 1:
+        return -4
+    if has_valid and valid.shape[0] * 8 - valid_offset < rows:
+        return -4
+    with nogil:
+        out_offsets[0] = 0
+        for r in range(nruns):
+            s = starts[r]
+            n = lengths[r]
+            if _run_bad(s, n, rows) or n > out_offsets.shape[0] - 1 - o:
+                bad = -4
+                break
+            for i in range(s, s + n):
+                o += 1
+                if has_valid:
+                    bit = valid_offset + i
+                    if not (valid[bit >> 3] >> (bit & 7)) & 1:
+                        out_offsets[o] = <offset_t>d
+                        continue
+                idx = indices[i]
+                if idx < 0 or idx >= ndict:
+                    bad = -5
+                    break
+                a = dict_offsets[idx]
+                b = dict_offsets[idx + 1]
+                if a < 0 or b < a or b > dlen:
+                    bad = -5
+                    break
+                if b - a > room - d:
+                    bad = -4
+                    break
+                if b - a <= 16 and a + 16 <= dlen and d + 16 <= room:
+                    memcpy(&out_data[d], &dict_data[a], 16)   # short value: one fixed-size move
+                elif b > a:
+                    memcpy(&out_data[d], &dict_data[a], b - a)
+                d += b - a
+                out_offsets[o] = <offset_t>d
+            if bad:
+                break
+    return bad if bad else o

@@ -220,6 +220,27 @@ def mask_runs(keep, starts, lengths):
     return len(s)
 
 
+def position_runs(positions, start, count, starts, lengths):
+    if start < 0 or count < 0 or start + count > 2**63 - 1:
+        return -4
+    positions = np.asarray(positions, dtype=np.int64)
+    stop = start + count
+    lo, hi = np.searchsorted(positions, [start, stop])
+    inside = positions[lo:hi]
+    if inside.size > 1 and np.any(np.diff(inside) < 0):
+        return -5
+    inside = np.unique(inside)
+    s = np.concatenate([[start], inside + 1])
+    e = np.concatenate([inside, [stop]])
+    keep = e > s
+    s, e = s[keep], e[keep]
+    if len(starts) < len(s) or len(lengths) < len(s):
+        return -4
+    starts[:len(s)] = s - start
+    lengths[:len(s)] = e - s
+    return len(s)
+
+
 def _runs_ok(starts, lengths, nruns, rows):
     if nruns < 0 or len(starts) < nruns or len(lengths) < nruns:
         return None
@@ -286,3 +307,66 @@ def take_runs_bits(bits, bit_offset, starts, lengths, nruns, out):
     packed = np.packbits(picked, bitorder="little")
     out[:len(packed)] |= packed
     return int(picked.sum())
+
+
+def _valid_bit(valid, valid_offset, i):
+    if len(valid) == 0:
+        return True
+    b = valid_offset + i
+    return bool((int(valid[b >> 3]) >> (b & 7)) & 1)
+
+
+def _dict_rows_ok(indices, valid, valid_offset, starts, lengths, nruns, ndict):
+    if ndict < 0 or nruns < 0 or len(starts) < nruns or len(lengths) < nruns or valid_offset < 0:
+        return False
+    return not (len(valid) and len(valid) * 8 - valid_offset < len(indices))
+
+
+def dictionary_data_size(dict_offsets, dict_data_len, indices, valid, valid_offset, starts, lengths, nruns):
+    ndict = len(dict_offsets) - 1
+    if not _dict_rows_ok(indices, valid, valid_offset, starts, lengths, nruns, ndict):
+        return -4
+    size = 0
+    for r in range(nruns):
+        s, n = int(starts[r]), int(lengths[r])
+        if s < 0 or n < 0 or s > len(indices) or n > len(indices) - s:
+            return -4
+        for i in range(s, s + n):
+            if not _valid_bit(valid, valid_offset, i):
+                continue
+            idx = int(indices[i])
+            if idx < 0 or idx >= ndict:
+                return -5
+            a, b = int(dict_offsets[idx]), int(dict_offsets[idx + 1])
+            if a < 0 or b < a or b > dict_data_len:
+                return -5
+            size += b - a
+    return size
+
+
+def take_runs_dictionary(dict_offsets, dict_data, indices, valid, valid_offset, starts, lengths, nruns,
+                         out_offsets, out_data):
+    ndict = len(dict_offsets) - 1
+    if not _dict_rows_ok(indices, valid, valid_offset, starts, lengths, nruns, ndict) or len(out_offsets) < 1:
+        return -4
+    out_offsets[0] = 0
+    o = d = 0
+    for r in range(nruns):
+        s, n = int(starts[r]), int(lengths[r])
+        if s < 0 or n < 0 or s > len(indices) or n > len(indices) - s or n > len(out_offsets) - 1 - o:
+            return -4
+        for i in range(s, s + n):
+            o += 1
+            if _valid_bit(valid, valid_offset, i):
+                idx = int(indices[i])
+                if idx < 0 or idx >= ndict:
+                    return -5
+                a, b = int(dict_offsets[idx]), int(dict_offsets[idx + 1])
+                if a < 0 or b < a or b > len(dict_data):
+                    return -5
+                if b - a > len(out_data) - d:
+                    return -4
+                out_data[d:d + b - a] = dict_data[a:b]
+                d += b - a
+            out_offsets[o] = d
+    return o

@@ -19,7 +19,8 @@ from ..batch import pool_array
 from .._pykernels import status
 from ..errors import CorruptFileError, InvalidArgumentError, UnsupportedTypeError
 
-__all__ = ["keep_mask", "merge_positions", "keep_runs", "position_runs", "compact", "EqualityDeleteSet", "normalize_key_column"]
+__all__ = ["keep_mask", "merge_positions", "keep_runs", "position_runs", "compact", "decode_dictionary",
+           "EqualityDeleteSet", "normalize_key_column"]
 
 _EMPTY_U8 = np.zeros(0, dtype=np.uint8)
 
@@ -109,16 +110,16 @@ def keep_runs(keep: np.ndarray) -> Runs:
 
 
 def position_runs(positions, start: int, count: int) -> Runs:
-    """The runs of rows ``start .. start+count`` that are NOT in ``positions`` (sorted, unique int64), straight
-    from the positions: no mask is built."""
+    """The runs of rows ``start .. start+count`` that are NOT in ``positions`` (sorted int64), straight from
+    the positions in one kernel pass: no mask is built."""
     positions = np.ascontiguousarray(positions, dtype=np.int64)
     lo, hi = np.searchsorted(positions, [start, start + count])
-    rel = positions[lo:hi] - start
-    starts = np.concatenate([[0], rel + 1])
-    lengths = np.concatenate([rel, [count]]) - starts
-    nonempty = lengths > 0
-    starts, lengths = starts[nonempty], lengths[nonempty]
-    return Runs(starts, lengths, len(starts), count, None)
+    starts = np.empty(int(hi - lo) + 1, dtype=np.int64)
+    lengths = np.empty_like(starts)
+    k = _k().position_runs(positions, int(start), int(count), starts, lengths)
+    if k < 0:
+        raise InvalidArgumentError(f"cannot make runs from the delete positions: {status.describe(k)}")
+    return Runs(starts, lengths, k, count, None)
 
 
 def _np(buf, dtype=np.uint8):
@@ -205,6 +206,75 @@ def compact(column, runs: Runs):
             lo = hi
         return pa.chunked_array(out, type=column.type)
     return _compact_array(column, runs)
+
+
+_BINARY_TARGETS = {pa.string(): (True, np.int32), pa.large_string(): (True, np.int64),
+                   pa.binary(): (False, np.int32), pa.large_binary(): (False, np.int64)}
+
+
+def dictionary_decodable(value_type, target) -> bool:
+    """Whether :func:`decode_dictionary` turns dictionaries of ``value_type`` into ``target`` columns."""
+    have = _BINARY_TARGETS.get(value_type)
+    want = _BINARY_TARGETS.get(target)
+    return have is not None and want is not None and have[0] == want[0]
+
+
+def _decode_dictionary_chunk(arr, target, runs):
+    k = _k()
+    odt = _BINARY_TARGETS[target][1]
+    n = len(arr) if runs is None else runs.kept
+    if runs is None:
+        runs = Runs(np.array([0], np.int64), np.array([len(arr)], np.int64), 1, len(arr), None)
+    dictionary = arr.dictionary
+    if dictionary.null_count:
+        return compact(arr.cast(target), runs) if runs.kept < runs.rows else arr.cast(target)
+    if dictionary.type != (pa.large_binary() if odt is np.int64 else pa.binary()) and \
+            dictionary.type != (pa.large_string() if odt is np.int64 else pa.string()):
+        dictionary = dictionary.cast(pa.large_binary() if odt is np.int64 else pa.binary())
+    dbufs = dictionary.buffers()
+    d_off = _np(dbufs[1], odt)[dictionary.offset:dictionary.offset + len(dictionary) + 1]
+    d_data = _np(dbufs[2]) if dbufs[2] is not None else _EMPTY_U8
+    indices = arr.indices
+    if indices.type != pa.int32():
+        indices = indices.cast(pa.int32())
+    idx = _np(indices.buffers()[1], np.int32)[indices.offset:indices.offset + len(indices)]
+    valid, valid_off = _EMPTY_U8, 0
+    if arr.null_count:
+        valid, valid_off = _np(arr.buffers()[0]), arr.offset
+    size = k.dictionary_data_size(d_off, len(d_data), idx, valid, valid_off, runs.starts, runs.lengths, runs.count)
+    if size < 0:
+        raise CorruptFileError(f"dictionary-encoded column: {status.describe(size)}")
+    if odt is np.int32 and size > np.iinfo(np.int32).max:
+        # more than 2 GiB of values: halves, each as its own chunk
+        half = len(arr) // 2
+        return pa.chunked_array([_decode_dictionary_chunk(arr.slice(0, half), target, runs.clip(0, half)),
+                                 _decode_dictionary_chunk(arr.slice(half), target, runs.clip(half, len(arr)))],
+                                type=target)
+    obuf, out_off = _alloc((n + 1) * np.dtype(odt).itemsize, odt)
+    dbuf, out_data = _alloc(size)
+    rc = k.take_runs_dictionary(d_off, d_data, idx, valid, valid_off, runs.starts, runs.lengths, runs.count,
+                                out_off, out_data)
+    if rc < 0:
+        raise CorruptFileError(f"dictionary-encoded column: {status.describe(rc)}")
+    validity, nulls = _compact_validity(arr, runs, k) if arr.null_count else (None, 0)
+    return pa.Array.from_buffers(target, n, [validity, obuf, dbuf], null_count=nulls)
+
+
+def decode_dictionary(column, target, runs: Runs | None = None):
+    """A dictionary-encoded string/binary array or chunked array as a plain ``target`` column (string, binary or
+    their large forms), keeping only the rows of ``runs`` when given: each kept row's value is copied once
+    from the dictionary, so applying deletes here costs nothing beyond the decoding."""
+    if isinstance(column, pa.ChunkedArray):
+        if column.num_chunks == 1:
+            return _decode_dictionary_chunk(column.chunk(0), target, runs)
+        out, lo = [], 0
+        for ch in column.chunks:
+            hi = lo + len(ch)
+            got = _decode_dictionary_chunk(ch, target, None if runs is None else runs.clip(lo, hi))
+            out.extend(got.chunks if isinstance(got, pa.ChunkedArray) else [got])
+            lo = hi
+        return pa.chunked_array(out, type=target)
+    return _decode_dictionary_chunk(column, target, runs)
 
 
 # ---------------------------------------------------------------------------

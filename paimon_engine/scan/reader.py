@@ -26,7 +26,11 @@ from ..errors import CorruptFileError, UnsupportedTypeError
 from ..expressions import AlwaysTrue, evaluate_arrow, referenced_names
 from .delete_index import EQUALITY, POSITION
 from .._parallel import parallel_map, submit
-from .deletes import EqualityDeleteSet, compact, keep_mask, keep_runs, merge_positions, position_runs
+from .deletes import (EqualityDeleteSet, compact, decode_dictionary, dictionary_decodable, keep_mask, keep_runs,
+                      merge_positions, position_runs)
+from .parquet_pages import all_data_pages_dictionary_encoded
+
+_DICT_VALUE_TYPES = (pa.string(), pa.large_string(), pa.binary(), pa.large_binary())
 
 __all__ = ["TaskReader", "read_deletion_vector", "FILE_COLUMN", "POS_COLUMN", "METADATA_COLUMNS"]
 
@@ -138,11 +142,12 @@ class _ParquetFile:
             if not io.exists(path):
                 raise NotFoundError(f"data file not found: {path}") from None
             raise CorruptFileError(f"cannot open file: {exc}", path=path) from None
+        self._file = f
         try:
             self.pf = pq.ParquetFile(f)
         except (pa.ArrowInvalid, OSError) as exc:
             raise CorruptFileError(f"cannot read Parquet file: {exc}", path=path) from None
-        schema = self.pf.schema_arrow
+        schema = self.schema_arrow = self.pf.schema_arrow   # (pyarrow builds it anew on every access)
         self.num_rows = self.pf.metadata.num_rows
         self.by_id = {}
         self.by_name = {}
@@ -153,6 +158,9 @@ class _ParquetFile:
             self.by_name[f.name] = f.name
         self.has_ids = bool(self.by_id)
         self._leaf = None
+        # page headers are walked only where reading them is cheap (a local file)
+        self._local = getattr(fs, "type_name", "") == "local"
+        self._dict_readers = {}
 
     def column_name(self, field: T.DataField):
         if self.has_ids:
@@ -184,7 +192,7 @@ class _ParquetFile:
         no nulls; else None."""
         md = self.pf.metadata
         try:
-            idx = self.pf.schema_arrow.get_field_index(name)
+            idx = self.schema_arrow.get_field_index(name)
             value = None
             for i in range(md.num_row_groups):
                 st = md.row_group(i).column(idx).statistics
@@ -217,18 +225,62 @@ class _ParquetFile:
             row += rg.num_rows
         return chosen, (first_row or 0)
 
-    def read(self, names, row_groups=None):
+    def dictionary_names(self, names, row_groups=None):
+        """The names among ``names`` of flat string/binary columns whose data pages are all dictionary-encoded in
+        every row group read (see :mod:`.parquet_pages`): these read as dictionary indices, and a kernel makes
+        the plain values (``deletes.decode_dictionary``). Only for local files (the check reads page headers)."""
+        if not self._local or not names:
+            return []
+        md = self.pf.metadata
+        groups = range(md.num_row_groups) if row_groups is None else row_groups
+        if not len(groups):
+            return []
+        leaf = self.leaf_index()
+        schema = self.schema_arrow
+        out = []
+        for name in names:
+            j = leaf.get(name)
+            i = schema.get_field_index(name)
+            if j is None or i < 0 or schema.field(i).type not in _DICT_VALUE_TYPES:
+                continue
+            ok = True
+            for g in groups:
+                c = md.row_group(g).column(j)
+                if c.physical_type != "BYTE_ARRAY" or not c.has_dictionary_page or not c.dictionary_page_offset:
+                    ok = False
+                    break
+                start = c.dictionary_page_offset
+                if not all_data_pages_dictionary_encoded(self._file.read_at, start, start + c.total_compressed_size):
+                    ok = False
+                    break
+            if ok:
+                out.append(name)
+        return out
+
+    def _reader(self, dict_names):
+        if not dict_names:
+            return self.pf
+        key = tuple(sorted(dict_names))
+        r = self._dict_readers.get(key)
+        if r is None:
+            import pyarrow.parquet as pq
+            r = self._dict_readers[key] = pq.ParquetFile(self._file, metadata=self.pf.metadata,
+                                                         read_dictionary=list(key))
+        return r
+
+    def read(self, names, row_groups=None, dict_names=()):
         try:
+            pf = self._reader(dict_names)
             if row_groups is not None:
-                return self.pf.read_row_groups(row_groups, columns=list(names), use_threads=True)
-            return self.pf.read(columns=list(names), use_threads=True)
+                return pf.read_row_groups(row_groups, columns=list(names), use_threads=True)
+            return pf.read(columns=list(names), use_threads=True)
         except (pa.ArrowInvalid, OSError) as exc:
             raise CorruptFileError(f"cannot decode Parquet data: {exc}", path=self.path) from None
 
-    def iter_batches(self, names, batch_size, row_groups=None):
+    def iter_batches(self, names, batch_size, row_groups=None, dict_names=()):
         try:
-            yield from self.pf.iter_batches(batch_size=batch_size, columns=list(names), use_threads=True,
-                                            row_groups=row_groups)
+            yield from self._reader(dict_names).iter_batches(batch_size=batch_size, columns=list(names),
+                                                             use_threads=True, row_groups=row_groups)
         except (pa.ArrowInvalid, OSError) as exc:
             raise CorruptFileError(f"cannot decode Parquet data: {exc}", path=self.path) from None
 
@@ -490,6 +542,7 @@ class TaskReader:
             first = rg_start[run[0]]
             total = rg_start[run[-1] + 1]
             rgs = None if whole else run
+            dict_names = self._dictionary_names(pf, names, file_cols, rgs)
             if batch_size:
                 start = first
                 if not names:
@@ -498,14 +551,33 @@ class TaskReader:
                         yield from _batches(self._finish(task, None, n, start, file_cols, positions(), eq_groups))
                         start += n
                     continue
-                for rb in pf.iter_batches(names, batch_size, rgs):
-                    out = self._finish(task, rb, rb.num_rows, start, file_cols, positions(), eq_groups)
+                for rb in pf.iter_batches(names, batch_size, rgs, dict_names):
+                    out = self._finish(task, rb, rb.num_rows, start, file_cols, positions(), eq_groups,
+                                       dict_names=dict_names)
                     start += rb.num_rows
                     yield from _batches(out)
                 continue
-            tbl = pf.read(names, rgs) if names else None
+            tbl = pf.read(names, rgs, dict_names) if names else None
             n = (total - first) if tbl is None else tbl.num_rows
-            yield from _batches(self._finish(task, tbl, n, first, file_cols, positions(), eq_groups))
+            yield from _batches(self._finish(task, tbl, n, first, file_cols, positions(), eq_groups,
+                                             dict_names=dict_names))
+
+    def _dictionary_names(self, pf, names, file_cols, row_groups):
+        """File columns to read as dictionary indices: string/binary columns read as string/binary whose pages
+        are all dictionary-encoded (``_ParquetFile.dictionary_names``)."""
+        targets = {}
+        for fid, name in file_cols.items():
+            fld = self.all_fields.get(fid)
+            if fld is not None:
+                targets.setdefault(name, set()).add(fld.type.to_arrow())
+        schema = pf.schema_arrow
+        cands = []
+        for name in names:
+            want = targets.get(name)
+            i = schema.get_field_index(name)
+            if want and len(want) == 1 and i >= 0 and dictionary_decodable(schema.field(i).type, next(iter(want))):
+                cands.append(name)
+        return frozenset(pf.dictionary_names(cands, row_groups)) if cands else frozenset()
 
     def _read_row_file(self, task, pf, names, file_cols, positions, eq_groups, batch_size):
         """Position deletes and row selections become one selection: only blocks holding kept rows decode."""
@@ -580,8 +652,9 @@ class TaskReader:
                 groups.setdefault(tuple(d.equality_ids), []).append(d)
         return [(ids, self._equality_set(ids, files)) for ids, files in groups.items()]
 
-    def _finish(self, task, data, n, start, file_cols, positions, eq_groups, row_ids=None):
-        """``row_ids``: file row numbers of the rows in ``data`` when deletes/selection were applied already."""
+    def _finish(self, task, data, n, start, file_cols, positions, eq_groups, row_ids=None, dict_names=frozenset()):
+        """``row_ids``: file row numbers of the rows in ``data`` when deletes/selection were applied already;
+        ``dict_names``: columns of ``data`` read as dictionaries (made plain here, together with the deletes)."""
         # position deletes alone become runs of kept rows straight from the positions; any other filter
         # (row selection, equality deletes, residual) makes a mask that the positions are folded into
         keep = None
@@ -594,11 +667,18 @@ class TaskReader:
         if task.selection is not None and row_ids is None:
             keep = fold(_selection_mask(task.selection, start, n), keep)
 
+        plain = {}   # dictionary columns made plain before the deletes are known (for keys and filters)
+
         def column(fid):
             name = file_cols.get(fid)
             fld = self.all_fields[fid]
             if name is None or data is None:
                 return _default_array(fld, n)
+            if name in dict_names:
+                got = plain.get(name)
+                if got is None:
+                    got = plain[name] = self._plain(data.column(name), fld.type.to_arrow(), task.path)
+                return got
             return _conform(data.column(name), fld.type, fld.name)
 
         for ids, eqset in eq_groups:
@@ -607,14 +687,6 @@ class TaskReader:
             cols = [column(fid) if fid in self.all_fields else pa.nulls(n) for fid in ids]
             hit = eqset.matches(cols, num_rows=n)
             keep = fold(~hit, keep)
-        out_cols = [column(f.id) for f in self.projected.fields]
-        out_names = [f.name for f in self.projected.fields]
-        if FILE_COLUMN in self.metadata_columns:
-            out_cols.append(pa.array([task.path], pa.string()).take(np.zeros(n, dtype=np.int32)))
-            out_names.append(FILE_COLUMN)
-        if POS_COLUMN in self.metadata_columns:
-            out_cols.append(pa.array(np.arange(start, start + n, dtype=np.int64) if row_ids is None else row_ids))
-            out_names.append(POS_COLUMN)
         residual = task.residual
         if residual is not None and not isinstance(residual, AlwaysTrue):
             eval_cols = {f.name: column(f.id) for f in self.schema.fields
@@ -622,6 +694,22 @@ class TaskReader:
             mask = evaluate_arrow(residual, pa.table(eval_cols) if eval_cols else pa.table({}))
             m = np.asarray(mask.to_numpy(zero_copy_only=False), dtype=np.bool_)
             keep = fold(m, keep)
+        # output columns; a dictionary column not made plain above is made plain with the deletes applied
+        out_cols, deferred = [], {}
+        for f in self.projected.fields:
+            name = file_cols.get(f.id)
+            if data is not None and name in dict_names and name not in plain:
+                deferred[len(out_cols)] = (data.column(name), f.type.to_arrow())
+                out_cols.append(None)
+            else:
+                out_cols.append(column(f.id))
+        out_names = [f.name for f in self.projected.fields]
+        if FILE_COLUMN in self.metadata_columns:
+            out_cols.append(pa.array([task.path], pa.string()).take(np.zeros(n, dtype=np.int32)))
+            out_names.append(FILE_COLUMN)
+        if POS_COLUMN in self.metadata_columns:
+            out_cols.append(pa.array(np.arange(start, start + n, dtype=np.int64) if row_ids is None else row_ids))
+            out_names.append(POS_COLUMN)
         runs = None
         if keep is not None:
             runs = keep_runs(keep)
@@ -630,11 +718,26 @@ class TaskReader:
         if not out_cols:
             # no columns at all (count-style reads): carry the row count
             return _empty_batch_with_rows(n if runs is None else runs.kept)
-        if runs is not None and runs.kept < n:
-            # the kept rows as runs, found once and copied run by run out of every column
-            # (the copies run without the GIL: columns go to the pool together)
-            out_cols = parallel_map("compact", lambda c: compact(c, runs), out_cols)
+        if runs is not None and runs.kept == n:
+            runs = None
+        if runs is not None or deferred:
+            # the kept rows as runs, found once and copied run by run out of every column (dictionary columns:
+            # each kept row's value copied once from the dictionary); the copies run without the GIL, so
+            # columns go to the pool together
+            def finish(i):
+                if i in deferred:
+                    raw, target = deferred[i]
+                    return self._plain(raw, target, task.path, runs)
+                return compact(out_cols[i], runs) if runs is not None else out_cols[i]
+            out_cols = parallel_map("compact", finish, range(len(out_cols)))
         return pa.Table.from_arrays(out_cols, schema=self.output_schema)
+
+    @staticmethod
+    def _plain(col, target, path, runs=None):
+        try:
+            return decode_dictionary(col, target, runs)
+        except CorruptFileError as exc:
+            raise CorruptFileError(str(exc), path=path) from None
 
 
 def _filter_ids(expr):

@@ -44,6 +44,33 @@ def test_mask_runs_reports_short_outputs(kernel):
 
 
 @pytest.mark.parametrize("kernel", IMPLS)
+@settings(max_examples=60, deadline=None)
+@given(pos=st.lists(st.integers(-3, 60), max_size=30), start=st.integers(0, 8), count=st.integers(0, 50))
+def test_position_runs_kernel(kernel, pos, start, count):
+    pos = np.array(sorted(pos), np.int64)             # sorted, repeats allowed
+    s, ln = np.zeros(len(pos) + 1, np.int64), np.zeros(len(pos) + 1, np.int64)
+    k = kernel.position_runs(pos, start, count, s, ln)
+    kept = [r for r in range(start, start + count) if r not in set(pos.tolist())]
+    assert [start + a + i for a, n in zip(s[:k], ln[:k]) for i in range(n)] == kept
+    assert all(n > 0 for n in ln[:k]) and all(a + n < b for a, n, b in zip(s[:k], ln[:k], s[1:k]))
+    s2, ln2 = np.zeros_like(s), np.zeros_like(ln)
+    assert _speedups.twin("deletes").position_runs(pos, start, count, s2, ln2) == k
+    assert (s2[:k].tolist(), ln2[:k].tolist()) == (s[:k].tolist(), ln[:k].tolist())
+
+
+@pytest.mark.parametrize("kernel", IMPLS)
+def test_position_runs_kernel_rejects_bad_input(kernel):
+    s, ln = np.zeros(4, np.int64), np.zeros(4, np.int64)
+    assert kernel.position_runs(np.array([5, 2, 7], np.int64), 0, 10, s, ln) == -5      # not sorted
+    assert kernel.position_runs(np.array([1, 3, 5, 7], np.int64), 0, 10, s[:2], ln) == -4  # 5 runs, room for 2
+    assert kernel.position_runs(np.array([1], np.int64), -1, 10, s, ln) == -4          # negative start
+    assert kernel.position_runs(np.array([1], np.int64), 0, -1, s, ln) == -4           # negative count
+    assert kernel.position_runs(np.array([1], np.int64), 2**62, 2**62, s, ln) == -4    # end past int64
+    with pytest.raises(Exception, match="not sorted|invalid value"):
+        D.position_runs(np.array([5, 2, 7], np.int64), 0, 10)
+
+
+@pytest.mark.parametrize("kernel", IMPLS)
 def test_take_runs_kernels_agree_and_check_ranges(kernel):
     twin = _speedups.twin("deletes")
     src = np.arange(40, dtype=np.uint8)
@@ -116,3 +143,100 @@ def test_position_runs_match_keep_mask(n, data):
     again = D.keep_runs(keep)
     assert (again.starts[:again.count].tolist(), again.lengths[:again.count].tolist()) == \
         (runs.starts[:runs.count].tolist(), runs.lengths[:runs.count].tolist())
+
+
+# ---------------------------------------------------------------- dictionary columns
+
+def _dict_case(data):
+    values = data.draw(st.lists(st.binary(max_size=20), min_size=1, max_size=8))
+    n = data.draw(st.integers(0, 60))
+    idx = data.draw(st.lists(st.integers(0, len(values) - 1), min_size=n, max_size=n))
+    valid = data.draw(st.lists(st.booleans(), min_size=n, max_size=n))
+    keep = data.draw(st.lists(st.booleans(), min_size=n, max_size=n))
+    return values, np.array(idx, np.int32), valid, keep
+
+
+@pytest.mark.parametrize("kernel", IMPLS)
+@settings(max_examples=60, deadline=None)
+@given(data=st.data(), with_nulls=st.booleans())
+def test_dictionary_kernels_agree(kernel, data, with_nulls):
+    values, idx, valid, keep = _dict_case(data)
+    offs = np.concatenate([[0], np.cumsum([len(v) for v in values])]).astype(np.int32)
+    blob = np.frombuffer(b"".join(values) + b"\0", np.uint8)[:offs[-1]]
+    vbits = np.packbits(np.array(valid, np.uint8), bitorder="little") if with_nulls else np.zeros(0, np.uint8)
+    if with_nulls:
+        idx = np.where(valid, idx, 1000).astype(np.int32)       # indices of null rows are never looked at
+    runs = D.keep_runs(np.array(keep, bool))
+    want = [b"" if with_nulls and not valid[i] else values[idx[i]] for i in range(len(idx)) if keep[i]]
+    results = []
+    for impl in (kernel, _speedups.twin("deletes")):
+        size = impl.dictionary_data_size(offs, len(blob), idx, vbits, 0, runs.starts, runs.lengths, runs.count)
+        assert size == sum(len(v) for v in want)
+        oo, od = np.zeros(runs.kept + 1, np.int32), np.zeros(size, np.uint8)
+        assert impl.take_runs_dictionary(offs, blob, idx, vbits, 0, runs.starts, runs.lengths, runs.count,
+                                         oo, od) == runs.kept
+        got = [od[oo[i]:oo[i + 1]].tobytes() for i in range(runs.kept)]
+        assert got == want
+        results.append((oo.tolist(), od.tobytes()))
+    assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("kernel", IMPLS)
+def test_dictionary_kernels_reject_bad_input(kernel):
+    offs = np.array([0, 2, 5], np.int32)
+    blob = np.frombuffer(b"abcde", np.uint8)
+    one = (np.array([0], np.int64), np.array([3], np.int64), 1)
+    ok = np.array([0, 1, 0], np.int32)
+    assert kernel.dictionary_data_size(offs, 5, ok, np.zeros(0, np.uint8), 0, *one) == 7
+    assert kernel.dictionary_data_size(offs, 5, np.array([0, 2, 0], np.int32), np.zeros(0, np.uint8), 0, *one) == -5
+    assert kernel.dictionary_data_size(offs, 5, np.array([0, -1, 0], np.int32), np.zeros(0, np.uint8), 0, *one) == -5
+    assert kernel.dictionary_data_size(np.array([0, 2, 9], np.int32), 5, ok, np.zeros(0, np.uint8), 0, *one) == -5
+    assert kernel.dictionary_data_size(offs, 5, ok, np.zeros(0, np.uint8), 0, np.array([1], np.int64),
+                                       np.array([3], np.int64), 1) == -4                  # run past the rows
+    assert kernel.dictionary_data_size(offs, 5, np.zeros(9, np.int32), np.zeros(1, np.uint8), 0, *one) == -4
+    oo, od = np.zeros(4, np.int32), np.zeros(7, np.uint8)
+    assert kernel.take_runs_dictionary(offs, blob, np.array([0, 2, 0], np.int32), np.zeros(0, np.uint8), 0,
+                                       *one, oo, od) == -5
+    assert kernel.take_runs_dictionary(offs, blob, ok, np.zeros(0, np.uint8), 0, *one, oo, od[:6]) == -4
+    assert kernel.take_runs_dictionary(offs, blob, ok, np.zeros(0, np.uint8), 0, *one, oo[:3], od) == -4
+    assert kernel.take_runs_dictionary(offs, blob, ok, np.zeros(0, np.uint8), 0, *one, oo, od) == 3
+    assert od.tobytes() == b"abcdeab"
+
+
+_TARGETS = [pa.string(), pa.large_string(), pa.binary(), pa.large_binary()]
+
+
+@pytest.mark.parametrize("target", _TARGETS, ids=str)
+@settings(max_examples=30, deadline=None)
+@given(data=st.data())
+def test_decode_dictionary_equals_arrow(target, data):
+    text = pa.types.is_string(target) or pa.types.is_large_string(target)
+    vals = st.text(max_size=12) if text else st.binary(max_size=12)
+    vtype = data.draw(st.sampled_from([pa.string(), pa.large_string()] if text else [pa.binary(), pa.large_binary()]))
+    chunks = []
+    for _ in range(data.draw(st.integers(1, 3))):
+        values = pa.array(data.draw(st.lists(vals, min_size=1, max_size=6, unique=True)), vtype)
+        n = data.draw(st.integers(0, 30))
+        idx = data.draw(st.lists(st.one_of(st.none(), st.integers(0, len(values) - 1)), min_size=n, max_size=n))
+        arr = pa.DictionaryArray.from_arrays(pa.array(idx, pa.int32()), values)
+        cut = data.draw(st.integers(0, n))
+        chunks.append(arr.slice(cut // 2))                           # offsets inside a chunk
+    col = pa.chunked_array(chunks, type=chunks[0].type)
+    dense = col.cast(target)
+    def chunked(x):
+        x.validate(full=True)
+        return x if isinstance(x, pa.ChunkedArray) else pa.chunked_array([x], type=x.type)
+    got = chunked(D.decode_dictionary(col, target))
+    assert got.type == target and got.equals(dense)
+    keep = np.array(data.draw(st.lists(st.booleans(), min_size=len(col), max_size=len(col))), bool)
+    got = chunked(D.decode_dictionary(col, target, D.keep_runs(keep)))
+    assert got.equals(pc.filter(dense, pa.array(keep)))
+
+
+def test_decode_dictionary_reports_bad_indices():
+    bad = pa.DictionaryArray.from_arrays(pa.array([0, 5, 1], pa.int32()), pa.array(["a", "b"]), safe=False)
+    with pytest.raises(D.CorruptFileError, match="dictionary"):
+        D.decode_dictionary(bad, pa.string())
+    assert D.dictionary_decodable(pa.string(), pa.large_string())
+    assert not D.dictionary_decodable(pa.binary(), pa.string())
+    assert not D.dictionary_decodable(pa.int32(), pa.string())
