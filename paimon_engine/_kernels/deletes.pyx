@@ -552,6 +552,26 @@ def take_runs_bits(const uint8_t[::1] bits, Py_ssize_t bit_offset, const int64_t
 # kept rows are copied, so dropping deleted rows costs nothing extra. Null rows (``valid`` bit clear) become
 # empty values and their indices are not looked at.
 
+cdef inline bint _is_valid(const uint8_t* valid, Py_ssize_t bit) noexcept nogil:
+    return (valid[bit >> 3] >> (bit & 7)) & 1
+
+
+cdef inline bint _dict_value(const offset_t* dict_offsets, Py_ssize_t ndict, Py_ssize_t dlen, int32_t idx,
+                             int64_t* a, int64_t* b) noexcept nogil:
+    """The byte range [a, b) of dictionary value ``idx``; false if the index or the offsets are out of range."""
+    if idx < 0 or idx >= ndict:
+        return 0
+    a[0] = dict_offsets[idx]
+    b[0] = dict_offsets[idx + 1]
+    return a[0] >= 0 and b[0] >= a[0] and b[0] <= dlen
+
+
+cdef inline bint _dict_args_ok(Py_ssize_t ndict, Py_ssize_t rows, Py_ssize_t valid_len, Py_ssize_t valid_offset,
+                               Py_ssize_t nstarts, Py_ssize_t nlengths, Py_ssize_t nruns) noexcept nogil:
+    return not (ndict < 0 or nruns < 0 or nstarts < nruns or nlengths < nruns or valid_offset < 0
+                or (valid_len > 0 and valid_len * 8 - valid_offset < rows))
+
+
 @cython.boundscheck(False)
 @cython.wraparound(False)
 def dictionary_data_size(const offset_t[::1] dict_offsets, Py_ssize_t dict_data_len, const int32_t[::1] indices,
@@ -561,12 +581,9 @@ def dictionary_data_size(const offset_t[::1] dict_offsets, Py_ssize_t dict_data_
     ``valid_offset``, or empty when every row is valid). Returns the size, -4 if a run is out of range or
     ``valid`` is short, -5 if an index or a dictionary offset is out of range."""
     cdef Py_ssize_t r, i, rows = indices.shape[0], ndict = dict_offsets.shape[0] - 1
-    cdef int64_t size = 0, s, n, a, b, bit
-    cdef int32_t idx
+    cdef int64_t size = 0, s, n, a, b
     cdef bint has_valid = valid.shape[0] > 0
-    if ndict < 0 or nruns < 0 or starts.shape[0] < nruns or lengths.shape[0] < nruns or valid_offset < 0:
-        return -4
-    if has_valid and valid.shape[0] * 8 - valid_offset < rows:
+    if not _dict_args_ok(ndict, rows, valid.shape[0], valid_offset, starts.shape[0], lengths.shape[0], nruns):
         return -4
     with nogil:
         for r in range(nruns):
@@ -576,17 +593,9 @@ def dictionary_data_size(const offset_t[::1] dict_offsets, Py_ssize_t dict_data_
                 size = -4
                 break
             for i in range(s, s + n):
-                if has_valid:
-                    bit = valid_offset + i
-                    if not (valid[bit >> 3] >> (bit & 7)) & 1:
-                        continue
-                idx = indices[i]
-                if idx < 0 or idx >= ndict:
-                    size = -5
-                    break
-                a = dict_offsets[idx]
-                b = dict_offsets[idx + 1]
-                if a < 0 or b < a or b > dict_data_len:
+                if has_valid and not _is_valid(&valid[0], valid_offset + i):
+                    continue
+                if not _dict_value(&dict_offsets[0], ndict, dict_data_len, indices[i], &a, &b):
                     size = -5
                     break
                 size += b - a
@@ -606,14 +615,12 @@ def take_runs_dictionary(const offset_t[::1] dict_offsets, const uint8_t[::1] di
     outputs, -5 if an index or a dictionary offset is out of range."""
     cdef Py_ssize_t r, i, rows = indices.shape[0], ndict = dict_offsets.shape[0] - 1
     cdef Py_ssize_t dlen = dict_data.shape[0], room = out_data.shape[0]
-    cdef int64_t s, n, a, b, bit, o = 0, d = 0
+    cdef int64_t s, n, a, b, o = 0, d = 0
     cdef int32_t idx
     cdef int bad = 0
     cdef bint has_valid = valid.shape[0] > 0
-    if ndict < 0 or nruns < 0 or starts.shape[0] < nruns or lengths.shape[0] < nruns or valid_offset < 0 \
+    if not _dict_args_ok(ndict, rows, valid.shape[0], valid_offset, starts.shape[0], lengths.shape[0], nruns) \
             or out_offsets.shape[0] < 1:
-        return -4
-    if has_valid and valid.shape[0] * 8 - valid_offset < rows:
         return -4
     with nogil:
         out_offsets[0] = 0
@@ -625,11 +632,11 @@ def take_runs_dictionary(const offset_t[::1] dict_offsets, const uint8_t[::1] di
                 break
             for i in range(s, s + n):
                 o += 1
-                if has_valid:
-                    bit = valid_offset + i
-                    if not (valid[bit >> 3] >> (bit & 7)) & 1:
-                        out_offsets[o] = <offset_t>d
-                        continue
+                if has_valid and not _is_valid(&valid[0], valid_offset + i):
+                    out_offsets[o] = <offset_t>d
+                    continue
+                # the lookup of _dict_value written out: through pointers, a and b would be reloaded after
+                # every copy (byte stores may alias them), which costs a quarter of the loop
                 idx = indices[i]
                 if idx < 0 or idx >= ndict:
                     bad = -5

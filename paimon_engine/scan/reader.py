@@ -590,9 +590,12 @@ class TaskReader:
             if task.selection is not None:
                 keep &= _selection_mask(task.selection, 0, n)
             rows = np.flatnonzero(keep).astype(np.int64)
-            # all rows minus the dropped ones: far cheaper than a bitmap from every kept row
-            dropped = np.flatnonzero(~keep).astype(np.uint32)
-            selection = pyroaring.BitMap(range(n)) - pyroaring.BitMap(dropped)
+            if rows.size <= n - rows.size:
+                # few rows kept (a point query's selection): the bitmap of the kept rows
+                selection = pyroaring.BitMap(rows.astype(np.uint32))
+            else:
+                # most rows kept (deletes): all rows minus the dropped ones, far cheaper than from every kept row
+                selection = pyroaring.BitMap(range(n)) - pyroaring.BitMap(np.flatnonzero(~keep).astype(np.uint32))
         if rows is not None and rows.size == 0:
             return
         tbl = pf.read(names, selection=selection) if names else None
