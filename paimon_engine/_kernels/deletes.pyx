@@ -11,6 +11,7 @@
 cimport cython
 from libc.stdint cimport int64_t, int32_t, uint64_t, uint8_t, INT64_MAX
 from libc.string cimport memcpy
+from libc.stdlib cimport malloc, free
 
 cdef uint64_t K1 = 0x9E3779B97F4A7C15ULL
 cdef uint64_t K2 = 0x632BE59BD9B4E019ULL
@@ -448,6 +449,66 @@ def take_runs_fixed(const uint8_t[::1] src, Py_ssize_t width, const int64_t[::1]
                 o += n * width
                 total += n
     return -4 if bad else total
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def take_runs_fixed_columns(list srcs, list widths, const int64_t[::1] starts, const int64_t[::1] lengths,
+                            Py_ssize_t nruns, list outs):
+    """``take_runs_fixed`` for several columns of the same rows in one pass over the runs (the pass over the runs
+    costs as much as the copies for short runs). ``srcs``/``outs``: uint8 arrays, ``widths``: their value
+    widths. Returns the rows copied, or -4 on a range error, a non-positive width or mismatched lists."""
+    cdef Py_ssize_t ncols = len(srcs), c, r, rows = -1, room = -1, o = 0
+    cdef int64_t s, n, w
+    cdef const uint8_t[::1] sv
+    cdef uint8_t[::1] ov
+    cdef const uint8_t** sp
+    cdef uint8_t** op
+    cdef int64_t* wp
+    cdef bint bad = 0
+    if ncols != len(outs) or ncols != len(widths) or nruns < 0 or starts.shape[0] < nruns \
+            or lengths.shape[0] < nruns:
+        return -4
+    if ncols == 0:
+        return 0
+    sp = <const uint8_t**>malloc(ncols * sizeof(uint8_t*))
+    op = <uint8_t**>malloc(ncols * sizeof(uint8_t*))
+    wp = <int64_t*>malloc(ncols * sizeof(int64_t))
+    if sp == NULL or op == NULL or wp == NULL:
+        free(sp)
+        free(op)
+        free(wp)
+        raise MemoryError()
+    try:
+        for c in range(ncols):
+            sv = srcs[c]
+            ov = outs[c]
+            w = widths[c]
+            if w <= 0:
+                return -4
+            wp[c] = w
+            sp[c] = &sv[0] if sv.shape[0] else NULL
+            op[c] = &ov[0] if ov.shape[0] else NULL
+            if rows < 0 or sv.shape[0] // w < rows:
+                rows = sv.shape[0] // w
+            if room < 0 or ov.shape[0] // w < room:
+                room = ov.shape[0] // w
+        with nogil:
+            for r in range(nruns):
+                s = starts[r]
+                n = lengths[r]
+                if _run_bad(s, n, rows) or n > room - o:
+                    bad = 1
+                    break
+                if n:
+                    for c in range(ncols):
+                        memcpy(op[c] + o * wp[c], sp[c] + s * wp[c], n * wp[c])
+                    o += n
+    finally:
+        free(sp)
+        free(op)
+        free(wp)
+    return -4 if bad else o
 
 
 @cython.boundscheck(False)

@@ -266,6 +266,28 @@ def take_runs_fixed(src, width, starts, lengths, nruns, out):
     return total
 
 
+def take_runs_fixed_columns(srcs, widths, starts, lengths, nruns, outs):
+    if len(srcs) != len(outs) or len(srcs) != len(widths) or nruns < 0 or len(starts) < nruns \
+            or len(lengths) < nruns:
+        return -4
+    if not srcs:
+        return 0
+    if any(int(w) <= 0 for w in widths):
+        return -4
+    rows = min(len(s) // int(w) for s, w in zip(srcs, widths))
+    room = min(len(o) // int(w) for o, w in zip(outs, widths))
+    o = 0
+    for r in range(nruns):
+        s, n = int(starts[r]), int(lengths[r])
+        if s < 0 or n < 0 or s > rows or n > rows - s or n > room - o:
+            return -4
+        for src, w, out in zip(srcs, widths, outs):
+            w = int(w)
+            out[o * w:(o + n) * w] = np.asarray(src, dtype=np.uint8)[s * w:(s + n) * w]
+        o += n
+    return o
+
+
 def runs_data_size(offsets, starts, lengths, nruns, data_len):
     if len(offsets) < 1 or _runs_ok(starts, lengths, nruns, len(offsets) - 1) is None:
         return -4

@@ -19,7 +19,8 @@ from ..batch import pool_array
 from .._pykernels import status
 from ..errors import CorruptFileError, InvalidArgumentError, UnsupportedTypeError
 
-__all__ = ["keep_mask", "merge_positions", "keep_runs", "position_runs", "compact", "decode_dictionary",
+__all__ = ["keep_mask", "merge_positions", "keep_runs", "position_runs", "compact", "compact_fixed_columns",
+           "fusable", "decode_dictionary",
            "EqualityDeleteSet", "normalize_key_column"]
 
 _EMPTY_U8 = np.zeros(0, dtype=np.uint8)
@@ -190,6 +191,39 @@ def _compact_array(arr: pa.Array, runs: Runs) -> pa.Array:
         return pa.Array.from_buffers(t, n, [validity, obuf, dbuf], null_count=nulls)
     import pyarrow.compute as pc
     return pc.filter(arr, runs.mask())
+
+
+def _one_array(column):
+    if isinstance(column, pa.ChunkedArray):
+        return column.chunk(0) if column.num_chunks == 1 else None
+    return column
+
+
+def fusable(column) -> bool:
+    """Whether ``column`` can go to :func:`compact_fixed_columns` (one chunk of a fixed-width type)."""
+    arr = _one_array(column)
+    return arr is not None and _fixed_width(arr.type) > 0
+
+
+def compact_fixed_columns(columns, runs: Runs) -> list:
+    """:func:`compact` for several fixed-width columns (see :func:`fusable`) of the same rows: the values of all of
+    them are copied in one pass over the runs."""
+    k = _k()
+    arrays = [_one_array(c) for c in columns]
+    widths = [_fixed_width(a.type) for a in arrays]
+    srcs, outs, bufs = [], [], []
+    for a, w in zip(arrays, widths):
+        srcs.append(_np(a.buffers()[1])[a.offset * w:(a.offset + len(a)) * w])
+        buf, out = _alloc(runs.kept * w)
+        bufs.append(buf)
+        outs.append(out)
+    if k.take_runs_fixed_columns(srcs, widths, runs.starts, runs.lengths, runs.count, outs) < 0:
+        raise InvalidArgumentError("value buffer shorter than its array")
+    result = []
+    for a, buf in zip(arrays, bufs):
+        validity, nulls = _compact_validity(a, runs, k)
+        result.append(pa.Array.from_buffers(a.type, runs.kept, [validity, buf], null_count=nulls))
+    return result
 
 
 def compact(column, runs: Runs):

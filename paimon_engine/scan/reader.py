@@ -26,8 +26,8 @@ from ..errors import CorruptFileError, UnsupportedTypeError
 from ..expressions import AlwaysTrue, evaluate_arrow, referenced_names
 from .delete_index import EQUALITY, POSITION
 from .._parallel import parallel_map, submit
-from .deletes import (EqualityDeleteSet, compact, decode_dictionary, dictionary_decodable, keep_mask, keep_runs,
-                      merge_positions, position_runs)
+from .deletes import (EqualityDeleteSet, compact, compact_fixed_columns, decode_dictionary, dictionary_decodable,
+                      fusable, keep_mask, keep_runs, merge_positions, position_runs)
 from .parquet_pages import all_data_pages_dictionary_encoded
 
 _DICT_VALUE_TYPES = (pa.string(), pa.large_string(), pa.binary(), pa.large_binary())
@@ -727,12 +727,25 @@ class TaskReader:
             # the kept rows as runs, found once and copied run by run out of every column (dictionary columns:
             # each kept row's value copied once from the dictionary); the copies run without the GIL, so
             # columns go to the pool together
-            def finish(i):
+            # fixed-width columns are copied together, in one pass over the runs
+            fixed = [i for i, c in enumerate(out_cols) if i not in deferred and fusable(c)] \
+                if runs is not None else []
+            units = [tuple(fixed)] if len(fixed) > 1 else []
+            units += [(i,) for i in range(len(out_cols)) if len(fixed) < 2 or i not in fixed]
+
+            def finish(unit):
+                if len(unit) > 1:
+                    return compact_fixed_columns([out_cols[i] for i in unit], runs)
+                i = unit[0]
                 if i in deferred:
                     raw, target = deferred[i]
-                    return self._plain(raw, target, task.path, runs)
-                return compact(out_cols[i], runs) if runs is not None else out_cols[i]
-            out_cols = parallel_map("compact", finish, range(len(out_cols)))
+                    return [self._plain(raw, target, task.path, runs)]
+                return [compact(out_cols[i], runs) if runs is not None else out_cols[i]]
+            done = parallel_map("compact", finish, units)
+            out_cols = list(out_cols)
+            for unit, cols in zip(units, done):
+                for i, c in zip(unit, cols):
+                    out_cols[i] = c
         return pa.Table.from_arrays(out_cols, schema=self.output_schema)
 
     @staticmethod

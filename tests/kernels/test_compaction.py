@@ -240,3 +240,45 @@ def test_decode_dictionary_reports_bad_indices():
     assert D.dictionary_decodable(pa.string(), pa.large_string())
     assert not D.dictionary_decodable(pa.binary(), pa.string())
     assert not D.dictionary_decodable(pa.int32(), pa.string())
+
+
+@pytest.mark.parametrize("kernel", IMPLS)
+@settings(max_examples=40, deadline=None)
+@given(keep=st.lists(st.booleans(), max_size=60), widths=st.lists(st.sampled_from([1, 2, 4, 8, 16]), max_size=4))
+def test_take_runs_fixed_columns_equals_one_by_one(kernel, keep, widths):
+    runs = D.keep_runs(np.array(keep, bool))
+    rng = np.random.default_rng(len(keep))
+    srcs = [rng.integers(0, 256, len(keep) * w).astype(np.uint8) for w in widths]
+    outs = [np.zeros(runs.kept * w, np.uint8) for w in widths]
+    assert kernel.take_runs_fixed_columns(srcs, widths, runs.starts, runs.lengths, runs.count, outs) == \
+        (runs.kept if widths else 0)
+    for src, w, out in zip(srcs, widths, outs):
+        one = np.zeros(runs.kept * w, np.uint8)
+        assert kernel.take_runs_fixed(src, w, runs.starts, runs.lengths, runs.count, one) == runs.kept
+        assert out.tolist() == one.tolist()
+
+
+@pytest.mark.parametrize("kernel", IMPLS)
+def test_take_runs_fixed_columns_checks_every_column(kernel):
+    starts, lengths = np.array([0, 3], np.int64), np.array([2, 2], np.int64)
+    a, b = np.arange(40, dtype=np.uint8), np.arange(20, dtype=np.uint8)
+    ok = [np.zeros(32, np.uint8), np.zeros(16, np.uint8)]
+    assert kernel.take_runs_fixed_columns([a, b], [8, 4], starts, lengths, 2, ok) == 4
+    assert kernel.take_runs_fixed_columns([a, b[:19]], [8, 4], starts, lengths, 2, ok) == -4   # b too short
+    assert kernel.take_runs_fixed_columns([a, b], [8, 4], starts, lengths, 2, [ok[0], ok[1][:15]]) == -4
+    assert kernel.take_runs_fixed_columns([a, b], [8, 0], starts, lengths, 2, ok) == -4         # zero width
+    assert kernel.take_runs_fixed_columns([a], [8, 4], starts, lengths, 2, ok) == -4            # lists differ
+    assert kernel.take_runs_fixed_columns([], [], starts, lengths, 2, []) == 0
+
+
+@settings(max_examples=30, deadline=None)
+@given(keep=st.lists(st.booleans(), min_size=10, max_size=10), cut=st.integers(0, 10))
+def test_compact_fixed_columns_equals_arrow_filter(keep, cut):
+    keep = np.array(keep)
+    cols = [a.slice(cut // 3) for a in FLAT if D.fusable(a)]
+    assert len(cols) >= 6
+    runs = D.keep_runs(keep[cut // 3:])
+    for got, a in zip(D.compact_fixed_columns(cols, runs), cols):
+        got.validate(full=True)
+        assert got.equals(pc.filter(a, pa.array(keep[cut // 3:])))
+    assert not D.fusable(pa.chunked_array([FLAT[0], FLAT[0]])) and not D.fusable(FLAT[4])
