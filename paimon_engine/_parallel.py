@@ -29,13 +29,20 @@ def thread_count() -> int:
 
 def parallel_map(purpose: str, fn, items) -> list:
     """``[fn(x) for x in items]``, on the ``purpose`` pool when there is more than one item and more than one
-    thread. Results come back in order; the first exception (in item order) is raised after all calls end."""
+    thread: the calling thread runs the first item itself (it already has a core; handing every item to the pool
+    would leave it waiting while a pool thread waits to be scheduled), the pool the others. Results come back in
+    order; the first exception (in item order) is raised after all calls end."""
     items = list(items)
     if len(items) <= 1 or thread_count() <= 1:
         return [fn(x) for x in items]
     pool = _pool(purpose)
-    futures = [pool.submit(fn, x) for x in items]
+    futures = [pool.submit(fn, x) for x in items[1:]]
     results, first = [], None
+    try:
+        results.append(fn(items[0]))
+    except BaseException as e:  # noqa: BLE001 - re-raised below, after every call has ended
+        results.append(None)
+        first = e
     for f in futures:
         try:
             results.append(f.result())
