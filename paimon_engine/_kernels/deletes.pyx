@@ -424,31 +424,11 @@ cdef inline bint _run_bad(int64_t s, int64_t n, Py_ssize_t rows) noexcept nogil:
     return s < 0 or n < 0 or s > rows or n > rows - s
 
 
-@cython.boundscheck(False)
-@cython.wraparound(False)
 def take_runs_fixed(const uint8_t[::1] src, Py_ssize_t width, const int64_t[::1] starts,
                     const int64_t[::1] lengths, Py_ssize_t nruns, uint8_t[::1] out):
     """Values of ``width`` bytes: the runs of ``src`` one after another into ``out``. Returns the rows
     copied, or -4 if a run lies outside ``src`` or ``out`` is too short."""
-    cdef Py_ssize_t r, o = 0, rows, room
-    cdef int64_t total = 0, s, n
-    cdef bint bad = 0
-    if width <= 0 or nruns < 0 or starts.shape[0] < nruns or lengths.shape[0] < nruns:
-        return -4
-    rows = src.shape[0] // width
-    room = out.shape[0] // width
-    with nogil:
-        for r in range(nruns):
-            s = starts[r]
-            n = lengths[r]
-            if _run_bad(s, n, rows) or n > room - total:
-                bad = 1
-                break
-            if n:
-                memcpy(&out[o], &src[s * width], n * width)
-                o += n * width
-                total += n
-    return -4 if bad else total
+    return take_runs_fixed_columns([src], [width], starts, lengths, nruns, [out])
 
 
 @cython.boundscheck(False)

@@ -254,16 +254,7 @@ def _runs_ok(starts, lengths, nruns, rows):
 
 
 def take_runs_fixed(src, width, starts, lengths, nruns, out):
-    src = np.asarray(src, dtype=np.uint8)
-    total = _runs_ok(starts, lengths, nruns, len(src) // width) if width > 0 else None
-    if total is None or len(out) < total * width:
-        return -4
-    o = 0
-    for r in range(nruns):
-        s, n = int(starts[r]) * width, int(lengths[r]) * width
-        out[o:o + n] = src[s:s + n]
-        o += n
-    return total
+    return take_runs_fixed_columns([src], [width], starts, lengths, nruns, [out])
 
 
 def take_runs_fixed_columns(srcs, widths, starts, lengths, nruns, outs):
