@@ -162,12 +162,7 @@ def _compact_array(arr: pa.Array, runs: Runs) -> pa.Array:
     n = runs.kept
     w = _fixed_width(t)
     if w:
-        validity, nulls = _compact_validity(arr, runs, k)
-        src = _np(arr.buffers()[1])[arr.offset * w:(arr.offset + len(arr)) * w]
-        buf, out = _alloc(n * w)
-        if k.take_runs_fixed(src, w, runs.starts, runs.lengths, runs.count, out) < 0:
-            raise InvalidArgumentError("value buffer shorter than its array")
-        return pa.Array.from_buffers(t, n, [validity, buf], null_count=nulls)
+        return compact_fixed_columns([arr], runs)[0]
     if pa.types.is_boolean(t):
         validity, nulls = _compact_validity(arr, runs, k)
         buf, out = _alloc((n + 7) // 8, zero=True)

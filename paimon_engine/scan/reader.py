@@ -30,8 +30,6 @@ from .deletes import (EqualityDeleteSet, compact, compact_fixed_columns, decode_
                       fusable, keep_mask, keep_runs, merge_positions, position_runs)
 from .parquet_pages import all_data_pages_dictionary_encoded
 
-_DICT_VALUE_TYPES = (pa.string(), pa.large_string(), pa.binary(), pa.large_binary())
-
 __all__ = ["TaskReader", "read_deletion_vector", "FILE_COLUMN", "POS_COLUMN", "METADATA_COLUMNS"]
 
 FILE_COLUMN = "_file"
@@ -226,9 +224,10 @@ class _ParquetFile:
         return chosen, (first_row or 0)
 
     def dictionary_names(self, names, row_groups=None):
-        """The names among ``names`` of flat string/binary columns whose data pages are all dictionary-encoded in
-        every row group read (see :mod:`.parquet_pages`): these read as dictionary indices, and a kernel makes
-        the plain values (``deletes.decode_dictionary``). Only for local files (the check reads page headers)."""
+        """The names among ``names`` (flat columns; the caller picks string/binary ones) whose data pages are all
+        dictionary-encoded in every row group read (see :mod:`.parquet_pages`): these read as dictionary indices,
+        and a kernel makes the plain values (``deletes.decode_dictionary``). Only for local files (the check
+        reads page headers)."""
         if not self._local or not names:
             return []
         md = self.pf.metadata
@@ -236,12 +235,10 @@ class _ParquetFile:
         if not len(groups):
             return []
         leaf = self.leaf_index()
-        schema = self.schema_arrow
         out = []
         for name in names:
             j = leaf.get(name)
-            i = schema.get_field_index(name)
-            if j is None or i < 0 or schema.field(i).type not in _DICT_VALUE_TYPES:
+            if j is None:
                 continue
             ok = True
             for g in groups:
@@ -706,13 +703,10 @@ class TaskReader:
                 out_cols.append(None)
             else:
                 out_cols.append(column(f.id))
-        out_names = [f.name for f in self.projected.fields]
         if FILE_COLUMN in self.metadata_columns:
             out_cols.append(pa.array([task.path], pa.string()).take(np.zeros(n, dtype=np.int32)))
-            out_names.append(FILE_COLUMN)
         if POS_COLUMN in self.metadata_columns:
             out_cols.append(pa.array(np.arange(start, start + n, dtype=np.int64) if row_ids is None else row_ids))
-            out_names.append(POS_COLUMN)
         runs = None
         if keep is not None:
             runs = keep_runs(keep)
