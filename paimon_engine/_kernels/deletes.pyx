@@ -424,20 +424,14 @@ cdef inline bint _run_bad(int64_t s, int64_t n, Py_ssize_t rows) noexcept nogil:
     return s < 0 or n < 0 or s > rows or n > rows - s
 
 
-def take_runs_fixed(const uint8_t[::1] src, Py_ssize_t width, const int64_t[::1] starts,
-                    const int64_t[::1] lengths, Py_ssize_t nruns, uint8_t[::1] out):
-    """Values of ``width`` bytes: the runs of ``src`` one after another into ``out``. Returns the rows
-    copied, or -4 if a run lies outside ``src`` or ``out`` is too short."""
-    return take_runs_fixed_columns([src], [width], starts, lengths, nruns, [out])
-
-
 @cython.boundscheck(False)
 @cython.wraparound(False)
 def take_runs_fixed_columns(list srcs, list widths, const int64_t[::1] starts, const int64_t[::1] lengths,
                             Py_ssize_t nruns, list outs):
-    """``take_runs_fixed`` for several columns of the same rows in one pass over the runs (the pass over the runs
-    costs as much as the copies for short runs). ``srcs``/``outs``: uint8 arrays, ``widths``: their value
-    widths. Returns the rows copied, or -4 on a range error, a non-positive width or mismatched lists."""
+    """Fixed-width values (``widths[c]`` bytes each): the runs of every ``srcs[c]`` one after another into
+    ``outs[c]`` (uint8 arrays), all columns in one pass over the runs (for short runs the pass costs as much as
+    the copies). Returns the rows copied, or -4 if a run lies outside a source, an output is too short, a width
+    is not positive or the lists differ in length."""
     cdef Py_ssize_t ncols = len(srcs), c, r, rows = -1, room = -1, o = 0
     cdef int64_t s, n, w
     cdef const uint8_t[::1] sv

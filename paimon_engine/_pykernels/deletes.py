@@ -253,10 +253,6 @@ def _runs_ok(starts, lengths, nruns, rows):
     return total
 
 
-def take_runs_fixed(src, width, starts, lengths, nruns, out):
-    return take_runs_fixed_columns([src], [width], starts, lengths, nruns, [out])
-
-
 def take_runs_fixed_columns(srcs, widths, starts, lengths, nruns, outs):
     if len(srcs) != len(outs) or len(srcs) != len(widths) or nruns < 0 or len(starts) < nruns \
             or len(lengths) < nruns:

@@ -175,7 +175,7 @@ def _compact_array(arr: pa.Array, runs: Runs) -> pa.Array:
         validity, nulls = _compact_validity(arr, runs, k)
         bufs = arr.buffers()
         offsets = _np(bufs[1], odt)[arr.offset:arr.offset + len(arr) + 1]
-        data = _np(bufs[2]) if bufs[2] is not None else np.zeros(0, np.uint8)
+        data = _np(bufs[2]) if bufs[2] is not None else _EMPTY_U8
         size = k.runs_data_size(offsets, runs.starts, runs.lengths, runs.count, len(data))
         if size < 0:
             raise InvalidArgumentError("offsets outside the data buffer")

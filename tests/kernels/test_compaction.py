@@ -78,10 +78,11 @@ def test_take_runs_kernels_agree_and_check_ranges(kernel):
     lengths = np.array([2, 1, 3], np.int64)
     for impl in (kernel, twin):
         out = np.zeros(24, np.uint8)
-        assert impl.take_runs_fixed(src, 4, starts, lengths, 3, out) == 6
+        assert impl.take_runs_fixed_columns([src], [4], starts, lengths, 3, [out]) == 6
         assert out.tolist() == [0, 1, 2, 3, 4, 5, 6, 7, 12, 13, 14, 15, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39]
-        assert impl.take_runs_fixed(src, 4, starts, np.array([2, 1, 4], np.int64), 3, out) == -4  # past the source
-        assert impl.take_runs_fixed(src, 4, starts, lengths, 3, np.zeros(23, np.uint8)) == -4     # short output
+        bad = np.array([2, 1, 4], np.int64)
+        assert impl.take_runs_fixed_columns([src], [4], starts, bad, 3, [out]) == -4                # past the source
+        assert impl.take_runs_fixed_columns([src], [4], starts, lengths, 3, [np.zeros(23, np.uint8)]) == -4  # short
         offs = np.array([0, 1, 3, 3, 6, 10, 10, 11, 15, 15, 20], np.int32)
         data = np.frombuffer(b"abcdefghijklmnopqrst", np.uint8)
         assert impl.runs_data_size(offs, starts, lengths, 3, 20) == 15
@@ -245,17 +246,16 @@ def test_decode_dictionary_reports_bad_indices():
 @pytest.mark.parametrize("kernel", IMPLS)
 @settings(max_examples=40, deadline=None)
 @given(keep=st.lists(st.booleans(), max_size=60), widths=st.lists(st.sampled_from([1, 2, 4, 8, 16]), max_size=4))
-def test_take_runs_fixed_columns_equals_one_by_one(kernel, keep, widths):
+def test_take_runs_fixed_columns_keeps_the_rows_of_the_runs(kernel, keep, widths):
     runs = D.keep_runs(np.array(keep, bool))
     rng = np.random.default_rng(len(keep))
     srcs = [rng.integers(0, 256, len(keep) * w).astype(np.uint8) for w in widths]
     outs = [np.zeros(runs.kept * w, np.uint8) for w in widths]
     assert kernel.take_runs_fixed_columns(srcs, widths, runs.starts, runs.lengths, runs.count, outs) == \
         (runs.kept if widths else 0)
+    kept = np.flatnonzero(np.array(keep, bool))      # the expected rows, without the runs
     for src, w, out in zip(srcs, widths, outs):
-        one = np.zeros(runs.kept * w, np.uint8)
-        assert kernel.take_runs_fixed(src, w, runs.starts, runs.lengths, runs.count, one) == runs.kept
-        assert out.tolist() == one.tolist()
+        assert out.tolist() == src.reshape(-1, w)[kept].ravel().tolist()
 
 
 @pytest.mark.parametrize("kernel", IMPLS)
