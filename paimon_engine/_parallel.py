@@ -2,7 +2,9 @@
 
 One pool per purpose (so a task on one pool never waits for a slot on the same pool), created on first use,
 and created again in a process that was forked from the one that made it (a pool inherited through ``fork()``
-has no threads). ``PAIMON_ENGINE_THREADS`` caps the threads of every pool (``1``: run on the calling thread).
+has no threads). ``PAIMON_ENGINE_THREADS`` caps the threads of every pool (``1``: run on the calling thread);
+without it a pool has as many threads as the process may use cores (at most 8): the CPUs of its affinity mask,
+further limited by a cgroup CPU quota (a container or a Spark executor limited to 2 of 64 cores gets 2).
 """
 
 from __future__ import annotations
@@ -10,21 +12,67 @@ from __future__ import annotations
 import os
 import threading
 
-__all__ = ["thread_count", "parallel_map", "submit"]
+__all__ = ["thread_count", "usable_cpus", "parallel_map", "submit"]
 
 _pools: dict = {}
 _lock = threading.Lock()
+_cpus: dict = {}  # pid -> usable_cpus() of that process
+
+CGROUP_ROOT = "/sys/fs/cgroup"
+
+
+def _cgroup_quota(root: str | None = None):
+    """CPUs allowed by the cgroup CPU quota of this process (fractional quotas round up), or None when there is
+    no quota or it cannot be read. cgroup v2 (``cpu.max``: ``"<quota> <period>"`` or ``"max <period>"``) first,
+    then v1 (``cpu.cfs_quota_us`` / ``cpu.cfs_period_us``, quota -1 for none)."""
+    root = root or CGROUP_ROOT
+    try:
+        with open(os.path.join(root, "cpu.max")) as f:
+            quota, period = f.read().split()[:2]
+        if quota == "max":
+            return None
+        q, p = int(quota), int(period)
+    except (OSError, ValueError):
+        try:
+            with open(os.path.join(root, "cpu", "cpu.cfs_quota_us")) as f:
+                q = int(f.read())
+            with open(os.path.join(root, "cpu", "cpu.cfs_period_us")) as f:
+                p = int(f.read())
+        except (OSError, ValueError):
+            return None
+    if q <= 0 or p <= 0:
+        return None
+    return max(1, -(-q // p))
+
+
+def usable_cpus() -> int:
+    """Cores this process may run on: its CPU affinity mask (``os.sched_getaffinity``) where the platform has
+    one, else ``os.cpu_count()``, lowered to the cgroup CPU quota if one is set. Computed once per process."""
+    pid = os.getpid()
+    n = _cpus.get(pid)
+    if n is None:
+        try:
+            n = len(os.sched_getaffinity(0))
+        except (AttributeError, OSError):
+            n = os.cpu_count() or 1
+        quota = _cgroup_quota()
+        if quota is not None:
+            n = min(n, quota)
+        n = max(1, n)
+        _cpus.clear()
+        _cpus[pid] = n
+    return n
 
 
 def thread_count() -> int:
-    """Threads a pool may use: ``PAIMON_ENGINE_THREADS`` if set, else the CPU count, at most 8."""
+    """Threads a pool may use: ``PAIMON_ENGINE_THREADS`` if set, else :func:`usable_cpus`, at most 8."""
     env = os.environ.get("PAIMON_ENGINE_THREADS")
     if env:
         try:
             return max(1, int(env))
         except ValueError:
             pass
-    return max(1, min(os.cpu_count() or 1, 8))
+    return max(1, min(usable_cpus(), 8))
 
 
 def parallel_map(purpose: str, fn, items) -> list:

@@ -16,12 +16,12 @@
 from __future__ import annotations
 
 import datetime as _dt
-import os
 from concurrent.futures import ThreadPoolExecutor
 
 import pyarrow as pa
 
 from .. import types as T
+from .._parallel import thread_count
 from ..errors import CorruptFileError, InvalidArgumentError, NotFoundError, SchemaError
 from ..expressions import AlwaysFalse, AlwaysTrue, Expression, parse
 from .delete_index import DeleteFile, DeleteFileIndex
@@ -30,9 +30,7 @@ from .projection import PartitionFieldInfo, project
 from .reader import METADATA_COLUMNS, TaskReader
 from .tasks import FileScanTask, combine_tasks, split_tasks
 
-__all__ = ["TableScan", "DEFAULT_WORKERS"]
-
-DEFAULT_WORKERS = max(1, min(8, (os.cpu_count() or 2)))
+__all__ = ["TableScan"]
 STATUS_DELETED = 2
 CONTENT_DATA = 0
 
@@ -74,7 +72,7 @@ class TableScan:
         self.io = io
         self.table = table
         self.case_sensitive = case_sensitive
-        self.workers = workers or DEFAULT_WORKERS
+        self.workers = workers or thread_count()
         given = sum(x is not None for x in (snapshot_id, as_of, ref))
         if given > 1:
             raise InvalidArgumentError("give at most one of snapshot_id, as_of and ref")
