@@ -347,7 +347,8 @@ def encode_rows(cols, start, stop, out, row_offsets, state, block_size):
                 _wu32(row, int(offsets[r]))
             elif kind == K_DEC_BIG:
                 v = int.from_bytes(values[16 * r:16 * r + 16].tobytes(), "little", signed=True)
-                raw = v.to_bytes(v.bit_length() // 8 + 1, "big", signed=True)
+                # minimal two's complement: the length of ~v for negatives (-128 is one byte)
+                raw = v.to_bytes((~v if v < 0 else v).bit_length() // 8 + 1, "big", signed=True)
                 _wu32(row, len(raw))
                 row += raw
         if nrows >= len(row_offsets) or len(row) > cap - pos:

@@ -3,8 +3,9 @@
 Version 2 (the default) sorts the distinct values and packs ``(value, offset, length)``
 entries into index blocks of at most ``index-block-size`` bytes; the header lists the
 first value and offset of every block, so a point query reads the header, one block
-and one bitmap. Version 1 lists every ``(value, offset)`` in the header in order of first
-appearance. A value present in exactly one row stores ``-1 - row`` instead of a bitmap
+and one bitmap. Version 1 lists every ``(value, offset)`` in the header. Bitmap bodies (and
+the v1 header) follow the iteration order of the ``java.util.HashMap`` the Java writer
+fills (:mod:`.hashmap_order`), so the bytes match Java's for every key type. A value present in exactly one row stores ``-1 - row`` instead of a bitmap
 (v2 length ``-1``); the null bitmap is stored only for two or more nulls and then comes
 first among the bitmaps.
 
@@ -22,6 +23,7 @@ from pyroaring import BitMap
 from .. import types as T
 from ..errors import CorruptFileError, InvalidArgumentError, UnsupportedTypeError
 from . import roaring
+from .hashmap_order import java_hash_code, java_hashmap_order
 from .result import REMAIN, BitmapResult
 from .values import column_keys, kind_of, literal_key, sort_key_array
 
@@ -196,50 +198,24 @@ class BitmapIndex:
         insertion = np.argsort(first, kind="stable").tolist()
         return nulls, entries, insertion
 
-    def _java_hash(self, key) -> int:
-        """``hashCode()`` of the boxed Java key (as an unsigned 32-bit int), or None when
-        this implementation does not model it (strings)."""
-        kind = self.kind
-        if kind == "bytes":
-            return None
-        if kind == "bool":
-            return 1231 if key else 1237
-        if kind == "float":
-            return key & 0xFFFFFFFF
-        if isinstance(self.type, (T.BigIntType, T.TimestampType, T.LocalZonedTimestampType)) or kind == "double":
-            u = key & 0xFFFFFFFFFFFFFFFF
-            return (u ^ (u >> 32)) & 0xFFFFFFFF
-        return key & 0xFFFFFFFF
-
     def _body_order(self, entries, insertion):
         """Indexes of ``entries`` in the iteration order of the ``java.util.HashMap`` the
-        Java writer fills in order of first appearance (bitmap bodies, and v1 headers)."""
-        if self.kind == "bytes":
-            return list(insertion)  # BinaryString hashes are not modelled: first appearance
-        cap = 16
-        table = [[] for _ in range(cap)]
-        size = 0
+        Java writer fills with ``computeIfAbsent`` in order of first appearance (bitmap
+        bodies, and v1 headers)."""
+        kind = self.kind
+        wide = isinstance(self.type, (T.BigIntType, T.TimestampType, T.LocalZonedTimestampType))
+        keys = [entries[g][0] for g in insertion]
+        hashes = [java_hash_code(kind, k, wide) for k in keys]
+        if kind == "bytes":
+            def cmp(a, b):  # BinaryString.compareTo: unsigned bytes, then length
+                return (a > b) - (a < b)
+        else:
+            sk = _sort_key(kind)  # Integer/Long/Float/Double/Boolean.compareTo
 
-        def resize():
-            nonlocal cap, table
-            cap *= 2
-            new = [[] for _ in range(cap)]
-            for bucket in table:
-                for item in bucket:
-                    new[item[1] & (cap - 1)].append(item)
-            table = new
-
-        for g in insertion:
-            h = self._java_hash(entries[g][0])
-            h ^= h >> 16
-            bucket = table[h & (cap - 1)]
-            bucket.append((g, h))
-            if len(bucket) >= 9 and cap < 64:
-                resize()
-            size += 1
-            if size > cap * 3 // 4:
-                resize()
-        return [g for bucket in table for g, _ in bucket]
+            def cmp(a, b):
+                a, b = sk(a), sk(b)
+                return (a > b) - (a < b)
+        return [insertion[i] for i in java_hashmap_order(keys, hashes, cmp)]
 
     def to_bytes(self) -> bytes:
         nulls, entries, insertion = self._groups()
@@ -356,7 +332,7 @@ class BitmapReader:
         (rows, nvalues, has_null), pos = take(">iib", pos)
         if rows < 0:
             raise self._corrupt(f"negative row count {rows}", 1)
-        minimum = (1 + (self.fixed or 4) + 4) if version == 1 else 1
+        minimum = ((self.fixed or 4) + 4) if version == 1 else 1  # a v1 entry: key + int offset
         if nvalues < 0 or nvalues > rows or (version == 1 and nvalues * minimum > self.src.length):
             raise self._corrupt(f"bad distinct value count {nvalues}", 5)
         self.row_count = rows

@@ -31,6 +31,10 @@ def type_name(t: T.DataType) -> str:
     return ice if isinstance(ice, str) else ice["type"]
 
 
+#: decimal arithmetic exact for any DECIMAL(38) value (the default context keeps 28 digits and would round)
+EXACT = decimal.Context(prec=100)
+
+
 def _unscaled_bytes(unscaled: int) -> bytes:
     n = max(1, (unscaled + (unscaled < 0)).bit_length() // 8 + 1)
     return unscaled.to_bytes(n, "big", signed=True)
@@ -56,7 +60,7 @@ def to_bytes(t: T.DataType, value) -> bytes:
         return bytes(value)
     if isinstance(t, T.DecimalType):
         if isinstance(value, decimal.Decimal):
-            value = int(value.scaleb(t.scale).to_integral_value())
+            value = int(value.scaleb(t.scale, EXACT).to_integral_value(context=EXACT))
         return _unscaled_bytes(int(value))
     raise UnsupportedTypeError(f"no single-value serialization for {t.to_paimon_string()}")
 
@@ -89,7 +93,7 @@ def from_bytes(t: T.DataType, b: bytes):
         if isinstance(t, (T.BinaryType, T.VarBinaryType)):
             return bytes(b)
         if isinstance(t, T.DecimalType):
-            return decimal.Decimal(int.from_bytes(b, "big", signed=True)).scaleb(-t.scale)
+            return decimal.Decimal(int.from_bytes(b, "big", signed=True)).scaleb(-t.scale, EXACT)
     except (struct.error, UnicodeDecodeError) as exc:
         raise CorruptFileError(f"bad single-value bytes {bytes(b)[:32].hex()} for {type_name(t)}: {exc}") from None
     raise UnsupportedTypeError(f"no single-value serialization for {t.to_paimon_string()}")

@@ -14,18 +14,28 @@ __all__ = ["PartitionField", "PartitionSpec", "UNPARTITIONED", "PARTITION_FIELD_
 PARTITION_FIELD_ID_START = 1000
 
 
-class PartitionField:
-    __slots__ = ("source_id", "field_id", "transform", "name")
+_FIELD_KEYS = frozenset(("name", "transform", "source-id", "source-ids", "field-id"))
+_SPEC_KEYS = frozenset(("spec-id", "fields"))
 
-    def __init__(self, source_id: int, field_id: int, transform, name: str):
+
+class PartitionField:
+    """One partition field; ``extra`` keeps JSON keys this library does not know (another writer's), written back
+    unchanged."""
+
+    __slots__ = ("source_id", "field_id", "transform", "name", "extra")
+
+    def __init__(self, source_id: int, field_id: int, transform, name: str, extra=None):
         self.source_id = int(source_id)
         self.field_id = int(field_id)
         self.transform = parse_transform(transform)
         self.name = str(name)
+        self.extra = dict(extra or {})
 
     def to_dict(self):
-        return {"name": self.name, "transform": str(self.transform), "source-id": self.source_id,
-                "field-id": self.field_id}
+        d = {"name": self.name, "transform": str(self.transform), "source-id": self.source_id,
+             "field-id": self.field_id}
+        d.update(self.extra)
+        return d
 
     @classmethod
     def from_dict(cls, d, default_field_id: int):
@@ -37,7 +47,8 @@ class PartitionField:
         src = d.get("source-id", (d.get("source-ids") or [None])[0])
         if src is None:
             raise InvalidArgumentError(f"partition field is missing required field 'source-id': {d!r}")
-        return cls(src, d.get("field-id", default_field_id), d["transform"], d["name"])
+        return cls(src, d.get("field-id", default_field_id), d["transform"], d["name"],
+                   {k: v for k, v in d.items() if k not in _FIELD_KEYS})
 
     def _key(self):
         return (self.source_id, self.field_id, str(self.transform), self.name)
@@ -53,11 +64,12 @@ class PartitionField:
 
 
 class PartitionSpec:
-    __slots__ = ("spec_id", "fields")
+    __slots__ = ("spec_id", "fields", "extra")
 
-    def __init__(self, fields=(), spec_id: int = 0):
+    def __init__(self, fields=(), spec_id: int = 0, extra=None):
         self.spec_id = int(spec_id)
         self.fields = tuple(fields)
+        self.extra = dict(extra or {})  # unknown JSON keys, written back unchanged
         names = [f.name for f in self.fields]
         if len(set(names)) != len(names):
             raise InvalidArgumentError(f"partition spec {spec_id} has duplicate field names {names}")
@@ -113,7 +125,9 @@ class PartitionSpec:
         return "/".join(parts)
 
     def to_dict(self):
-        return {"spec-id": self.spec_id, "fields": [f.to_dict() for f in self.fields]}
+        d = {"spec-id": self.spec_id, "fields": [f.to_dict() for f in self.fields]}
+        d.update(self.extra)
+        return d
 
     @classmethod
     def from_dict(cls, d) -> "PartitionSpec":
@@ -121,7 +135,9 @@ class PartitionSpec:
             raise InvalidArgumentError(f"partition spec must be an object, got {type(d).__name__}")
         if not isinstance(d.get("fields"), list):
             raise InvalidArgumentError("partition spec is missing required field 'fields'")
-        return cls.from_fields(d["fields"], d.get("spec-id", 0))
+        spec = cls.from_fields(d["fields"], d.get("spec-id", 0))
+        spec.extra = {k: v for k, v in d.items() if k not in _SPEC_KEYS}
+        return spec
 
     @classmethod
     def from_fields(cls, fields, spec_id: int = 0) -> "PartitionSpec":

@@ -91,9 +91,9 @@ def promote_allowed(old: T.DataType, new: T.DataType) -> bool:
 class Schema:
     """An Iceberg schema: ``schema_id``, ``struct`` (RowType with field ids), ``identifier_field_ids``."""
 
-    __slots__ = ("schema_id", "struct", "identifier_field_ids", "_by_id", "_by_name")
+    __slots__ = ("schema_id", "struct", "identifier_field_ids", "_by_id", "_by_name", "extra", "field_extra")
 
-    def __init__(self, struct, schema_id: int = 0, identifier_field_ids=()):
+    def __init__(self, struct, schema_id: int = 0, identifier_field_ids=(), extra=None, field_extra=None):
         if not isinstance(struct, T.RowType):
             struct = T.RowType(struct)
         self.struct = struct
@@ -101,6 +101,11 @@ class Schema:
         self.identifier_field_ids = tuple(int(i) for i in identifier_field_ids)
         self._by_id = None
         self._by_name = None
+        # JSON keys this library does not know (another writer's), written back unchanged: ``extra`` on the
+        # schema object, ``field_extra[(kind, id)]`` on a struct field ("field", field id) or on a list / map
+        # type object ("list", element id) / ("map", key id)
+        self.extra = dict(extra or {})
+        self.field_extra = dict(field_extra or {})
         ids = []
         _collect_ids(struct, ids)
         dup = {i for i in ids if ids.count(i) > 1} if len(ids) != len(set(ids)) else set()
@@ -191,6 +196,9 @@ class Schema:
         if self.identifier_field_ids:
             out["identifier-field-ids"] = list(self.identifier_field_ids)
         out["fields"] = d["fields"]
+        if self.field_extra:
+            _walk_json_fields(out["fields"], lambda key, obj: obj.update(self.field_extra.get(key, {})))
+        out.update(self.extra)
         return out
 
     @classmethod
@@ -208,7 +216,15 @@ class Schema:
                 raise
             raise SchemaError(f"bad schema field: {exc}") from None
         sid = d.get("schema-id", default_id)
-        return cls(struct, sid if sid is not None else default_id, d.get("identifier-field-ids") or ())
+        field_extra = {}
+
+        def unknown(key, obj):
+            extra = {k: v for k, v in obj.items() if k not in _JSON_KEYS[key[0]]}
+            if extra:
+                field_extra[key] = extra
+        _walk_json_fields(d["fields"], unknown)
+        return cls(struct, sid if sid is not None else default_id, d.get("identifier-field-ids") or (),
+                   {k: v for k, v in d.items() if k not in _SCHEMA_KEYS}, field_extra)
 
     @classmethod
     def from_arrow(cls, arrow_schema, schema_id: int = 0) -> "Schema":
@@ -224,6 +240,37 @@ class Schema:
 
     def update(self, last_column_id: int | None = None) -> "SchemaUpdate":
         return SchemaUpdate(self, self.highest_field_id if last_column_id is None else last_column_id)
+
+
+_SCHEMA_KEYS = frozenset(("type", "schema-id", "identifier-field-ids", "fields"))
+_JSON_KEYS = {
+    "field": frozenset(("id", "name", "required", "type", "doc", "initial-default", "write-default")),
+    "list": frozenset(("type", "element-id", "element", "element-required")),
+    "map": frozenset(("type", "key-id", "key", "value-id", "value", "value-required")),
+}
+
+
+def _walk_json_fields(fields, fn):
+    """Call ``fn((kind, id), obj)`` on every struct field and list/map type object of a JSON schema."""
+    for f in fields:
+        if isinstance(f, dict) and "id" in f:
+            fn(("field", f["id"]), f)
+            _walk_json_type(f.get("type"), fn)
+
+
+def _walk_json_type(t, fn):
+    if not isinstance(t, dict):
+        return
+    kind = t.get("type")
+    if kind == "struct" and isinstance(t.get("fields"), list):
+        _walk_json_fields(t["fields"], fn)
+    elif kind == "list" and "element-id" in t:
+        fn(("list", t["element-id"]), t)
+        _walk_json_type(t.get("element"), fn)
+    elif kind == "map" and "key-id" in t:
+        fn(("map", t["key-id"]), t)
+        _walk_json_type(t.get("key"), fn)
+        _walk_json_type(t.get("value"), fn)
 
 
 def _collect_ids(dtype, out):

@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import types as T
 from ..errors import InvalidArgumentError, UnsupportedTypeError
-from .conversions import _unscaled_bytes, type_name
+from .conversions import EXACT, _unscaled_bytes, type_name
 
 __all__ = ["Transform", "IdentityTransform", "BucketTransform", "TruncateTransform", "YearTransform",
            "MonthTransform", "DayTransform", "HourTransform", "VoidTransform", "parse_transform",
@@ -78,7 +78,7 @@ def bucket_hash(t: T.DataType, value) -> int:
         return _mmh3(bytes(value))
     if isinstance(t, T.DecimalType):
         if isinstance(value, decimal.Decimal):
-            value = int(value.scaleb(t.scale).to_integral_value())
+            value = int(value.scaleb(t.scale, EXACT).to_integral_value(context=EXACT))
         return _mmh3(_unscaled_bytes(int(value)))
     raise UnsupportedTypeError(f"cannot bucket {t.to_paimon_string()}")
 
@@ -320,9 +320,9 @@ class TruncateTransform(Transform):
             r = (value - (value % w)) & ((1 << bits) - 1)
             return r - (1 << bits) if r >= 1 << (bits - 1) else r
         if isinstance(source, T.DecimalType):
-            unscaled = int(value.scaleb(source.scale).to_integral_value())
+            unscaled = int(value.scaleb(source.scale, EXACT).to_integral_value(context=EXACT))
             unscaled -= unscaled % w
-            return decimal.Decimal(unscaled).scaleb(-source.scale)
+            return decimal.Decimal(unscaled).scaleb(-source.scale, EXACT)
         return value[:w]
 
     def apply(self, source, arr):

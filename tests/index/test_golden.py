@@ -167,24 +167,26 @@ def test_dvindex_32_write(golden_dir):
 
 
 def test_bitmap_bodies_follow_java_hashmap_order():
-    # java.util.HashMap<Integer, ...> filled with 100, 17, 1 iterates 17, 1 (bucket 1, insertion order), 100
+    # the Java writer fills a java.util.HashMap<Integer, ...> with computeIfAbsent, which puts a new key at the
+    # head of its bucket: 100, 17, 1 iterate 1, 17 (bucket 1, latest first), 100 (bucket 4)
     idx = BitmapIndex(T.IntType())
     idx.add_values([100, 17, 1, 100, 17, 1])
     data = idx.to_bytes()
     r = BitmapIndex.from_bytes(data, T.IntType())
     offs = {k: v for i in range(len(r.block_firsts)) for k, v in r._block(i).items()}
     assert list(offs) == [1, 17, 100]  # v2 index entries are sorted
-    assert sorted(offs, key=lambda k: offs[k][0]) == [17, 1, 100]  # bodies in HashMap order
+    assert sorted(offs, key=lambda k: offs[k][0]) == [1, 17, 100]  # bodies in HashMap order
     # v1: the header lists entries in HashMap order too
     v1 = BitmapIndex(T.IntType(), {"version": "1"})
     v1.add_values([100, 17, 1, 100, 17, 1])
-    assert list(BitmapIndex.from_bytes(v1.to_bytes(), T.IntType()).entries) == [17, 1, 100]
-    # more than 12 keys: the table resizes to 32 buckets
+    assert list(BitmapIndex.from_bytes(v1.to_bytes(), T.IntType()).entries) == [1, 17, 100]
+    # 14 keys: computeIfAbsent resizes to 32 buckets before the 14th (size 13 > 12); a split keeps each
+    # bucket's order, so bucket 8 holds 104, 72, 8, 40 (prepended at 16 buckets), the rest one to a bucket
     keys = [40, 8, 72, 3] + list(range(100, 110))
     idx = BitmapIndex(T.BigIntType(), {"version": "1"})
     idx.add_values(keys + keys)
     got = list(BitmapIndex.from_bytes(idx.to_bytes(), T.BigIntType()).entries)
-    assert got == sorted(keys, key=lambda k: (k % 32, keys.index(k)))
+    assert got == [3, 100, 101, 102, 103, 104, 72, 8, 40, 105, 106, 107, 108, 109]
 
 
 def test_single_null_records_its_bitmap_length():

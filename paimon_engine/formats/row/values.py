@@ -111,8 +111,12 @@ def unscaled(value, scale: int) -> int:
 
 
 def big_decimal_bytes(u: int) -> bytes:
-    """Minimal big-endian two's complement (Java BigInteger.toByteArray)."""
-    n = u.bit_length() // 8 + 1
+    """Minimal big-endian two's complement, as Java's ``BigInteger.toByteArray()`` writes it.
+
+    Java's length is ``bitLength() / 8 + 1`` where ``bitLength`` of a negative
+    number is that of its complement ``~u`` (-128 is ``80``, -129 is ``ff7f``).
+    """
+    n = (~u if u < 0 else u).bit_length() // 8 + 1
     return u.to_bytes(n, "big", signed=True)
 
 
