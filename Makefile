@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 SOURCES := setup.py pyproject.toml $(wildcard paimon_engine/_kernels/*.pyx paimon_engine/_kernels/*.pxd)
 
-.PHONY: demo test test-compiled test-pure bench bench-quick docs build clean bench-report
+.PHONY: demo test test-compiled test-pure test-docs bench bench-quick docs build clean bench-report
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -24,6 +24,7 @@ build: $(STAMP)
 demo: build
 	$(PY) -m paimon_engine demo
 
+# The suite includes tests/docs: every page's examples run as pasted, and the site builds with --strict.
 test: build test-compiled test-pure
 
 test-compiled:
@@ -37,8 +38,13 @@ bench: build
 	$(VENV)/bin/asv machine --yes --config asv_bench/asv.conf.json > /dev/null
 	$(VENV)/bin/asv run --config asv_bench/asv.conf.json --python=same --show-stderr $(BENCH_ARGS)
 
+# Offline: no web fonts (theme.font: false) and material's offline plugin; the API pages come from docstrings.
 docs: build
-	$(VENV)/bin/mkdocs build --strict --site-dir site
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir site
+
+# Only the documentation: each page's examples in a fresh interpreter, then the strict site build.
+test-docs: build
+	$(PY) -m pytest -q -p no:cacheprovider tests/docs
 
 clean:
 	rm -rf build site .asv *.egg-info

@@ -1,0 +1,22 @@
+import socket
+
+import pytest
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def docs_s3_endpoint():
+    """moto's S3 server on 127.0.0.1 at a free port, for the pages with ```python s3 blocks."""
+    from moto.server import ThreadedMotoServer
+    port = _free_port()
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server.start()
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.stop()
