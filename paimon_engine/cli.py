@@ -32,7 +32,8 @@ MAIN_EPILOG = """\
 examples (after "paimon-engine demo", which writes ./warehouse):
   paimon-engine inspect warehouse/demo.row
   paimon-engine catalog list --uri sqlite:///warehouse/tables-demo/catalog.db
-  paimon-engine table scan db.orders --uri sqlite:///warehouse/tables-demo/catalog.db \\
+  paimon-engine table scan db.orders \\
+      --uri sqlite:///warehouse/tables-demo/catalog.db \\
       --filter "qty = 7" --limit 5
 
 Run "paimon-engine COMMAND --help" for a command's options and an example.
