@@ -4,6 +4,7 @@ Environment switches:
   PAIMON_ENGINE_PUREPYTHON=1   build no extensions (the pure-Python twins are used)
   PAIMON_ENGINE_CYTHON_DEBUG=1 bounds checks on everywhere, -O0 -g
   PAIMON_ENGINE_BUILD_JOBS=N   compile N kernels at a time (default: one per CPU)
+  PAIMON_ENGINE_CFLAGS="..."   extra compiler flags, after the defaults (e.g. "-O0" for a quick build)
 
 A source distribution carries the .pyx sources only; the C files are generated when the kernels are built.
 """
@@ -67,6 +68,7 @@ def _extensions():
         extra_compile = ["-O0", "-g"]
     else:
         extra_compile = ["-O3"]
+    extra_compile += os.environ.get("PAIMON_ENGINE_CFLAGS", "").split()
     exts = []
     for pyx in sorted(KERNEL_DIR.glob("*.pyx")):
         name = "paimon_engine._kernels." + pyx.stem
