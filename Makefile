@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 SOURCES := setup.py pyproject.toml $(wildcard paimon_engine/_kernels/*.pyx paimon_engine/_kernels/*.pxd)
 
-.PHONY: demo test test-compiled test-pure test-docs bench bench-quick docs build clean bench-report
+.PHONY: demo test test-compiled test-pure test-docs bench bench-quick docs build clean bench-report wheel
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -38,6 +38,11 @@ bench: build
 	$(VENV)/bin/asv machine --yes --config asv_bench/asv.conf.json > /dev/null
 	$(VENV)/bin/asv run --config asv_bench/asv.conf.json --python=same --show-stderr $(BENCH_ARGS)
 
+# The source distribution and a wheel for this machine, into dist/ (see docs/install.md).
+wheel: $(PY)
+	$(PY) -m pip install --quiet build
+	$(PY) -m build --outdir dist
+
 # Offline: no web fonts (theme.font: false) and material's offline plugin; the API pages come from docstrings.
 docs: build
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir site
@@ -47,7 +52,7 @@ test-docs: build
 	$(PY) -m pytest -q -p no:cacheprovider tests/docs
 
 clean:
-	rm -rf build site .asv *.egg-info
+	rm -rf build dist site .asv *.egg-info
 	find paimon_engine -name '*.so' -delete
 	find paimon_engine/_kernels -name '*.c' -delete
 

@@ -3,18 +3,37 @@
 Environment switches:
   PAIMON_ENGINE_PUREPYTHON=1   build no extensions (the pure-Python twins are used)
   PAIMON_ENGINE_CYTHON_DEBUG=1 bounds checks on everywhere, -O0 -g
+  PAIMON_ENGINE_BUILD_JOBS=N   compile N kernels at a time (default: one per CPU)
+  PAIMON_ENGINE_CFLAGS="..."   extra compiler flags, after the defaults (e.g. "-O0" for a quick build)
+
+A source distribution carries the .pyx sources only; the C files are generated when the kernels are built.
 """
 import os
 import sys
 from pathlib import Path
 
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext as _build_ext
 
 HERE = Path(__file__).parent
 KERNEL_DIR = HERE / "paimon_engine" / "_kernels"
 
 PURE = os.environ.get("PAIMON_ENGINE_PUREPYTHON", "") not in ("", "0")
 DEBUG = os.environ.get("PAIMON_ENGINE_CYTHON_DEBUG", "") not in ("", "0")
+JOBS = int(os.environ.get("PAIMON_ENGINE_BUILD_JOBS", "") or os.cpu_count() or 1)
+# Commands that only describe or pack the sources: the kernels are declared with their .pyx sources and not
+# translated to C (a source distribution ships no generated C).
+_SOURCE_ONLY = {"sdist", "egg_info", "dist_info", "check"}
+_BUILDS = {"build", "build_ext", "bdist_wheel", "bdist", "bdist_egg", "install", "develop", "editable_wheel"}
+
+
+class build_ext(_build_ext):
+    """Compiles the kernels in parallel unless ``-j``/``--parallel`` says otherwise."""
+
+    def finalize_options(self):
+        super().finalize_options()
+        if not self.parallel:
+            self.parallel = JOBS
 
 
 def _debug_copy(pyx):
@@ -36,6 +55,10 @@ def _debug_copy(pyx):
 def _extensions():
     if PURE:
         return []
+    args = set(sys.argv[1:])
+    if args & _SOURCE_ONLY and not args & _BUILDS:
+        return [Extension("paimon_engine._kernels." + pyx.stem, [str(pyx.relative_to(HERE))])
+                for pyx in sorted(KERNEL_DIR.glob("*.pyx"))]
     import numpy
     from Cython.Build import cythonize
 
@@ -45,6 +68,7 @@ def _extensions():
         extra_compile = ["-O0", "-g"]
     else:
         extra_compile = ["-O3"]
+    extra_compile += os.environ.get("PAIMON_ENGINE_CFLAGS", "").split()
     exts = []
     for pyx in sorted(KERNEL_DIR.glob("*.pyx")):
         name = "paimon_engine._kernels." + pyx.stem
@@ -66,4 +90,4 @@ def _extensions():
     )
 
 
-setup(ext_modules=_extensions())
+setup(ext_modules=_extensions(), cmdclass={"build_ext": build_ext})

@@ -1,11 +1,12 @@
-"""The user-facing sub-commands of ``paimon-engine``: ``inspect``, ``cat``, ``table ...`` and ``catalog list``.
+"""The sub-commands of paimon-engine: inspect, cat, table ... and catalog list.
 
-Each command prints a plain table (or JSON with ``--json``) to stdout; errors are reported by ``cli.main`` as one
-line on stderr with an exit code (see ``docs/cli.md``). Progress bars go to stderr, and only when it is a TTY.
+Each command prints a plain table (or JSON with --json) to stdout; errors are reported by cli.main as one line
+on stderr with an exit code (see docs/cli.md). Progress bars go to stderr, and only when it is a terminal.
 """
 
 from __future__ import annotations
 
+import argparse
 import datetime as _dt
 import json
 import sys
@@ -19,21 +20,29 @@ COMMANDS = ("inspect", "cat", "table", "catalog")
 
 # -- output helpers ------------------------------------------------------------------
 class Progress:
-    """A one-line progress bar on stderr, drawn only when stderr is a terminal."""
+    """A one-line progress bar on stderr, drawn only when stderr is a terminal.
 
-    def __init__(self, total: int, label: str = "", stream=None):
-        self.total = max(0, int(total))
+    With ``total=None`` (the amount of work is not known up front) it counts instead: ``label: 12 files``.
+    """
+
+    def __init__(self, total, label: str = "", stream=None, unit: str = ""):
+        self.total = None if total is None else max(0, int(total))
         self.label = label
+        self.unit = unit
         self.stream = stream or sys.stderr
-        self.enabled = bool(getattr(self.stream, "isatty", lambda: False)()) and self.total > 0
+        self.enabled = bool(getattr(self.stream, "isatty", lambda: False)()) and self.total != 0
         self.done = 0
 
     def update(self, n: int = 1):
         self.done += n
         if self.enabled:
-            width = 30
-            filled = int(width * min(self.done, self.total) / self.total)
-            self.stream.write(f"\r{self.label} [{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total}")
+            if self.total is None:
+                self.stream.write(f"\r{self.label}: {self.done} {self.unit}".rstrip())
+            else:
+                width = 30
+                filled = int(width * min(self.done, self.total) / self.total)
+                self.stream.write(f"\r{self.label} [{'#' * filled}{'.' * (width - filled)}] "
+                                  f"{self.done}/{self.total} {self.unit}".rstrip())
             self.stream.flush()
 
     def close(self):
@@ -63,7 +72,7 @@ def print_table(rows, headers, out=None):
     cells = [[_fmt(v) for v in r] for r in rows]
     widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(headers)]
     out.write("  ".join(h.ljust(w) for h, w in zip(headers, widths)).rstrip() + "\n")
-    out.write("  ".join("-" * w for w in widths) + "\n")
+    out.write("  ".join("-" * w for w in widths).rstrip() + "\n")
     for r in cells:
         out.write("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() + "\n")
 
@@ -87,72 +96,205 @@ def _ms(ts):
 
 
 # -- parser ------------------------------------------------------------------------------
+# Argument values are checked while parsing, so a malformed value is a usage error (exit code 2).
+CATALOG = "--uri sqlite:///warehouse/tables-demo/catalog.db"
+
+
+def _example(command, more=""):
+    """An example on the demo warehouse's SQLite catalog, wrapped to fit a terminal."""
+    return f"paimon-engine {command} \\\n    {CATALOG}" + (f" \\\n    {more}" if more else "")
+
+
+def _rows_arg(text):
+    """``a:b`` -> (start or None, stop or None); either side may be empty or negative."""
+    if ":" not in text:
+        raise argparse.ArgumentTypeError(f"must look like a:b (e.g. 10:20, -5:), got {text!r}")
+    a, b = text.split(":", 1)
+    try:
+        return (int(a) if a.strip() else None), (int(b) if b.strip() else None)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must look like a:b with integers, got {text!r}") from None
+
+
+def _row_type_arg(text):
+    from .errors import PaimonEngineError
+    from .types import RowType, parse_paimon_type
+    try:
+        schema = parse_paimon_type(text)
+    except (PaimonEngineError, ValueError) as exc:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a Paimon type: {' '.join(str(exc).split())}") from None
+    if not isinstance(schema, RowType):
+        raise argparse.ArgumentTypeError(f"must be a ROW<...> type, got {text!r}")
+    return schema
+
+
+def _positive_int(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be positive, got {text!r}")
+    return value
+
+
 def _add_io(p):
     p.add_argument("--s3-endpoint", help="S3 endpoint URL (s3.endpoint)")
     p.add_argument("--s3-region", help="S3 region (s3.region)")
 
 
+def _add_catalog(p):
+    p.add_argument("--uri", help="SQLite catalog, e.g. sqlite:///warehouse/catalog.db")
+    p.add_argument("--warehouse", help="warehouse directory (a file-system catalog when --uri is not given; "
+                                       "with --uri, where new tables go)")
+
+
 def _add_table_source(p):
-    p.add_argument("table", help="table location, or a namespace.table name with --uri/--warehouse")
-    p.add_argument("--uri", help="SQLite catalog (sqlite:///path/catalog.db)")
-    p.add_argument("--warehouse", help="catalog warehouse (file-system catalog when --uri is not given)")
+    p.add_argument("table", metavar="TABLE",
+                   help="a namespace.table name with --uri or --warehouse, else a table directory")
+    _add_catalog(p)
     p.add_argument("--json", action="store_true", help="print JSON")
     _add_io(p)
+
+
+TABLE_EPILOG = """\
+TABLE is a namespace.table name in the catalog given by --uri (SQLite) or
+--warehouse (file system), or without either the path of a table directory."""
+
+PROGRESS_EPILOG = """\
+A progress bar is drawn on stderr when stderr is a terminal; piped or
+redirected runs stay quiet."""
 
 
 def add_commands(sub):
-    p = sub.add_parser("inspect", help="show the structure of a .row file (footer, block index), a Paimon "
-                                           "file-index file or a deletion-vector index file")
-    p.add_argument("file")
-    p.add_argument("--blocks", action="store_true", help="list every block")
+    from .cli import command_parser
+
+    p = command_parser(
+        sub, "inspect", "show the structure of a .row, file-index or deletion-vector file",
+        "Show a file's structure, told apart by its content:\n"
+        "  a Paimon .row file        footer and block index (version, rows, blocks,\n"
+        "                            sizes); only the footer and the index are read\n"
+        "  a Paimon file-index file  each column's indexes, offsets and lengths\n"
+        "  a deletion-vector file    each vector's offset, length, bit width and\n"
+        "                            deleted rows",
+        "paimon-engine inspect warehouse/demo.row --blocks")
+    p.add_argument("file", metavar="FILE")
+    p.add_argument("--blocks", action="store_true", help="list every block of a .row file")
     p.add_argument("--json", action="store_true", help="print JSON")
     _add_io(p)
 
-    p = sub.add_parser("cat", help="print rows of a .row file")
-    p.add_argument("file")
-    p.add_argument("--schema", required=True, help="the file's row type, e.g. 'ROW<id BIGINT, name STRING>'")
-    p.add_argument("--rows", help="row range a:b (half-open; either side may be empty)")
-    p.add_argument("--columns", help="comma-separated columns")
-    p.add_argument("--json", action="store_true", help="print JSON lines")
+    p = command_parser(
+        sub, "cat", "print rows of a .row file",
+        "Print rows of a .row file. The file holds no schema: give its row type with\n"
+        "--schema. Only the blocks holding the requested rows are read.",
+        "paimon-engine cat warehouse/demo.row \\\n"
+        "    --schema 'ROW<id BIGINT, price DOUBLE, name STRING, qty INT>' \\\n"
+        "    --rows 0:5 --columns id,name",
+        "--rows a:b is half-open and takes negative ends: --rows=-10: prints the last ten\n"
+        "rows (write it with = when it starts with -).")
+    p.add_argument("file", metavar="FILE")
+    p.add_argument("--schema", required=True, type=_row_type_arg, metavar="'ROW<...>'",
+                   help="the file's row type, e.g. 'ROW<id BIGINT, name STRING>'")
+    p.add_argument("--rows", type=_rows_arg, metavar="A:B", help="row range a:b (half-open; either side may be empty)")
+    p.add_argument("--columns", metavar="X,Y", help="comma-separated columns")
+    p.add_argument("--json", action="store_true", help="print one JSON object per line")
     _add_io(p)
 
-    t = sub.add_parser("table", help="table metadata and scans")
-    tsub = t.add_subparsers(dest="table_command", required=True)
-    for name, helptext in (("info", "schema, partitioning, properties, current snapshot"),
-                           ("history", "snapshot log"), ("snapshots", "every snapshot with its summary"),
-                           ("files", "live data and delete files")):
-        q = tsub.add_parser(name, help=helptext)
+    t = command_parser(
+        sub, "table", "table metadata, scans and maintenance",
+        "Table metadata (info, history, snapshots, files), scans, appends and maintenance\n"
+        "(compact, expire, remove-orphans).",
+        _example("table info db.orders"),
+        TABLE_EPILOG)
+    tsub = t.add_subparsers(dest="table_command", required=True, metavar="TABLE_COMMAND")
+    for name, helptext, description in (
+            ("info", "schema, partitioning, properties, current snapshot",
+             "Show a table's location, format version, metadata file, schema with field ids,\n"
+             "partitioning, properties and current snapshot."),
+            ("history", "snapshot log", "Show the snapshot log: when each snapshot became current."),
+            ("snapshots", "every snapshot with its summary",
+             "List every snapshot: id, parent, sequence number, time, operation, added and\ntotal records."),
+            ("files", "live data and delete files",
+             "List the live data and delete files with format, records, bytes and partition.")):
+        q = command_parser(tsub, name, helptext, description, _example(f"table {name} db.orders"),
+                           TABLE_EPILOG)
         _add_table_source(q)
         if name == "files":
             q.add_argument("--snapshot-id", type=int, help="files of this snapshot (default current)")
-    q = tsub.add_parser("scan", help="read rows (filter, columns, time travel, limit)")
+
+    q = command_parser(
+        tsub, "scan", "read rows (filter, columns, time travel, limit)",
+        "Read rows: planning prunes files by partition, column statistics and file\n"
+        "indexes; deletes are applied. Prints the first 20 rows unless --limit says\n"
+        "otherwise.",
+        _example("table scan db.orders", "--filter \"qty = 7 and id < 100\" --columns id,qty --limit 5"),
+        TABLE_EPILOG + "\n\n" + PROGRESS_EPILOG)
     _add_table_source(q)
-    q.add_argument("--filter", help="e.g. \"k = 3 and name >= 'b'\"")
-    q.add_argument("--columns", help="comma-separated columns")
+    q.add_argument("--filter", help="a filter expression, e.g. \"k = 3 and name >= 'b'\"")
+    q.add_argument("--columns", metavar="X,Y", help="comma-separated columns")
     q.add_argument("--limit", type=int, default=20, help="rows to print (default 20; 0 for all)")
-    q.add_argument("--snapshot-id", type=int)
-    q.add_argument("--as-of", help="ISO timestamp or epoch milliseconds")
-    q.add_argument("--ref", help="branch or tag")
+    q.add_argument("--snapshot-id", type=int, help="read this snapshot")
+    q.add_argument("--as-of", help="read the snapshot current at this ISO timestamp or epoch milliseconds")
+    q.add_argument("--ref", help="read the head of this branch or tag")
     q.add_argument("--count", action="store_true", help="print only the number of rows")
 
-    q = tsub.add_parser("append", help="append rows from Parquet, CSV or JSON-lines files")
+    q = command_parser(
+        tsub, "append", "append rows from Parquet, CSV or JSON-lines files",
+        "Append rows from .parquet, .csv or .json/.jsonl files in one snapshot. Columns\n"
+        "are matched by name and cast to the table's types; missing optional columns are\n"
+        "null.",
+        _example("table append db.orders more.csv"),
+        TABLE_EPILOG + "\n\n" + PROGRESS_EPILOG)
     _add_table_source(q)
-    q.add_argument("files", nargs="+", help="input files (.parquet, .csv, .json/.jsonl)")
-    q = tsub.add_parser("compact", help="rewrite live data with deletes applied (operation replace)")
+    q.add_argument("files", nargs="+", metavar="FILE", help="input files (.parquet, .csv, .json/.jsonl)")
+
+    q = command_parser(
+        tsub, "compact", "rewrite live data with deletes applied (operation replace)",
+        "Rewrite the live data with deletes applied and drop the delete files, in one\n"
+        "snapshot with operation replace. Older snapshots still see the old files until\n"
+        "they are expired.",
+        _example("table compact db.orders"),
+        TABLE_EPILOG + "\n\n" + PROGRESS_EPILOG)
     _add_table_source(q)
-    q.add_argument("--target-file-size", type=int, help="bytes per data file")
-    q = tsub.add_parser("remove-orphans", help="delete files no snapshot or metadata file references")
+    q.add_argument("--target-file-size", type=_positive_int, metavar="BYTES", help="bytes per data file")
+
+    q = command_parser(
+        tsub, "expire", "remove old snapshots and the files only they referenced",
+        "Remove snapshots and delete the data, delete and manifest files that only they\n"
+        "referenced. The current snapshot, the newest --retain-last snapshots of the main\n"
+        "branch and the head of every branch and tag are always kept.",
+        _example("table expire db.orders", "--retain-last 1"),
+        TABLE_EPILOG + "\n\nWithout --older-than-hours or --snapshot-id, every snapshot the rules above\n"
+        "do not keep is expired.\n\n" + PROGRESS_EPILOG)
     _add_table_source(q)
-    q.add_argument("--older-than-hours", type=float, default=72.0,
-                   help="only files last modified before this many hours ago (default 72)")
+    q.add_argument("--older-than-hours", type=float, metavar="H",
+                   help="only snapshots created more than H hours ago")
+    q.add_argument("--retain-last", type=_positive_int, default=1, metavar="N",
+                   help="always keep the newest N snapshots of the main branch (default 1)")
+    q.add_argument("--snapshot-id", type=int, action="append", dest="snapshot_ids", metavar="ID",
+                   help="expire this snapshot (repeatable); the other rules still apply")
+    q.add_argument("--keep-files", action="store_true", help="only drop the snapshots from the metadata")
+
+    q = command_parser(
+        tsub, "remove-orphans", "delete files no snapshot or metadata file references",
+        "Delete files under the table location that no snapshot or metadata file\n"
+        "references (left by failed or killed writers), if they were last modified before\n"
+        "--older-than-hours (default 72) so that running writes are not harmed.",
+        _example("table remove-orphans db.orders", "--dry-run"),
+        TABLE_EPILOG + "\n\n" + PROGRESS_EPILOG)
+    _add_table_source(q)
+    q.add_argument("--older-than-hours", type=float, default=72.0, metavar="H",
+                   help="only files last modified more than H hours ago (default 72)")
     q.add_argument("--dry-run", action="store_true", help="list them, delete nothing")
 
-    c = sub.add_parser("catalog", help="catalog contents")
-    csub = c.add_subparsers(dest="catalog_command", required=True)
-    q = csub.add_parser("list", help="namespaces and tables")
-    q.add_argument("--uri", help="SQLite catalog (sqlite:///path/catalog.db)")
-    q.add_argument("--warehouse", help="warehouse (file-system catalog when --uri is not given)")
-    q.add_argument("--json", action="store_true")
+    c = command_parser(sub, "catalog", "catalog contents", "Catalog contents.",
+                       _example("catalog list"))
+    csub = c.add_subparsers(dest="catalog_command", required=True, metavar="CATALOG_COMMAND")
+    q = command_parser(csub, "list", "namespaces and tables",
+                       "List the namespaces and tables of a SQLite (--uri) or file-system (--warehouse)\ncatalog.",
+                       _example("catalog list"))
+    _add_catalog(q)
+    q.add_argument("--json", action="store_true", help="print JSON")
     _add_io(q)
 
 
@@ -253,17 +395,12 @@ def cmd_inspect(args) -> int:
     return 0
 
 
-def _parse_rows(text, n):
-    if not text:
+def _parse_rows(rows, n):
+    """``--rows`` (start or None, stop or None) -> a clamped half-open range of the file's n rows."""
+    if not rows:
         return 0, n
-    if ":" not in text:
-        raise InvalidArgumentError(f"--rows must look like a:b, got {text!r}")
-    a, b = text.split(":", 1)
-    try:
-        start = int(a) if a.strip() else 0
-        stop = int(b) if b.strip() else n
-    except ValueError:
-        raise InvalidArgumentError(f"--rows must look like a:b with integers, got {text!r}") from None
+    start = 0 if rows[0] is None else rows[0]
+    stop = n if rows[1] is None else rows[1]
     if start < 0:
         start += n
     if stop < 0:
@@ -289,11 +426,7 @@ def cmd_cat(args) -> int:
     from pyroaring import BitMap
 
     from .formats.row import RowFileReader
-    from .types import RowType, parse_paimon_type
-    schema = parse_paimon_type(args.schema)
-    if not isinstance(schema, RowType):
-        raise InvalidArgumentError(f"--schema must be a ROW<...> type, got {args.schema!r}")
-    with RowFileReader(args.file, schema, file_io=_file_io(args)) as r:
+    with RowFileReader(args.file, args.schema, file_io=_file_io(args)) as r:
         start, stop = _parse_rows(args.rows, r.num_rows)
         cols = _columns(args.columns)
         sel = None if (start, stop) == (0, r.num_rows) else BitMap(range(start, stop))
@@ -334,11 +467,13 @@ class _StepBars:
         self.bar = None
         self.step = None
 
+    UNITS = {"write": "rows", "read": "files", "delete": "files"}
+
     def __call__(self, step, done, total):
         if step != self.step:
             self.close()
             self.step = step
-            self.bar = Progress(total, step)
+            self.bar = Progress(total, step, unit=self.UNITS.get(step, ""))
         self.bar.update(done - self.bar.done)
 
     def close(self):
@@ -389,6 +524,8 @@ def _table_maintenance(t, args) -> int:
             snap = t.rewrite_files(args.target_file_size, progress=bars)
             result = {"snapshot_id": None if snap is None else snap.snapshot_id,
                       "rewritten": snap is not None and (before is None or snap.snapshot_id != before.snapshot_id)}
+        elif sub == "expire":
+            result = _expire(t, args)
         else:
             cutoff = int((_time.time() - args.older_than_hours * 3600) * 1000)
             orphans = t.remove_orphan_files(older_than_ms=cutoff, dry_run=args.dry_run, progress=bars)
@@ -406,10 +543,35 @@ def _table_maintenance(t, args) -> int:
     return 0
 
 
+def _expire(t, args) -> dict:
+    """Table.expire_snapshots with a counter of the files it deletes (on a terminal): the number is not known
+    before the snapshots are gone, so the table's FileIO is told to count its deletes for the duration."""
+    import time as _time
+    older = None
+    if args.older_than_hours is not None:
+        older = int((_time.time() - args.older_than_hours * 3600) * 1000)
+    io = t.io
+    real_delete = io.delete
+    deleted = []
+    with Progress(None, "expire: deleted", unit="files") as bar:
+        def counting_delete(path, *a, **kw):
+            result = real_delete(path, *a, **kw)
+            deleted.append(path)
+            bar.update()
+            return result
+        io.delete = counting_delete
+        try:
+            expired = t.expire_snapshots(older_than_ms=older, retain_last=args.retain_last,
+                                         snapshot_ids=args.snapshot_ids, delete_files=not args.keep_files)
+        finally:
+            del io.delete  # the instance attribute goes; the FileIO's own method is back
+    return {"expired": expired, "deleted_files": len(deleted)}
+
+
 def cmd_table(args) -> int:
     t = _load_table(args)
     sub = args.table_command
-    if sub in ("append", "compact", "remove-orphans"):
+    if sub in ("append", "compact", "expire", "remove-orphans"):
         return _table_maintenance(t, args)
     if sub == "info":
         cur = t.current_snapshot()
@@ -507,8 +669,6 @@ def cmd_table(args) -> int:
 
 def cmd_catalog(args) -> int:
     cat = _catalog(args)
-    if cat is None:
-        raise InvalidArgumentError("catalog list needs --uri (SQLite catalog) or --warehouse")
     out = []
     for ns in cat.list_namespaces():
         for ident in cat.list_tables(ns):
@@ -520,6 +680,16 @@ def cmd_catalog(args) -> int:
     else:
         print_table([[o["namespace"], o["table"]] for o in out], ["namespace", "table"])
     return 0
+
+
+def check_args(args):
+    """A usage problem argparse cannot see (options that only make sense together), or None."""
+    if args.command == "catalog" and not (args.uri or args.warehouse):
+        return "catalog list needs --uri (SQLite catalog) or --warehouse (file-system catalog)"
+    if args.command == "table" and args.table_command == "expire" and args.snapshot_ids and \
+            args.older_than_hours is not None:
+        return "give either --snapshot-id or --older-than-hours, not both"
+    return None
 
 
 def run_command(args) -> int:

@@ -80,19 +80,27 @@ def test_cat_rows_and_columns(row_file, capsys):
     assert out[0].split() == ["id", "name", "score"] and out[2].split()[0] == "4998" and len(out) == 4
 
 
+def _usage_error(argv, capsys):
+    """argparse rejects argv: exit code 2 and the message on stderr."""
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2
+    return capsys.readouterr().err
+
+
 def test_user_errors_have_exit_codes_and_no_traceback(row_file, tmp_path, capsys):
-    assert main(["inspect", str(tmp_path / "missing.row")]) == 3
+    assert main(["inspect", str(tmp_path / "missing.row")]) == 1
     err = capsys.readouterr().err
-    assert "missing.row" in err and "Traceback" not in err
+    assert "missing.row" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
     bad = tmp_path / "bad.row"
     bad.write_bytes(open(row_file, "rb").read()[:-7])
-    assert main(["inspect", str(bad)]) == 4
-    assert "bad.row" in capsys.readouterr().err
-    assert main(["cat", row_file, "--schema", SCHEMA, "--rows", "x"]) == 2
-    assert main(["cat", row_file, "--schema", "BIGINT"]) == 2
-    with pytest.raises(SystemExit) as exc:
-        main(["cat", row_file])           # --schema is required: argparse usage error
-    assert exc.value.code == 2
+    assert main(["inspect", str(bad)]) == 1
+    err = capsys.readouterr().err
+    assert "bad.row" in err and "offset" in err and len(err.strip().splitlines()) == 1
+    assert "--rows: must look like a:b" in _usage_error(["cat", row_file, "--schema", SCHEMA, "--rows", "x"], capsys)
+    assert "ROW<...>" in _usage_error(["cat", row_file, "--schema", "BIGINT"], capsys)
+    assert "not a Paimon type" in _usage_error(["cat", row_file, "--schema", "ROW<id NOPE>"], capsys)
+    assert "--schema" in _usage_error(["cat", row_file], capsys)          # required option missing
 
 
 def test_table_commands(warehouse, capsys):
@@ -118,22 +126,24 @@ def test_table_commands(warehouse, capsys):
     assert capsys.readouterr().out.strip() == "100"
     assert main(["table", "scan", "db.t", *base, "--limit", "5"]) == 0
     assert len(capsys.readouterr().out.splitlines()) == 2 + 5
-    assert main(["table", "info", "db.nope", *base]) == 3
-    assert main(["table", "scan", "db.t", *base, "--filter", "nosuchcol = 1"]) in (1, 2)
-    assert "Traceback" not in capsys.readouterr().err
+    assert main(["table", "info", "db.nope", *base]) == 1
+    assert "db.nope" in capsys.readouterr().err
+    assert main(["table", "scan", "db.t", *base, "--filter", "nosuchcol = 1"]) == 1
+    err = capsys.readouterr().err
+    assert "nosuchcol" in err and "Traceback" not in err
 
 
 def test_catalog_list(warehouse, capsys):
     uri, wh, _ = warehouse
     assert main(["catalog", "list", "--uri", uri, "--warehouse", wh, "--json"]) == 0
     assert json.loads(capsys.readouterr().out) == [{"namespace": "db", "table": "db.t"}]
-    assert main(["catalog", "list"]) == 2
+    assert "--uri" in _usage_error(["catalog", "list"], capsys)
 
 
 def test_module_entry_point(row_file):
     r = subprocess.run([sys.executable, "-m", "paimon_engine", "inspect", row_file + ".nope"],
                        capture_output=True, text=True, timeout=60)
-    assert r.returncode == 3 and "Traceback" not in r.stderr and r.stderr.startswith("paimon-engine: error:")
+    assert r.returncode == 1 and "Traceback" not in r.stderr and r.stderr.startswith("paimon-engine: error:")
 
 
 def test_progress_only_on_tty():
@@ -184,9 +194,14 @@ def test_append_compact_and_remove_orphans(tmp_path, capsys):
     assert any(p.endswith("stray.parquet") for p in out["orphans"]) and stray.exists()
     assert main(["table", "remove-orphans", "db.m", *base, "--older-than-hours", "-1"]) == 0
     assert not stray.exists() and cat.load_table("db.m").scan().count() == 41
-    assert main(["table", "append", "db.m", str(tmp_path / "x.txt"), *base]) == 3  # missing
+    assert main(["table", "append", "db.m", str(tmp_path / "x.txt"), *base]) == 1  # missing
+    assert "x.txt" in capsys.readouterr().err
     (tmp_path / "x.txt").write_text("1,2")
-    assert main(["table", "append", "db.m", str(tmp_path / "x.txt"), *base]) == 2  # unknown format
+    assert main(["table", "append", "db.m", str(tmp_path / "x.txt"), *base]) == 1  # unknown format
+    assert "unknown input format" in capsys.readouterr().err
+    (tmp_path / "bad.csv").write_text("id,k\n1,2,3,4\n")
+    assert main(["table", "append", "db.m", str(tmp_path / "bad.csv"), *base]) == 1  # malformed CSV
+    assert "Traceback" not in capsys.readouterr().err
 
 
 def test_step_bars_draw_per_step_on_a_tty():
@@ -202,7 +217,7 @@ def test_step_bars_draw_per_step_on_a_tty():
     bars = _StepBars()
     real = Progress.__init__
     try:
-        Progress.__init__ = lambda self, total, label="", stream=None: real(self, total, label, out)
+        Progress.__init__ = lambda self, total, label="", stream=None, unit="": real(self, total, label, out, unit)
         for step, done, total in (("read", 1, 2), ("read", 2, 2), ("write", 40, 40)):
             bars(step, done, total)
         bars.close()
