@@ -16,6 +16,7 @@ cdef enum:
     TRUNCATED = -1
     OUT_OF_RANGE = -3
     BAD_LENGTH = -4
+    BAD_VALUE = -5
     INVALID_UTF8 = -7
 
 K_FIXED, K_BOOL, K_BYTES, K_DECIMAL, K_LIST, K_MAP, K_STRUCT = 1, 2, 3, 4, 5, 6, 7
@@ -628,7 +629,7 @@ cdef class MapView:
 
     def __init__(self, _Bytes src, ViewSchema sch, Py_ssize_t node, Py_ssize_t base, Py_ssize_t end):
         cdef int64_t ks
-        cdef Py_ssize_t ent
+        cdef Py_ssize_t ent, k
         if end - base < 8 or base < 0 or end > src.view.len:
             raise _corrupt(sch, TRUNCATED, max(base, 0), node)
         memcpy(&ks, <const uint8_t*>src.view.buf + base, 8)
@@ -640,6 +641,9 @@ cdef class MapView:
         self._values = ArrayView(src, sch, vn, base + 8 + ks, end)
         if len(self._keys) != len(self._values):
             raise _corrupt(sch, BAD_LENGTH, base, node)
+        for k in range(self._keys._n):
+            if self._keys._null(k):   # map keys are never null
+                raise _corrupt(sch, BAD_VALUE, self._keys._bm + (k >> 3), kn)
 
     def __len__(self):
         return len(self._keys)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import struct
 
-from .status import BAD_LENGTH, INVALID_UTF8, OUT_OF_RANGE, TRUNCATED
+from .status import BAD_LENGTH, BAD_VALUE, INVALID_UTF8, OUT_OF_RANGE, TRUNCATED
 
 K_FIXED, K_BOOL, K_BYTES, K_DECIMAL, K_LIST, K_MAP, K_STRUCT = 1, 2, 3, 4, 5, 6, 7
 
@@ -494,6 +494,9 @@ class MapView:
         self._values = ArrayView(buf, sch, vn, base + 8 + ks, end)
         if len(self._keys) != len(self._values):
             raise _corrupt(sch, BAD_LENGTH, base, node)
+        for k in range(len(self._keys)):
+            if self._keys.is_null(k):   # map keys are never null
+                raise _corrupt(sch, BAD_VALUE, self._keys._bm + (k >> 3), kn)
 
     def __len__(self):
         return len(self._keys)
