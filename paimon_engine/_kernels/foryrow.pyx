@@ -123,7 +123,7 @@ cdef inline uint64_t _ldu64(const uint8_t* p) noexcept nogil:
     return v
 
 
-cdef int64_t _utf8_error(const uint8_t* s, int64_t n) noexcept nogil:
+cdef inline int64_t _utf8_error(const uint8_t* s, int64_t n) noexcept nogil:
     # -1 if s[0:n] is valid UTF-8, else the index of the lead byte of the first bad sequence (the position
     # Python's strict decoder reports); eight ASCII bytes at a time where it can
     cdef int64_t i = 0
