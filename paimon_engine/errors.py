@@ -10,6 +10,7 @@ from __future__ import annotations
 __all__ = [
     "PaimonEngineError",
     "CorruptFileError",
+    "ValueOutOfRangeError",
     "UnsupportedTypeError",
     "SchemaError",
     "CommitConflictError",
@@ -65,6 +66,32 @@ class CorruptFileError(PaimonEngineError, ValueError):
             row=self.row if self.row is not None else row,
             field=self.field if self.field is not None else field,
         )
+
+
+class ValueOutOfRangeError(PaimonEngineError, ValueError):
+    """A valid stored value has no Python object of its type.
+
+    Dates and timestamps are stored as day or microsecond counts whose range is
+    far wider than :mod:`datetime` (years 1 to 9999). Readers that return Arrow
+    arrays return such values as they are; readers that build Python objects
+    (``decode_row``, ``RowView.get``, ``RowFileReader.get_row``) raise this
+    error, naming the ``field`` and the stored ``value``. The bytes are not
+    corrupt, so this is not a :class:`CorruptFileError`.
+    """
+
+    def __init__(self, message, *, field=None, value=None, path=None):
+        self.reason = message
+        self.field = field
+        self.value = value
+        self.path = path
+        where = []
+        if path is not None:
+            where.append(f"file {path!s}")
+        if field is not None:
+            where.append(f"field {field!s}")
+        if value is not None:
+            where.append(f"stored value {value!r}")
+        super().__init__(f"{message} ({', '.join(where)})" if where else message)
 
 
 class UnsupportedTypeError(PaimonEngineError, TypeError):

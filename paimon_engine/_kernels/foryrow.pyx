@@ -26,6 +26,7 @@ cdef enum:
     BAD_LENGTH = -4
     BAD_VALUE = -5
     NEED_MORE = -6
+    INVALID_UTF8 = -7
 
 cdef enum:
     K_FIXED = 1
@@ -51,7 +52,8 @@ cdef enum:
     C_CHILD0 = 11
     C_HDRROUND = 12
     C_LARGE = 13
-    NCOLS = 14
+    C_UTF8 = 14
+    NCOLS = 15
 
 DEF INT32_MAX = 2147483647
 
@@ -70,6 +72,7 @@ ctypedef struct Node:
     int64_t child0
     int hdrround
     int large
+    int utf8
     # Arrow input (encode)
     const uint8_t* valid
     int64_t aoff
@@ -118,6 +121,54 @@ cdef inline uint64_t _ldu64(const uint8_t* p) noexcept nogil:
     cdef uint64_t v
     memcpy(&v, p, 8)
     return v
+
+
+cdef inline int64_t _utf8_error(const uint8_t* s, int64_t n) noexcept nogil:
+    # -1 if s[0:n] is valid UTF-8, else the index of the lead byte of the first bad sequence (the position
+    # Python's strict decoder reports); eight ASCII bytes at a time where it can
+    cdef int64_t i = 0
+    cdef uint64_t w
+    cdef uint8_t c, lo, hi
+    cdef int need, k
+    while i < n:
+        if n - i >= 8:
+            memcpy(&w, s + i, 8)
+            if (w & 0x8080808080808080ULL) == 0:
+                i += 8
+                continue
+        c = s[i]
+        if c < 0x80:
+            i += 1
+            continue
+        if c < 0xC2:
+            return i
+        lo = 0x80
+        hi = 0xBF
+        if c < 0xE0:
+            need = 1
+        elif c < 0xF0:
+            need = 2
+            if c == 0xE0:
+                lo = 0xA0
+            elif c == 0xED:
+                hi = 0x9F
+        elif c < 0xF5:
+            need = 3
+            if c == 0xF0:
+                lo = 0x90
+            elif c == 0xF4:
+                hi = 0x8F
+        else:
+            return i
+        if n - i - 1 < need:
+            return i
+        if s[i + 1] < lo or s[i + 1] > hi:
+            return i
+        for k in range(2, need + 1):
+            if (s[i + k] & 0xC0) != 0x80:
+                return i
+        i += need + 1
+    return -1
 
 
 cdef inline int32_t _ld32(const uint8_t* p) noexcept nogil:
@@ -379,6 +430,7 @@ cdef int _load_nodes(Ctx* c, const int64_t[:, ::1] table, const int64_t[::1] kid
         n.child0 = table[i, C_CHILD0]
         n.hdrround = <int>table[i, C_HDRROUND]
         n.large = <int>table[i, C_LARGE]
+        n.utf8 = <int>table[i, C_UTF8]
         if n.child0 < 0 or n.child0 + n.nchild > kids.shape[0]:
             raise ValueError("bad node table")
     for i in range(kids.shape[0]):
@@ -679,6 +731,10 @@ cdef int _decode_value(Ctx* c, Node* n, const uint8_t* slot, int64_t cb, int64_t
     if rel > ce - cb or size > ce - vb:
         return _fail(c, n, slot - c.buf, OUT_OF_RANGE)
     if n.kind == K_BYTES:
+        if n.utf8:
+            rel = _utf8_error(c.buf + vb, size)
+            if rel >= 0:
+                return _fail(c, n, vb + rel, INVALID_UTF8)
         if c.fill:
             if size > n.odcap - n.odlen:
                 return _fail(c, n, slot - c.buf, NEED_MORE)

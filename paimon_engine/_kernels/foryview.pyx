@@ -16,6 +16,8 @@ cdef enum:
     TRUNCATED = -1
     OUT_OF_RANGE = -3
     BAD_LENGTH = -4
+    BAD_VALUE = -5
+    INVALID_UTF8 = -7
 
 K_FIXED, K_BOOL, K_BYTES, K_DECIMAL, K_LIST, K_MAP, K_STRUCT = 1, 2, 3, 4, 5, 6, 7
 P_NONE, P_BOOL, P_I8, P_I16, P_I32, P_I64, P_F32, P_F64, P_DATE, P_TS, P_DUR, P_STR, P_BIN, P_DEC = range(14)
@@ -46,9 +48,28 @@ cdef enum:
     CP_DEC = 13
 
 
+#: the source name view errors carry (a view reads bytes, not a file)
+SOURCE = "<fory row>"
+
+
 cdef object _corrupt(ViewSchema sch, int status, Py_ssize_t pos, Py_ssize_t node):
     from paimon_engine.errors import CorruptFileError
-    return CorruptFileError(f"malformed Fory row: {_describe(status)}", field=sch.path[node], offset=pos)
+    return CorruptFileError(f"malformed Fory row: {_describe(status)}", path=SOURCE, field=sch.path[node],
+                            offset=pos)
+
+
+cdef object _out_of_range(ViewSchema sch, Py_ssize_t node, raw):
+    from paimon_engine.errors import ValueOutOfRangeError
+    return ValueOutOfRangeError("value outside the range of Python's datetime", field=sch.path[node], value=raw,
+                                path=SOURCE)
+
+
+cdef object _utf8(ViewSchema sch, Py_ssize_t node, const uint8_t* p, Py_ssize_t start, Py_ssize_t size):
+    # the string at p[start:start + size], decoded strictly; bad UTF-8 is corrupt at the first bad byte
+    try:
+        return (<const char*>p)[start:start + size].decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise _corrupt(sch, INVALID_UTF8, start + e.start, node) from None
 
 
 cdef object _wrong_type(ViewSchema sch, Py_ssize_t node, str wanted):
@@ -204,7 +225,7 @@ cdef object _convert(ViewSchema sch, Py_ssize_t node, raw, Py_ssize_t pos):
     try:
         return conv(raw)
     except (OverflowError, ValueError):
-        raise _corrupt(sch, -3, pos, node) from None
+        raise _out_of_range(sch, node, raw) from None
 
 
 cdef inline int _follow(const uint8_t* p, Py_ssize_t slot, Py_ssize_t cb, Py_ssize_t ce,
@@ -349,7 +370,7 @@ cdef class RowView:
         sp = self._span(c, CK_BYTES, "string")
         if sp is None:
             return None
-        return (<const char*>self._p)[sp[0]:sp[0] + sp[1]].decode("utf-8", errors="replace")
+        return _utf8(self._sch, c - self._sch.nodes, self._p, sp[0], sp[1])
 
     def get_decimal(self, i):
         cdef VNode* c = self._childn(self._index(i))
@@ -534,7 +555,7 @@ cdef class ArrayView:
         sp = self._span(k, CK_BYTES, "string")
         if sp is None:
             return None
-        return (<const char*>self._p)[sp[0]:sp[0] + sp[1]].decode("utf-8", errors="replace")
+        return _utf8(self._sch, self._elem, self._p, sp[0], sp[1])
 
     def get_decimal(self, Py_ssize_t k):
         sp = self._span(k, CK_DECIMAL, "decimal")
@@ -608,7 +629,7 @@ cdef class MapView:
 
     def __init__(self, _Bytes src, ViewSchema sch, Py_ssize_t node, Py_ssize_t base, Py_ssize_t end):
         cdef int64_t ks
-        cdef Py_ssize_t ent
+        cdef Py_ssize_t ent, k
         if end - base < 8 or base < 0 or end > src.view.len:
             raise _corrupt(sch, TRUNCATED, max(base, 0), node)
         memcpy(&ks, <const uint8_t*>src.view.buf + base, 8)
@@ -620,6 +641,9 @@ cdef class MapView:
         self._values = ArrayView(src, sch, vn, base + 8 + ks, end)
         if len(self._keys) != len(self._values):
             raise _corrupt(sch, BAD_LENGTH, base, node)
+        for k in range(self._keys._n):
+            if self._keys._null(k):   # map keys are never null
+                raise _corrupt(sch, BAD_VALUE, self._keys._bm + (k >> 3), kn)
 
     def __len__(self):
         return len(self._keys)

@@ -4,17 +4,27 @@ from __future__ import annotations
 
 import struct
 
-from .status import BAD_LENGTH, BAD_VALUE, NEED_MORE, OUT_OF_RANGE, TRUNCATED
+from .status import BAD_LENGTH, BAD_VALUE, INVALID_UTF8, NEED_MORE, OUT_OF_RANGE, TRUNCATED
 
 K_FIXED, K_BOOL, K_BYTES, K_DECIMAL, K_LIST, K_MAP, K_STRUCT = 1, 2, 3, 4, 5, 6, 7
 (C_KIND, C_WIDTH, C_SLOT, C_OFF, C_BIT, C_NULLABLE, C_INLINE, C_FIXED, C_BMOFF, C_BMSIZE, C_NCHILD,
- C_CHILD0, C_HDRROUND, C_LARGE) = range(14)
-NCOLS = 14
+ C_CHILD0, C_HDRROUND, C_LARGE, C_UTF8) = range(15)
+NCOLS = 15
 INT32_MAX = 2 ** 31 - 1
 
 _U64 = struct.Struct("<Q")
 _I64 = struct.Struct("<q")
 _I32 = struct.Struct("<i")
+
+
+def _utf8_error(buf, start, size):
+    """-1 if ``buf[start:start + size]`` is valid UTF-8, else the index of the first byte of the first bad
+    sequence (the position Python's strict decoder reports)."""
+    try:
+        bytes(buf[start:start + size]).decode("utf-8")
+    except UnicodeDecodeError as e:
+        return e.start
+    return -1
 
 
 def _round8(n):
@@ -30,7 +40,7 @@ class _Fail(Exception):
 
 class _Node:
     __slots__ = ("index", "kind", "width", "slot", "off", "bit", "nullable", "inline", "fixed", "bmoff",
-                 "bmsize", "children", "hdrround", "large", "valid", "aoff", "vals", "offs", "data",
+                 "bmsize", "children", "hdrround", "large", "utf8", "valid", "aoff", "vals", "offs", "data",
                  "ovalid", "ovals", "ooffs", "odata", "olen", "odlen", "onulls", "ocap", "odcap")
 
 
@@ -46,6 +56,7 @@ def _load(table, kids):
         n.kind, n.width, n.slot, n.off, n.bit = row[C_KIND], row[C_WIDTH], row[C_SLOT], row[C_OFF], row[C_BIT]
         n.nullable, n.inline, n.fixed = row[C_NULLABLE], row[C_INLINE], row[C_FIXED]
         n.bmoff, n.bmsize, n.hdrround, n.large = row[C_BMOFF], row[C_BMSIZE], row[C_HDRROUND], row[C_LARGE]
+        n.utf8 = row[C_UTF8]
         c0, nc = row[C_CHILD0], row[C_NCHILD]
         if c0 < 0 or c0 + nc > len(kids):
             raise ValueError("bad node table")
@@ -301,6 +312,10 @@ class _Codec:
         if rel > ce - cb or size > ce - vb:
             self.fail(n, slot, OUT_OF_RANGE)
         if n.kind == K_BYTES:
+            if n.utf8:
+                bad = _utf8_error(buf, vb, size)
+                if bad >= 0:
+                    self.fail(n, vb + bad, INVALID_UTF8)
             if self.fill:
                 if size > n.odcap - n.odlen:
                     self.fail(n, slot, NEED_MORE)

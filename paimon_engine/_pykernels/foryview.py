@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import struct
 
-from .status import BAD_LENGTH, OUT_OF_RANGE, TRUNCATED
+from .status import BAD_LENGTH, BAD_VALUE, INVALID_UTF8, OUT_OF_RANGE, TRUNCATED
 
 K_FIXED, K_BOOL, K_BYTES, K_DECIMAL, K_LIST, K_MAP, K_STRUCT = 1, 2, 3, 4, 5, 6, 7
 
@@ -31,7 +31,26 @@ _I32 = struct.Struct("<i")
 def _corrupt(sch, status, pos, node):
     from ..errors import CorruptFileError
     from .status import describe
-    return CorruptFileError(f"malformed Fory row: {describe(status)}", field=sch.path[node], offset=pos)
+    return CorruptFileError(f"malformed Fory row: {describe(status)}", path=SOURCE, field=sch.path[node],
+                            offset=pos)
+
+
+#: the source name view errors carry (a view reads bytes, not a file)
+SOURCE = "<fory row>"
+
+
+def _out_of_range(sch, node, raw):
+    from ..errors import ValueOutOfRangeError
+    return ValueOutOfRangeError("value outside the range of Python's datetime", field=sch.path[node], value=raw,
+                                path=SOURCE)
+
+
+def _utf8(sch, node, buf, start, size):
+    """``buf[start:start + size]`` decoded strictly; bad UTF-8 is corrupt at the first bad byte."""
+    try:
+        return bytes(buf[start:start + size]).decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise _corrupt(sch, INVALID_UTF8, start + e.start, node) from None
 
 
 def _wrong_type(sch, node, wanted):
@@ -186,8 +205,8 @@ class RowView:
         c = self._child(i)
         if self._sch.prim[c] != P_STR:
             raise _wrong_type(self._sch, c, "string")
-        raw = self.get_binary(i)
-        return None if raw is None else raw.decode("utf-8", errors="replace")
+        sp = self._span(c, (K_BYTES,), "string")
+        return None if sp is None else _utf8(self._sch, c, self._buf, sp[0], sp[1])
 
     def get_decimal(self, i):
         c = self._child(i)
@@ -247,7 +266,7 @@ def _convert(sch, node, raw, pos):
     try:
         return conv(raw)
     except (OverflowError, ValueError):
-        raise _corrupt(sch, OUT_OF_RANGE, pos, node) from None
+        raise _out_of_range(sch, node, raw) from None
 
 
 def _follow(buf, sch, node, slot, cb, ce):
@@ -385,8 +404,8 @@ class ArrayView:
     def get_string(self, k):
         if self._sch.prim[self._elem] != P_STR:
             raise _wrong_type(self._sch, self._elem, "string")
-        raw = self.get_binary(k)
-        return None if raw is None else raw.decode("utf-8", errors="replace")
+        sp = self._span(k, (K_BYTES,), "string")
+        return None if sp is None else _utf8(self._sch, self._elem, self._buf, sp[0], sp[1])
 
     def get_decimal(self, k):
         sp = self._span(k, (K_DECIMAL,), "decimal")
@@ -475,6 +494,9 @@ class MapView:
         self._values = ArrayView(buf, sch, vn, base + 8 + ks, end)
         if len(self._keys) != len(self._values):
             raise _corrupt(sch, BAD_LENGTH, base, node)
+        for k in range(len(self._keys)):
+            if self._keys.is_null(k):   # map keys are never null
+                raise _corrupt(sch, BAD_VALUE, self._keys._bm + (k >> 3), kn)
 
     def __len__(self):
         return len(self._keys)

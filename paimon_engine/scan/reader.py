@@ -40,8 +40,14 @@ METADATA_COLUMNS = (FILE_COLUMN, POS_COLUMN)
 _DV_MAGIC = b"\xd1\xd3\x39\x64"
 
 
-def read_deletion_vector(raw: bytes, path: str = "?", offset: int = 0) -> np.ndarray:
-    """Positions of an Iceberg ``deletion-vector-v1`` blob (length, magic, portable Roaring64, CRC-32)."""
+_MAX_POSITION = (1 << 63) - 1
+
+
+def read_deletion_vector(raw: bytes, path: str = "?", offset: int = 0, cardinality: int | None = None) -> np.ndarray:
+    """Positions of an Iceberg ``deletion-vector-v1`` blob (length, magic, portable Roaring64, CRC-32).
+
+    ``cardinality``: the deleted-row count the manifest records for the vector (checked before the positions
+    are expanded, so a small blob of run containers cannot turn into a huge array)."""
     import pyroaring
     if len(raw) < 12:
         raise CorruptFileError("deletion vector blob shorter than its framing", path=path, offset=offset)
@@ -65,7 +71,14 @@ def read_deletion_vector(raw: bytes, path: str = "?", offset: int = 0) -> np.nda
         bm = pyroaring.BitMap64.deserialize(bytes(vec))
     except Exception as exc:
         raise CorruptFileError(f"bad deletion vector bitmap: {exc}", path=path, offset=offset + 8) from None
-    return np.fromiter(iter(bm), dtype=np.int64, count=len(bm)) if len(bm) else np.zeros(0, np.int64)
+    n = len(bm)   # the cardinality, from the container headers: nothing is expanded yet
+    if cardinality is not None and n != cardinality:
+        raise CorruptFileError(f"deletion vector holds {n} positions, its manifest entry records {cardinality}",
+                               path=path, offset=offset + 8)
+    if n and bm.max() > _MAX_POSITION:
+        raise CorruptFileError(f"deletion vector position {bm.max()} is beyond any row position (>= 2**63)",
+                               path=path, offset=offset + 8)
+    return np.fromiter(iter(bm), dtype=np.int64, count=n) if n else np.zeros(0, np.int64)
 
 
 # ---------------------------------------------------------------------------
@@ -143,9 +156,10 @@ class _ParquetFile:
         self._file = f
         try:
             self.pf = pq.ParquetFile(f)
-        except (pa.ArrowInvalid, OSError) as exc:
-            raise CorruptFileError(f"cannot read Parquet file: {exc}", path=path) from None
-        schema = self.schema_arrow = self.pf.schema_arrow   # (pyarrow builds it anew on every access)
+            schema = self.schema_arrow = self.pf.schema_arrow   # (pyarrow builds it anew on every access)
+        except (pa.ArrowInvalid, OSError, ValueError) as exc:
+            # ValueError: UnicodeDecodeError of a column name or key that is not UTF-8
+            raise CorruptFileError(f"cannot read Parquet file: {exc}", path=path, offset=0) from None
         self.num_rows = self.pf.metadata.num_rows
         self.by_id = {}
         self.by_name = {}
@@ -398,7 +412,7 @@ class TaskReader:
                     raise CorruptFileError(f"deletion vector range {off}+{size} outside the file ({f.size} bytes)",
                                            path=d.path, offset=off)
                 raw = f.read_at(off, size)
-            return read_deletion_vector(raw, d.path, off)
+            return read_deletion_vector(raw, d.path, off, d.record_count or None)
         pf = _open(self.io, d.path, d.file_format, d.file_schema)
         names = {}
         for fid, want in ((2147483546, "file_path"), (2147483545, "pos")):

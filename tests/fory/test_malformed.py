@@ -7,7 +7,7 @@ import pyarrow as pa
 import pytest
 
 from paimon_engine import _speedups
-from paimon_engine.errors import CorruptFileError, InvalidArgumentError
+from paimon_engine.errors import CorruptFileError, InvalidArgumentError, ValueOutOfRangeError
 from paimon_engine.formats import fory
 
 from ..kernels.impls import implementations
@@ -177,7 +177,7 @@ def test_random_mutations_of_a_rich_row(kernel, layout):
         for i in range(len(offsets) - 1):
             try:
                 fory.RowView(bytes(bad[offsets[i]:offsets[i + 1]]), view_schema, layout).to_dict()
-            except CorruptFileError:
+            except (CorruptFileError, ValueOutOfRangeError):   # a flipped timestamp may leave datetime's range
                 pass
 
 

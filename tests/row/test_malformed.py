@@ -252,3 +252,24 @@ def test_corrupt_block_in_a_threaded_read_names_the_first_bad_block(threads):
     assert ei.value.block == early and ei.value.offset is not None
     with pytest.raises(CorruptFileError):
         r.take(np.arange(r.num_rows))
+
+
+@pytest.mark.parametrize("kwargs", [
+    dict(rows=2 ** 63 - 1),                                  # 4 * rows + 4 would wrap around
+    dict(rows=2 ** 63 - 8),
+    dict(rows=2 ** 62 + 3),
+    dict(starts=[0, 2 ** 62], rows=2 ** 62 + 1),
+    dict(starts=[0, -2 ** 63 + 1]),                          # a start that wraps the row-start differences
+    dict(csizes=[2 ** 62, 2 ** 62, 2 ** 62, 2 ** 62]),       # sizes whose int64 sum wraps around
+    dict(usizes=[2 ** 62, 9]),                               # c * 32768 would wrap around
+    dict(usizes=[2 ** 63 - 1, 9]),
+])
+def test_footer_and_index_counts_near_int64_limits(kwargs):
+    blocks = [raw_block([ROW, ROW]), raw_block([ROW])]
+    if "csizes" in kwargs:
+        blocks = blocks + blocks
+        kwargs = dict(kwargs, starts=[0, 2, 3, 5])
+    data = build(blocks, **kwargs)
+    with pytest.raises(CorruptFileError) as ei:
+        read_one(data)
+    assert ei.value.path is not None and ei.value.offset is not None

@@ -7,7 +7,7 @@ import numpy as np
 from ... import _speedups
 from ..._parallel import parallel_map, thread_count
 from ..._pykernels.status import NEED_MORE, describe
-from ...errors import CorruptFileError, InvalidArgumentError, SchemaError
+from ...errors import CorruptFileError, InvalidArgumentError, SchemaError, ValueOutOfRangeError
 from . import schema as S
 from .schema import ForySchema
 
@@ -255,6 +255,9 @@ def _walk(node):
 
 INT32_MAX = 2 ** 31 - 1
 
+#: the source name errors carry when the caller names none
+DEFAULT_SOURCE = "<fory rows>"
+
 
 def decode_rows(buffer, offsets, schema, layout: str = S.STANDARD, columns=None, *, output: str = "arrow",
                 source=None):
@@ -267,9 +270,13 @@ def decode_rows(buffer, offsets, schema, layout: str = S.STANDARD, columns=None,
     ``output="arrow"`` returns a pyarrow ``RecordBatch``, ``"batch"`` a
     ``ColumnBatch``. Every offset, size and count in the rows is checked; a
     bad row raises :class:`CorruptFileError` naming the row, the field and
-    the byte offset in ``buffer`` (and ``source`` when given).
+    the byte offset in ``buffer``, and ``source`` (default ``"<fory rows>"``).
+    String values must be valid UTF-8, so every result passes
+    ``validate(full=True)``. Dates and timestamps are returned as stored,
+    even outside the years Python's :mod:`datetime` can hold.
     """
     pa = _pa()
+    source = DEFAULT_SOURCE if source is None else source
     schema = ForySchema(schema)
     lay = schema.layout(layout)
     buf = _as_u8(buffer)
@@ -313,7 +320,7 @@ def decode_rows(buffer, offsets, schema, layout: str = S.STANDARD, columns=None,
     for k in selected:
         wanted.update(n.index for n in _walk(lay.root.children[k]))
     outs = None
-    caps = _one_pass_capacities(lay, selected, nrows, offs)
+    caps = _one_pass_capacities(lay, selected, nrows, offs, len(buf))
     if caps is not None:
         # one pass into buffers sized by what the rows could hold at most (virtual memory until written)
         outs, table, large_override = _allocate(lay, wanted, caps)
@@ -345,7 +352,7 @@ def decode_rows(buffer, offsets, schema, layout: str = S.STANDARD, columns=None,
     raise InvalidArgumentError(f"output must be 'arrow' or 'batch', not {output!r}")
 
 
-def _one_pass_capacities(lay, selected, nrows, offs):
+def _one_pass_capacities(lay, selected, nrows, offs, blen):
     """``{node: (values, data bytes)}`` no valid set of rows can exceed, or None when the bound would cost too
     much address space or force 64-bit offsets (then the rows are counted first).
 
@@ -353,6 +360,10 @@ def _one_pass_capacities(lay, selected, nrows, offs):
     takes ``slot`` bytes of its array and every string byte one byte of the rows, so the rows' total size bounds
     both. Rows that point into shared bytes can exceed this: the kernel checks every append against the
     capacities and answers NEED_MORE instead of writing past them."""
+    # offsets outside the buffer: no bound (the counting pass names the bad row); inside it, no difference or
+    # sum below can wrap around
+    if len(offs) and (int(offs.min()) < 0 or int(offs.max()) > blen):
+        return None
     lengths = np.diff(offs)
     if len(lengths) and lengths.min() < 0:
         return None
@@ -471,8 +482,52 @@ def encode_row(value, schema, layout: str = S.STANDARD) -> bytes:
     return bytes(buf[offsets[0]:offsets[1]])
 
 
-def decode_row(data, schema, layout: str = S.STANDARD) -> dict:
-    """The dict of field values of one Fory row."""
+def decode_row(data, schema, layout: str = S.STANDARD, *, source=None) -> dict:
+    """The dict of field values of one Fory row.
+
+    Malformed bytes raise :class:`CorruptFileError` exactly where
+    :func:`decode_rows` does. A date or timestamp that is valid but outside
+    the years :mod:`datetime` can hold raises :class:`ValueOutOfRangeError`
+    naming the field and the stored value (``decode_rows`` returns it).
+    """
     buf = _as_u8(data)
-    rb = decode_rows(buf, np.array([0, len(buf)], dtype=np.int64), schema, layout)
-    return rb.to_pylist()[0]
+    schema = ForySchema(schema)
+    rb = decode_rows(buf, np.array([0, len(buf)], dtype=np.int64), schema, layout, source=source)
+    try:
+        return rb.to_pylist()[0]
+    except (OverflowError, ValueError):
+        lay = schema.layout(layout)
+        for node, arr in zip(lay.root.children, rb.columns):
+            found = _first_out_of_range(node, arr, lay)
+            if found is not None:
+                raise ValueOutOfRangeError("value outside the range of Python's datetime", field=found[0],
+                                           value=found[1], path=DEFAULT_SOURCE if source is None else source
+                                           ) from None
+        raise
+
+
+def _first_out_of_range(node, arr, lay):
+    """(field path, stored integer) of the first value of ``arr`` that has no Python object, or None."""
+    pa = _pa()
+    k = node.kind
+    if k == S.K_STRUCT:
+        for i, ch in enumerate(node.children):
+            got = _first_out_of_range(ch, arr.field(i), lay)
+            if got is not None:
+                return got
+        return None
+    if k == S.K_LIST:
+        return _first_out_of_range(node.children[0], arr.values, lay)
+    if k == S.K_MAP:
+        key, value = node.children[0].children
+        return _first_out_of_range(key, arr.keys, lay) or _first_out_of_range(value, arr.items, lay)
+    t = arr.type
+    if not (pa.types.is_date(t) or pa.types.is_timestamp(t) or pa.types.is_time(t)):
+        return None
+    storage = arr.view(pa.int32() if t.bit_width == 32 else pa.int64())
+    for i in range(len(arr)):
+        try:
+            arr[i].as_py()
+        except (OverflowError, ValueError):
+            return _node_path(lay, node.index), storage[i].as_py()
+    return None

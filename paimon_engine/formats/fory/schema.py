@@ -51,7 +51,8 @@ C_NCHILD = 10
 C_CHILD0 = 11   # first index into the children array
 C_HDRROUND = 12  # element node of a compact array: array header rounded to 8
 C_LARGE = 13    # Arrow offsets are int64 (large_string / large_binary / large_list)
-NCOLS = 14
+C_UTF8 = 14     # string node: decoding checks every value is valid UTF-8
+NCOLS = 15
 
 MAX_DEPTH = 64
 
@@ -276,6 +277,9 @@ class Layout:
             row[C_CHILD0] = len(kids)
             row[C_HDRROUND] = 1 if n.hdrround else 0
             row[C_LARGE] = 1 if n.large else 0
+            t = n.field.type
+            row[C_UTF8] = 1 if n.kind == K_BYTES and (_pa().types.is_string(t) or _pa().types.is_large_string(t)) \
+                else 0
             kids.extend(c.index for c in n.children)
         self.table = table
         self.children = np.asarray(kids or [0], dtype=np.int64)

@@ -122,23 +122,34 @@ class BlockIndex:
                                    offset=base + pos)
         csz, usz, starts = arrays
         if n:
+            # every comparison below is between values already known to be in range, so no int64 product or
+            # sum can wrap around (a count near 2**63 must fail here, not in an allocation)
             if (csz < 0).any() or (usz < 0).any():
                 raise CorruptFileError("negative block size in the block index", path=path, offset=base)
-            if int(csz.sum()) != footer.index_offset:
-                raise CorruptFileError(f"compressed block sizes sum to {int(csz.sum())}, the index starts "
+            if (csz > footer.index_offset).any():
+                b = int(np.argmax(csz > footer.index_offset))
+                raise CorruptFileError(f"block {b}: {int(csz[b])} compressed bytes do not fit before the index "
+                                       f"at {footer.index_offset}", path=path, offset=base, block=b)
+            total = sum(csz.tolist())
+            if total != footer.index_offset:
+                raise CorruptFileError(f"compressed block sizes sum to {total}, the index starts "
                                        f"at {footer.index_offset}", path=path, offset=base)
-            if starts[0] != 0 or (n > 1 and (np.diff(starts) <= 0).any()) or starts[-1] >= footer.row_count:
+            if starts[0] != 0 or (starts < 0).any() or (starts >= footer.row_count).any() or \
+                    (n > 1 and (np.diff(starts) <= 0).any()):
                 raise CorruptFileError("block row starts are not 0, strictly increasing and below the row "
                                        f"count {footer.row_count}", path=path, offset=base)
             nrows = np.diff(np.append(starts, footer.row_count))
-            # a block holds at least its offsets and row count
-            if (usz < 4 * nrows + 4).any():
-                b = int(np.argmax(usz < 4 * nrows + 4))
+            # a block holds at least its offsets and row count: 4 * rows + 4 <= size, compared without the product
+            small = nrows > (usz - 4) // 4
+            if small.any():
+                b = int(np.argmax(small))
                 raise CorruptFileError(f"block {b}: uncompressed size {int(usz[b])} cannot hold "
                                        f"{int(nrows[b])} rows", path=path, offset=base, block=b)
             # zstd cannot expand a frame by more than ~32768x (RLE blocks): a larger claim is corrupt
-            if (usz > np.maximum(csz, 1) * MAX_ZSTD_RATIO + 1024).any():
-                b = int(np.argmax(usz > np.maximum(csz, 1) * MAX_ZSTD_RATIO + 1024))
+            # (usz > c * R + 1024, written as floor((usz - 1025) / R) >= c so that c * R is never formed)
+            big = (usz > 1024) & ((usz - 1025) // MAX_ZSTD_RATIO >= np.maximum(csz, 1))
+            if big.any():
+                b = int(np.argmax(big))
                 raise CorruptFileError(f"block {b}: {int(csz[b])} compressed bytes cannot hold {int(usz[b])}",
                                        path=path, offset=base, block=b)
             if max_block_size is not None and (usz > max_block_size).any():

@@ -12,7 +12,7 @@ from ..._parallel import parallel_map, thread_count
 from ... import types as T
 from ..._pykernels import status
 from ...batch import Column, ColumnBatch, pool_array
-from ...errors import CorruptFileError, InvalidArgumentError, NotFoundError
+from ...errors import CorruptFileError, InvalidArgumentError, NotFoundError, ValueOutOfRangeError
 from . import values as V
 from .footer import FOOTER_SIZE, BlockIndex, Footer
 
@@ -519,14 +519,24 @@ class RowFileReader:
             if bits[i >> 3] & (1 << (i & 7)):
                 out[f.name] = None
                 continue
+            start = pos
             try:
                 v, pos = V.decode_value(f.type, data, pos, end)
                 at_i = self._arrow_types[i]
-                out[f.name] = v if at_i is None else pa.scalar(v, type=at_i).as_py()
+                scalar = None if at_i is None else pa.scalar(v, type=at_i)
             except V._Bad as e:
                 raise CorruptFileError(str(e.args[0]), path=self.path, block=b, row=n, field=f.name,
                                        offset=e.args[1]) from None
             except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError) as e:
                 raise CorruptFileError(f"value outside its type: {e}", path=self.path, block=b, row=n,
-                                       field=f.name, offset=pos) from None
+                                       field=f.name, offset=start) from None
+            if scalar is None:
+                out[f.name] = v
+                continue
+            try:
+                out[f.name] = scalar.as_py()
+            except (OverflowError, ValueError):
+                # a valid date or timestamp beyond datetime's years 1..9999 (read_all returns it as stored)
+                raise ValueOutOfRangeError("value outside the range of Python's datetime", field=f.name,
+                                           value=v, path=self.path) from None
         return out
