@@ -14,6 +14,7 @@ import uuid as _uuid
 
 from .. import types as T
 from ..errors import CorruptFileError
+from ..table.conversions import EXACT
 
 __all__ = ["from_bound_bytes", "to_internal"]
 
@@ -62,7 +63,7 @@ def from_bound_bytes(t, raw: bytes, *, field: str = "?"):
     if isinstance(t, T.DecimalType):
         if n == 0 or n > 16:
             raise bad()
-        return _decimal.Decimal(int.from_bytes(raw, "big", signed=True)).scaleb(-t.scale)
+        return _decimal.Decimal(int.from_bytes(raw, "big", signed=True)).scaleb(-t.scale, EXACT)
     if isinstance(t, (T.CharType, T.VarCharType)):
         try:
             return raw.decode("utf-8")

@@ -250,7 +250,7 @@ class TableScan:
         """The scan's :class:`FileScanTask` list (one per live data file that may hold matching rows)."""
         if self.snapshot is None or isinstance(self.bound_filter, AlwaysFalse):
             return []
-        from .avro import read_manifest_entries
+        from ..table.manifest import read_manifest
         self._pinfo = self._partition_filters()
         manifests = self._manifests()
         incremental = self._incremental
@@ -283,8 +283,9 @@ class TableScan:
         for m, blob in zip(todo, blobs):
             spec_id = m.partition_spec_id
             ptype = self._partition_type(spec_id) if spec_id in self._pinfo else None
-            loaded.append((m, read_manifest_entries(self.io, m, ptype, metrics=(need_metrics and spec_id not in exact) or m.content != CONTENT_DATA,
-                                                    data=blob)))
+            metrics = (need_metrics and spec_id not in exact) or m.content != CONTENT_DATA
+            loaded.append((m, read_manifest(self.io, m, ptype, include_deleted=False, metrics=metrics, full=False,
+                                            data=blob)))
 
         delete_files = []
         data_entries = []

@@ -12,14 +12,13 @@ field for; see ``docs/format-extensions.md``. They are written only when set, an
 
 from __future__ import annotations
 
-import datetime
 import decimal
 import io as _io
 import json
-import uuid
 
 from .. import types as T
 from ..errors import CorruptFileError, InvalidArgumentError
+from .conversions import EXACT
 
 __all__ = ["DataFile", "ManifestEntry", "ManifestWriter", "read_manifest", "write_manifest", "manifest_schema",
            "STATUS_EXISTING", "STATUS_ADDED", "STATUS_DELETED", "CONTENT_DATA", "CONTENT_POSITION_DELETES",
@@ -246,46 +245,13 @@ def _parsed(partition_type, format_version, extensions):
 # conversion of partition values between Avro and the internal representation
 # ---------------------------------------------------------------------------
 
-_EPOCH_DATE = datetime.date(1970, 1, 1)
-_EPOCH_TSTZ = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
-
-
 def _from_avro(t):
-    if isinstance(t, T.DateType):
-        return lambda v: (v - _EPOCH_DATE).days if isinstance(v, datetime.date) else v
-    if isinstance(t, (T.TimestampType, T.LocalZonedTimestampType)):
-        def ts(v):
-            if isinstance(v, datetime.datetime):
-                if v.tzinfo is None:
-                    v = v.replace(tzinfo=datetime.timezone.utc)
-                d = v - _EPOCH_TSTZ
-                return (d.days * 86400 + d.seconds) * 1_000_000 + d.microseconds
-            return v
-        return ts
-    if isinstance(t, T.TimeType):
-        def tm(v):
-            if isinstance(v, datetime.time):
-                return ((v.hour * 60 + v.minute) * 60 + v.second) * 1_000_000 + v.microsecond
-            return v
-        return tm
-    if isinstance(t, T.UuidType):
-        return lambda v: v.bytes if isinstance(v, uuid.UUID) else v
+    """Raw Avro partition value -> internal representation: only decimals differ (unscaled big-endian bytes)."""
     if isinstance(t, T.DecimalType):
-        def dec(v):
-            if isinstance(v, (bytes, bytearray)):
-                return decimal.Decimal(int.from_bytes(v, "big", signed=True)).scaleb(-t.scale)
-            return v
-        return dec
+        scale = t.scale
+        return lambda v: decimal.Decimal(int.from_bytes(v, "big", signed=True)).scaleb(-scale, EXACT) \
+            if isinstance(v, (bytes, bytearray)) else v
     return None
-
-
-def _map_to_dict(items, field, path):
-    if items is None:
-        return None
-    try:
-        return {int(kv["key"]): kv["value"] for kv in items}
-    except (TypeError, KeyError, ValueError):
-        raise CorruptFileError(f"bad {field} map in manifest", path=path, field=field) from None
 
 
 def _dict_to_map(d):
@@ -410,71 +376,86 @@ def write_manifest(io, path, entries, spec, schema, format_version, snapshot_id,
 
 _V1_NAMES = {"added_data_files_count": "added_files_count"}
 
+#: data_file fields every read needs; the metric maps only when a filter or a delete index needs them; the rest
+#: (column sizes, key metadata, sort order id, v1 block size) only for a full read (commits, ``Table.data_files``)
+DATA_FILE_BASE = ("content", "file_path", "file_format", "partition", "record_count", "file_size_in_bytes",
+                  "split_offsets", "equality_ids", "referenced_data_file", "pe_writer_schema_id", "pe_file_index")
+DATA_FILE_METRICS = ("value_counts", "null_value_counts", "nan_value_counts", "lower_bounds", "upper_bounds")
+MANIFEST_FIELDS = ("status", "snapshot_id", "sequence_number", "file_sequence_number", "data_file")
+
+
+def _want(metrics: bool):
+    df = {n: True for n in DATA_FILE_BASE}
+    if metrics:
+        df.update({n: True for n in DATA_FILE_METRICS})
+    want = {n: True for n in MANIFEST_FIELDS}
+    want["data_file"] = df
+    return want
+
+
+_WANTS = {"full": None, "metrics": _want(True), "lean": _want(False)}
+
 
 def read_manifest(io, manifest, partition_type: T.RowType | None = None, schema=None, spec=None,
-                  include_deleted: bool = True):
+                  include_deleted: bool = True, metrics: bool = True, full: bool = True,
+                  data: bytes | None = None):
     """Entries of one manifest, with snapshot ids and sequence numbers inherited from ``manifest`` (a
-    :class:`~paimon_engine.table.manifest_list.ManifestFile`). ``partition_type`` defaults to the one derived from
-    the manifest's own ``schema``/``partition-spec`` metadata."""
-    import fastavro
+    :class:`~paimon_engine.table.manifest_list.ManifestFile`).
+
+    ``partition_type`` defaults to the one derived from the manifest's own ``schema``/``partition-spec``
+    metadata (or, without those, the writer's partition record as it is). ``full=False`` decodes only what
+    planning needs (and the metric maps only when ``metrics``); skipped fields are left unset. ``data``: the
+    file's bytes, if already read. Decoded by :mod:`paimon_engine.formats.avro`, the engine's one Avro decoder.
+    """
+    from ..formats.avro import read_records
     path = manifest.manifest_path
-    data = io.read_bytes(path)
-    try:
-        reader = fastavro.reader(_io.BytesIO(data))
-        meta = reader.metadata
-        records = list(reader)
-    except CorruptFileError:
-        raise
-    except Exception as exc:   # fastavro raises many types for bad bytes
-        raise CorruptFileError(f"cannot read manifest: {type(exc).__name__}: {exc}", path=path) from None
+    if data is None:
+        data = io.read_bytes(path)
+    mode = "full" if full else ("metrics" if metrics else "lean")
+    meta, writer_schema, records = read_records(data, path, _WANTS[mode], mode)
+    writer_fields = _writer_partition_fields(writer_schema)
     if partition_type is None:
-        partition_type = _partition_type_from_meta(meta, path, schema, spec)
-    converters = [(sanitize_avro_name(f.name), f.name, _from_avro(f.type)) for f in partition_type.fields]
-    writer_part_names = _writer_partition_names(reader.writer_schema)
+        partition_type = _partition_type_from_meta(meta, path, schema, spec) if "partition-spec" in meta else None
+    convert = _partition_converters(partition_type, writer_fields)
+    width = len(partition_type.fields) if partition_type is not None else len(writer_fields)
     inherited_snap = manifest.added_snapshot_id
     manifest_seq = manifest.sequence_number or 0
     spec_id = manifest.partition_spec_id
     out = []
     for i, rec in enumerate(records):
         try:
-            status = rec["status"]
+            status = rec.get("status")
             if status not in (0, 1, 2):
                 raise CorruptFileError(f"bad manifest entry status {status}", path=path, row=i, field="status")
             if not include_deleted and status == STATUS_DELETED:
                 continue
-            df = rec["data_file"]
+            df = rec.get("data_file")
+            if not isinstance(df, dict) or not isinstance(df.get("file_path"), str):
+                raise CorruptFileError("manifest entry without a data file", path=path, row=i, field="data_file")
             part = df.get("partition") or {}
-            pvals = []
-            for j, (aname, name, conv) in enumerate(converters):
-                if aname in part:
-                    v = part[aname]
-                elif name in part:
-                    v = part[name]
-                elif writer_part_names is not None and j < len(writer_part_names):
-                    v = part.get(writer_part_names[j])
-                else:
-                    v = None
-                pvals.append(conv(v) if conv is not None and v is not None else v)
+            pvals = [None] * width
+            for name, idx, conv in convert:
+                v = part.get(name)
+                if v is not None and conv is not None:
+                    v = conv(v)
+                pvals[idx] = v
+            content = df.get("content") or 0
+            rc, size = df.get("record_count"), df.get("file_size_in_bytes")
+            if content not in (0, 1, 2):
+                raise CorruptFileError(f"bad data file content {content}", path=path, row=i, field="content")
+            if rc is None or size is None or rc < 0 or size < 0:
+                raise CorruptFileError("bad record count or file size", path=path, row=i)
             eq = df.get("equality_ids")
             datafile = DataFile(
-                df["file_path"], df["file_format"], tuple(pvals), df["record_count"], df["file_size_in_bytes"],
-                content=df.get("content", 0) or 0,
-                column_sizes=_map_to_dict(df.get("column_sizes"), "column_sizes", path),
-                value_counts=_map_to_dict(df.get("value_counts"), "value_counts", path),
-                null_value_counts=_map_to_dict(df.get("null_value_counts"), "null_value_counts", path),
-                nan_value_counts=_map_to_dict(df.get("nan_value_counts"), "nan_value_counts", path),
-                lower_bounds=_map_to_dict(df.get("lower_bounds"), "lower_bounds", path),
-                upper_bounds=_map_to_dict(df.get("upper_bounds"), "upper_bounds", path),
+                df["file_path"], df.get("file_format") or "PARQUET", tuple(pvals), rc, size, content=content,
+                column_sizes=df.get("column_sizes"), value_counts=df.get("value_counts"),
+                null_value_counts=df.get("null_value_counts"), nan_value_counts=df.get("nan_value_counts"),
+                lower_bounds=df.get("lower_bounds"), upper_bounds=df.get("upper_bounds"),
                 key_metadata=df.get("key_metadata"), split_offsets=df.get("split_offsets"),
                 equality_ids=[int(x) for x in eq] if eq is not None else None,
                 sort_order_id=df.get("sort_order_id"), referenced_data_file=df.get("referenced_data_file"),
                 spec_id=spec_id, writer_schema_id=df.get("pe_writer_schema_id"),
                 file_index=df.get("pe_file_index"), block_size_in_bytes=df.get("block_size_in_bytes"))
-            if datafile.content not in (0, 1, 2):
-                raise CorruptFileError(f"bad data file content {datafile.content}", path=path, row=i,
-                                       field="content")
-            if datafile.record_count < 0 or datafile.file_size_in_bytes < 0:
-                raise CorruptFileError("negative record count or file size", path=path, row=i)
         except CorruptFileError:
             raise
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
@@ -489,25 +470,52 @@ def read_manifest(io, manifest, partition_type: T.RowType | None = None, schema=
                 seq = manifest_seq
             if fseq is None:
                 fseq = manifest_seq
-        if seq is None:
-            seq = 0 if manifest_seq == 0 else seq
+        if seq is None and manifest_seq == 0:
+            seq = 0
         out.append(ManifestEntry(status, snap, datafile, seq, fseq))
     return out
 
 
-def _writer_partition_names(writer_schema):
+def _writer_partition_fields(writer_schema):
+    """``(field id or None, name)`` of each field of the writer's partition record, in order."""
     try:
         for f in writer_schema["fields"]:
             if f["name"] == "data_file":
-                for g in f["type"]["fields"]:
+                dt = f["type"]
+                if isinstance(dt, list):
+                    dt = [x for x in dt if x != "null"][0]
+                for g in dt["fields"]:
                     if g["name"] == "partition":
                         t = g["type"]
                         if isinstance(t, list):
                             t = [x for x in t if x != "null"][0]
-                        return [p["name"] for p in t.get("fields", [])]
-    except (KeyError, TypeError, IndexError):
-        return None
-    return None
+                        return [(p.get("field-id"), p["name"]) for p in t.get("fields", [])]
+    except (KeyError, TypeError, IndexError, AttributeError):
+        return []
+    return []
+
+
+def _partition_converters(partition_type, writer_fields):
+    """``(writer field name, index in the partition tuple, converter)`` for every partition field found: by field
+    id where the writer recorded ids, else by (sanitized) name, else by position."""
+    if partition_type is None:
+        return [(name, i, None) for i, (_, name) in enumerate(writer_fields)]
+    by_id = {fid: name for fid, name in writer_fields if fid is not None}
+    names = {name for _, name in writer_fields}
+    out = []
+    for i, f in enumerate(partition_type.fields):
+        name = by_id.get(f.id)
+        if name is None:
+            aname = sanitize_avro_name(f.name)
+            if aname in names:
+                name = aname
+            elif f.name in names:
+                name = f.name
+            elif i < len(writer_fields):
+                name = writer_fields[i][1]
+        if name is not None:
+            out.append((name, i, _from_avro(f.type)))
+    return out
 
 
 def _partition_type_from_meta(meta, path, schema=None, spec=None):

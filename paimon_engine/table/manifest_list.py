@@ -195,13 +195,10 @@ def write_manifest_list(io, path, manifests, *, format_version: int, snapshot_id
 
 
 def read_manifest_list(io, path) -> list:
-    """Manifests of a manifest list; v1 lists read as v2 with content 0 and sequence numbers 0."""
-    import fastavro
-    data = io.read_bytes(path)
-    try:
-        records = list(fastavro.reader(_io.BytesIO(data)))
-    except Exception as exc:
-        raise CorruptFileError(f"cannot read manifest list: {type(exc).__name__}: {exc}", path=path) from None
+    """Manifests of a manifest list; v1 lists read as v2 with content 0 and sequence numbers 0. Decoded by
+    :mod:`paimon_engine.formats.avro`, the engine's one Avro decoder."""
+    from ..formats.avro import read_records
+    _, _, records = read_records(io.read_bytes(path), path)
     out = []
     for i, r in enumerate(records):
         try:
@@ -217,8 +214,9 @@ def read_manifest_list(io, path) -> list:
                                                                   p.get("lower_bound"), p.get("upper_bound"))
                                             for p in parts],
                 r.get("key_metadata"))
-        except (KeyError, TypeError) as exc:
-            raise CorruptFileError(f"bad manifest list entry: missing {exc}", path=path, row=i) from None
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise CorruptFileError(f"bad manifest list entry: {type(exc).__name__}: {exc}", path=path,
+                                   row=i) from None
         if not isinstance(m.manifest_path, str) or m.content not in (0, 1):
             raise CorruptFileError("bad manifest list entry", path=path, row=i)
         out.append(m)

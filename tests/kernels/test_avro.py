@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from paimon_engine.errors import CorruptFileError
-from paimon_engine.scan.avro import compile_program, decode_blocks, read_container
+from paimon_engine.formats.avro import compile_program, decode_blocks, read_container
 
 from .impls import implementations
 

@@ -6,7 +6,6 @@ import pytest
 
 from paimon_engine import _speedups
 from paimon_engine.errors import CorruptFileError
-from paimon_engine.scan.avro import read_manifest_entries
 from paimon_engine.table.catalog import FileSystemCatalog
 from paimon_engine.table.manifest import read_manifest
 from paimon_engine.table.manifest_list import read_manifest_list
@@ -25,8 +24,16 @@ def _same(a, b):
         assert getattr(a.data_file, s) == getattr(b.data_file, s), s
 
 
+def _fastavro_entries(t, m):
+    """The same manifest decoded by fastavro, an independent Avro implementation."""
+    import io
+
+    import fastavro
+    return list(fastavro.reader(io.BytesIO(t.io.read_bytes(m.manifest_path)), return_record_name=False))
+
+
 @pytest.mark.parametrize("impl", ["compiled", "twin"])
-def test_fast_reader_matches_table_reader(tmp_path, impl, monkeypatch):
+def test_manifest_reader_modes_agree_with_an_independent_decoder(tmp_path, impl, monkeypatch):
     k = _speedups.compiled("avro") if impl == "compiled" else _speedups.twin("avro")
     if k is None:
         pytest.skip("not built")
@@ -46,12 +53,22 @@ def test_fast_reader_matches_table_reader(tmp_path, impl, monkeypatch):
     for m in read_manifest_list(t.io, md.current_snapshot().manifest_list):
         pt = md.spec(m.partition_spec_id).partition_type(md.schema())
         ref = read_manifest(t.io, m, pt, include_deleted=False)
-        got = read_manifest_entries(t.io, m, pt, metrics=True)
+        got = read_manifest(t.io, m, pt, include_deleted=False, metrics=True, full=False)
         assert len(ref) == len(got)
         for a, b in zip(ref, got):
             _same(a, b)
             n += 1
-        lean = read_manifest_entries(t.io, m, pt, metrics=False)
+        raw = [r for r in _fastavro_entries(t, m) if r["status"] != 2]
+        assert len(raw) == len(ref)
+        for r, e in zip(raw, ref):
+            df = r["data_file"]
+            assert (r["status"], df["file_path"], df["record_count"], df["file_size_in_bytes"]) == \
+                (e.status, e.data_file.file_path, e.data_file.record_count, e.data_file.file_size_in_bytes)
+            for name in ("column_sizes", "value_counts", "null_value_counts", "lower_bounds", "upper_bounds"):
+                expect = None if df.get(name) is None else {kv["key"]: kv["value"] for kv in df[name]}
+                assert getattr(e.data_file, name) == expect, name
+            assert e.data_file.partition[0] == (df["partition"]["d_day"] - datetime.date(1970, 1, 1)).days
+        lean = read_manifest(t.io, m, pt, include_deleted=False, metrics=False, full=False)
         assert all(e.data_file.lower_bounds is None for e in lean)
     assert n > 5
 
@@ -64,5 +81,97 @@ def test_corrupt_manifest(tmp_path):
     raw = open(m.manifest_path.replace("file://", ""), "rb").read()
     for bad in (raw[:len(raw) // 2], raw[:-1], b"xxxx" + raw[4:]):
         with pytest.raises(CorruptFileError) as ei:
-            read_manifest_entries(t.io, m, None, data=bad)
+            read_manifest(t.io, m, None, data=bad)
         assert m.manifest_path in str(ei.value)
+
+
+def _one_manifest(tmp_path):
+    cat = FileSystemCatalog(str(tmp_path))
+    t = cat.create_table("db.t", pa.schema([("id", pa.int64())]))
+    t.append(pa.table({"id": pa.array(range(100), pa.int64())}))
+    (m,) = read_manifest_list(t.io, t.metadata.current_snapshot().manifest_list)
+    return t, m, open(m.manifest_path.replace("file://", ""), "rb").read()
+
+
+def _zigzag(v):
+    v = (v << 1) ^ (v >> 63)
+    out = bytearray()
+    while True:
+        b = v & 0x7F
+        v >>= 7
+        if v:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+def _first_block(raw):
+    """Offset of the first data block (just after the header's 16-byte sync marker) and the marker."""
+    import fastavro
+    import io
+    r = fastavro.reader(io.BytesIO(raw))
+    sync = r._header["sync"]
+    pos = raw.index(sync) + 16
+    return pos, sync
+
+
+def test_absurd_block_record_count_is_refused_without_allocating(tmp_path):
+    t, m, raw = _one_manifest(tmp_path)
+    pos, _ = _first_block(raw)
+    # the block's record count becomes 2^60: the reader must refuse it from the block size, not try it
+    count_len = 1
+    while raw[pos + count_len - 1] & 0x80:
+        count_len += 1
+    bad = raw[:pos] + _zigzag(1 << 60) + raw[pos + count_len:]
+    with pytest.raises(CorruptFileError, match="claims") as ei:
+        read_manifest(t.io, m, None, data=bad)
+    assert ei.value.path == m.manifest_path and ei.value.offset == pos
+
+
+def test_deflate_block_expanding_beyond_the_bound_is_refused(tmp_path, monkeypatch):
+    import zlib
+
+    from paimon_engine.formats import avro
+    t, m, raw = _one_manifest(tmp_path)
+    pos, sync = _first_block(raw)
+    bomb = zlib.compressobj(9, zlib.DEFLATED, -15)
+    body = bomb.compress(b"\0" * (4 << 20)) + bomb.flush()
+    block = _zigzag(1) + _zigzag(len(body)) + body + sync
+    data = raw[:pos] + block
+    monkeypatch.setattr(avro, "MIN_BLOCK_LIMIT", 1 << 20)
+    with pytest.raises(CorruptFileError, match="expands to more than") as ei:
+        read_manifest(t.io, m, None, data=data)
+    assert ei.value.offset == pos
+
+
+def test_manifest_list_is_read_by_the_same_decoder(tmp_path):
+    t, m, raw = _one_manifest(tmp_path)
+    path = t.metadata.current_snapshot().manifest_list
+    data = t.io.read_bytes(path)
+    for bad in (data[:len(data) // 2], b"Obj\x02" + data[4:]):
+        p = str(tmp_path / "bad.avro")
+        open(p, "wb").write(bad)
+        with pytest.raises(CorruptFileError) as ei:
+            read_manifest_list(t.io, p)
+        assert "bad.avro" in str(ei.value)
+
+
+def test_fastavro_is_out_of_every_read_path(tmp_path, monkeypatch):
+    import sys
+    t, m, raw = _one_manifest(tmp_path)
+    monkeypatch.setitem(sys.modules, "fastavro", None)   # importing it now fails
+    assert t.scan().to_arrow().num_rows == 100
+    assert len(t.data_files()) == 1
+    assert t.to_arrow().num_rows == 100
+    assert len(read_manifest(t.io, m)) == 1
+
+
+def test_wide_decimal_bounds_are_exact():
+    from paimon_engine import types as T
+    from paimon_engine.scan.conversions import from_bound_bytes
+    for unscaled in (2 ** 94 + 12345, -(10 ** 37) + 7, 10 ** 38 - 1):
+        raw = unscaled.to_bytes(16, "big", signed=True)
+        got = from_bound_bytes(T.DecimalType(38, 3), raw)
+        assert got.as_tuple().digits == tuple(int(ch) for ch in str(abs(unscaled)))
+        assert got.as_tuple().exponent == -3

@@ -1,38 +1,36 @@
-"""Fast manifest reading for planning: an Avro container parser and a schema-program decoder.
+"""Avro object container files: the one decoder for every Avro file the engine reads (manifests, manifest lists).
 
-Planning reads many small manifests that share a handful of Avro schemas. Here each distinct writer schema (its
-JSON text) is compiled once into a decoding program (cached), and records are decoded by the ``avro`` kernel:
-fields the planner does not need (``column_sizes``, ``key_metadata``, metric maps when there is no filter) are
-skipped without building objects, and Iceberg's int-keyed maps (arrays of ``{key, value}`` records) decode
-straight into dicts. The result is the table layer's :class:`~paimon_engine.table.manifest.ManifestEntry` list,
-with the same inheritance rules as :func:`paimon_engine.table.manifest.read_manifest`.
+:func:`read_container` parses the header and the blocks (sync markers checked, every length checked against the
+bytes there are, decompressed sizes bounded); :func:`compile_program` turns a writer schema (parsed JSON) into a
+decoding program, cached per distinct schema text by :func:`program`; :func:`decode_blocks` runs the ``avro``
+kernel over the blocks. Fields a caller does not want are skipped without building objects, and Iceberg's
+int-keyed maps (arrays of ``{key, value}`` records) decode straight into dicts. Values are the raw Avro values
+(logical types are not applied: a ``date`` is its day count, a ``decimal`` its unscaled big-endian bytes).
+Bad bytes raise :class:`~paimon_engine.errors.CorruptFileError` naming the file and the offset.
 """
 
 from __future__ import annotations
 
-import decimal
 import json
 import threading
 import zlib
 
 from .. import _speedups
-from .. import types as T
 from .._pykernels import status
 from .._pykernels.avro import (OP_ARRAY, OP_BOOL, OP_BYTES, OP_DOUBLE, OP_ENUM, OP_FIXED, OP_FLOAT, OP_INT,
                                OP_INTMAP, OP_LONG, OP_MAP, OP_NULL, OP_RECORD, OP_STRING, OP_UNION)
 from ..errors import CorruptFileError, UnsupportedTypeError
 
-__all__ = ["read_container", "compile_program", "read_manifest_entries", "MANIFEST_FIELDS"]
+__all__ = ["read_container", "compile_program", "program", "decode_blocks", "read_records", "MAX_EXPANSION"]
 
 MAGIC = b"Obj\x01"
 _PRIMS = {"null": OP_NULL, "boolean": OP_BOOL, "int": OP_INT, "long": OP_LONG, "float": OP_FLOAT,
           "double": OP_DOUBLE, "bytes": OP_BYTES, "string": OP_STRING}
 
-#: data_file fields the planner uses; metric maps only when a filter or delete index needs them
-DATA_FILE_BASE = ("content", "file_path", "file_format", "partition", "record_count", "file_size_in_bytes",
-                  "split_offsets", "equality_ids", "referenced_data_file", "pe_writer_schema_id", "pe_file_index")
-DATA_FILE_METRICS = ("value_counts", "null_value_counts", "nan_value_counts", "lower_bounds", "upper_bounds")
-MANIFEST_FIELDS = ("status", "snapshot_id", "sequence_number", "file_sequence_number", "data_file")
+#: a compressed block may expand to at most this many times its size (and at least to MIN_BLOCK_LIMIT bytes);
+#: manifests compress 3-10x, so this only stops a block crafted to exhaust memory
+MAX_EXPANSION = 256
+MIN_BLOCK_LIMIT = 16 << 20
 
 
 # ---------------------------------------------------------------------------
@@ -75,7 +73,10 @@ def read_container(data: bytes, path: str = "?"):
             klen, pos = _varint(data, pos, path)
             if klen < 0 or pos + klen > len(data):
                 raise CorruptFileError("bad Avro metadata key length", path=path, offset=pos)
-            key = data[pos:pos + klen].decode("utf-8", "replace")
+            try:
+                key = data[pos:pos + klen].decode("utf-8")
+            except UnicodeDecodeError:
+                raise CorruptFileError("Avro metadata key is not UTF-8", path=path, offset=pos) from None
             pos += klen
             vlen, pos = _varint(data, pos, path)
             if vlen < 0 or pos + vlen > len(data):
@@ -86,7 +87,10 @@ def read_container(data: bytes, path: str = "?"):
         raise CorruptFileError("Avro header truncated before the sync marker", path=path, offset=pos)
     sync = data[pos:pos + 16]
     pos += 16
-    codec = meta.get("avro.codec", b"null").decode("ascii", "replace")
+    try:
+        codec = meta.get("avro.codec", b"null").decode("ascii")
+    except UnicodeDecodeError:
+        raise CorruptFileError("Avro codec name is not ASCII", path=path, offset=pos) from None
     blocks = []
     n = len(data)
     while pos < n:
@@ -100,7 +104,12 @@ def read_container(data: bytes, path: str = "?"):
         if data[pos:pos + 16] != sync:
             raise CorruptFileError("Avro sync marker mismatch", path=path, offset=pos)
         pos += 16
-        blocks.append((count, _decompress(codec, raw, path, start), start))
+        body = _decompress(codec, raw, path, start)
+        if count > len(body) and count > 0:
+            # every record of a manifest or manifest list takes at least one byte
+            raise CorruptFileError(f"Avro block claims {count} records in {len(body)} bytes", path=path,
+                                   offset=start)
+        blocks.append((count, body, start))
     return meta, blocks
 
 
@@ -108,11 +117,18 @@ def _decompress(codec, raw, path, offset):
     try:
         if codec == "null":
             return raw
+        limit = max(MIN_BLOCK_LIMIT, MAX_EXPANSION * len(raw))
         if codec == "deflate":
-            return zlib.decompress(raw, -15)
+            d = zlib.decompressobj(-15)
+            out = d.decompress(raw, limit)
+            if d.unconsumed_tail:
+                raise CorruptFileError(f"Avro block expands to more than {limit} bytes", path=path, offset=offset)
+            if not d.eof:
+                raise CorruptFileError("Avro deflate block is truncated", path=path, offset=offset)
+            return out
         if codec == "zstandard":
             import zstandard
-            return zstandard.ZstdDecompressor().decompress(raw, max_output_size=max(1 << 20, 64 * len(raw)))
+            return zstandard.ZstdDecompressor().decompress(raw, max_output_size=limit)
         if codec == "snappy":
             try:
                 import cramjam
@@ -219,42 +235,22 @@ _PROGRAMS: dict = {}
 _LOCK = threading.Lock()
 
 
-def _program(schema_json: bytes, metrics: bool):
-    key = (schema_json, metrics)
-    prog = _PROGRAMS.get(key)
-    if prog is None:
-        schema = json.loads(schema_json)
-        df_want = {n: True for n in DATA_FILE_BASE}
-        if metrics:
-            df_want.update({n: True for n in DATA_FILE_METRICS})
-        want = {n: True for n in MANIFEST_FIELDS}
-        want["data_file"] = df_want
-        prog = compile_program(schema, want)
-        part_ids = _partition_field_ids(schema)
+def program(schema_json: bytes, want=None, key=None, path: str = "?"):
+    """``(compiled program, parsed schema)`` for a writer schema's JSON text, cached per ``(schema_json, key)``;
+    ``key`` names the ``want`` (fields kept) so that one schema can be decoded several ways."""
+    cache_key = (schema_json, key)
+    hit = _PROGRAMS.get(cache_key)
+    if hit is None:
+        try:
+            schema = json.loads(schema_json)
+            hit = (compile_program(schema, want), schema)
+        except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
+            raise CorruptFileError(f"bad Avro schema: {type(exc).__name__}: {exc}", path=path) from None
         with _LOCK:
             if len(_PROGRAMS) > 512:
                 _PROGRAMS.clear()
-            _PROGRAMS[key] = prog = (prog, part_ids)
-    return prog
-
-
-def _partition_field_ids(schema):
-    """Partition field ids and names in the writer's partition record, in order."""
-    try:
-        for f in schema["fields"]:
-            if f["name"] == "data_file":
-                dt = f["type"]
-                if isinstance(dt, list):
-                    dt = [x for x in dt if x != "null"][0]
-                for g in dt["fields"]:
-                    if g["name"] == "partition":
-                        pt = g["type"]
-                        if isinstance(pt, list):
-                            pt = [x for x in pt if x != "null"][0]
-                        return [(p.get("field-id"), p["name"]) for p in pt.get("fields", [])]
-    except (KeyError, TypeError, IndexError):
-        return []
-    return []
+            _PROGRAMS[cache_key] = hit
+    return hit
 
 
 def decode_blocks(blocks, program, path):
@@ -271,87 +267,23 @@ def decode_blocks(blocks, program, path):
     return out
 
 
-# ---------------------------------------------------------------------------
-# manifests
-# ---------------------------------------------------------------------------
-
-def read_manifest_entries(io, manifest, partition_type: T.RowType | None, metrics: bool = True,
-                          include_deleted: bool = False, data: bytes | None = None):
-    """Entries of one manifest (``ManifestEntry`` objects of the table layer) with inherited snapshot ids and
-    sequence numbers; metric maps are decoded only when ``metrics``. ``data``: the file's bytes if already read."""
-    from ..table.manifest import DataFile, ManifestEntry, STATUS_ADDED, STATUS_DELETED
-    path = manifest.manifest_path
-    if data is None:
-        data = io.read_bytes(path)
+def read_records(data: bytes, path: str = "?", want=None, key=None):
+    """Every record of an Avro container file: ``(metadata, writer schema (parsed JSON), records)``; ``want`` and
+    ``key`` as for :func:`program`."""
     meta, blocks = read_container(data, path)
     schema_json = meta.get("avro.schema")
     if schema_json is None:
         raise CorruptFileError("Avro file without avro.schema", path=path)
-    try:
-        program, part_fields = _program(schema_json, metrics)
-    except (ValueError, KeyError, TypeError) as exc:
-        raise CorruptFileError(f"bad Avro schema in manifest: {exc}", path=path) from None
-    records = decode_blocks(blocks, program, path)
-    # partition values: by partition field id when the writer recorded ids, else by position
-    convert = []
-    if partition_type is not None:
-        by_id = {f.id: (i, f.type) for i, f in enumerate(partition_type.fields)}
-        for pos_in_writer, (fid, name) in enumerate(part_fields):
-            target = by_id.get(fid) if fid is not None else None
-            if target is None and pos_in_writer < len(partition_type.fields):
-                target = (pos_in_writer, partition_type.fields[pos_in_writer].type)
-            convert.append((name, target))
-        width = len(partition_type.fields)
-    else:
-        convert = [(name, (i, None)) for i, (fid, name) in enumerate(part_fields)]
-        width = len(part_fields)
-    inherited_snap = manifest.added_snapshot_id
-    manifest_seq = manifest.sequence_number or 0
-    spec_id = manifest.partition_spec_id
-    out = []
-    for i, rec in enumerate(records):
-        st = rec.get("status")
-        if st not in (0, 1, 2):
-            raise CorruptFileError(f"bad manifest entry status {st}", path=path, row=i, field="status")
-        if st == STATUS_DELETED and not include_deleted:
-            continue
-        df = rec.get("data_file")
-        if not isinstance(df, dict) or df.get("file_path") is None:
-            raise CorruptFileError("manifest entry without a data file", path=path, row=i)
-        part_rec = df.get("partition") or {}
-        pvals = [None] * width
-        for name, target in convert:
-            if target is None:
-                continue
-            v = part_rec.get(name)
-            idx, t = target
-            if v is not None and isinstance(t, T.DecimalType) and isinstance(v, (bytes, bytearray)):
-                v = decimal.Decimal(int.from_bytes(v, "big", signed=True)).scaleb(-t.scale)
-            pvals[idx] = v
-        content = df.get("content") or 0
-        rc, size = df.get("record_count"), df.get("file_size_in_bytes")
-        if content not in (0, 1, 2) or rc is None or size is None or rc < 0 or size < 0:
-            raise CorruptFileError("bad data file content, record count or size", path=path, row=i)
-        eq = df.get("equality_ids")
-        datafile = DataFile(
-            df["file_path"], df.get("file_format") or "PARQUET", tuple(pvals), rc, size, content=content,
-            value_counts=df.get("value_counts"), null_value_counts=df.get("null_value_counts"),
-            nan_value_counts=df.get("nan_value_counts"), lower_bounds=df.get("lower_bounds"),
-            upper_bounds=df.get("upper_bounds"), split_offsets=df.get("split_offsets"),
-            equality_ids=[int(x) for x in eq] if eq is not None else None,
-            referenced_data_file=df.get("referenced_data_file"), spec_id=spec_id,
-            writer_schema_id=df.get("pe_writer_schema_id"), file_index=df.get("pe_file_index"))
-        snap = rec.get("snapshot_id")
-        if snap is None:
-            snap = inherited_snap
-        seq = rec.get("sequence_number")
-        fseq = rec.get("file_sequence_number")
-        if st == STATUS_ADDED:
-            if seq is None:
-                seq = manifest_seq
-            if fseq is None:
-                fseq = manifest_seq
-        if seq is None and manifest_seq == 0:
-            seq = 0
-        out.append(ManifestEntry(st, snap, datafile, seq, fseq))
-    return out
+    prog, schema = program(schema_json, want, key, path)
+    return meta, schema, decode_blocks(blocks, prog, path)
+
+
+def read_records(data: bytes, path: str = "?", want=None, key=None):
+    """Every record of an Avro container file: ``(metadata, writer schema (parsed JSON), records)``; ``want`` and
+    ``key`` as for :func:`program`."""
+    meta, blocks = read_container(data, path)
+    schema_json = meta.get("avro.schema")
+    if schema_json is None:
+        raise CorruptFileError("Avro file without avro.schema", path=path)
+    prog, schema = program(schema_json, want, key, path)
+    return meta, schema, decode_blocks(blocks, prog, path)
