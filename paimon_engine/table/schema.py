@@ -452,7 +452,9 @@ class SchemaUpdate:
         _collect_ids(self._struct, ids)
         alive = set(ids)
         ident = [i for i in self._identifier if i in alive]
-        return Schema(self._struct, self.base.schema_id + 1, ident), self.last_column_id
+        # another writer's keys on a field (or list/map type) stay with it while the field lives
+        field_extra = {k: v for k, v in self.base.field_extra.items() if k[1] in alive}
+        return Schema(self._struct, self.base.schema_id + 1, ident, field_extra=field_extra), self.last_column_id
 
 
 def type_name_of(t):

@@ -683,7 +683,8 @@ class _TableSchemaUpdate(SchemaUpdate):
                     break
             else:
                 sid = max(s.schema_id for s in md.schemas) + 1
-                md.schemas = list(md.schemas) + [Schema(new_schema.struct, sid, new_schema.identifier_field_ids)]
+                md.schemas = list(md.schemas) + [Schema(new_schema.struct, sid, new_schema.identifier_field_ids,
+                                                         field_extra=new_schema.field_extra)]
                 md.current_schema_id = sid
             md.last_column_id = max(md.last_column_id, last_col)
             return md

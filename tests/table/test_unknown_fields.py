@@ -87,7 +87,14 @@ def test_unknown_keys_survive_load_append_schema_update_and_expire(tmp_path):
     d = json.loads(_latest(meta_dir).read_text())
     _check(d, first)
     newest = max(d["schemas"], key=lambda s: s["schema-id"])
-    assert "x-schema" not in newest  # a schema this library wrote carries no foreign keys
+    assert "x-schema" not in newest  # keys on the schema object stay with the schemas that had them
+    for f in newest["fields"]:  # keys on fields that live on move into the new schema
+        if f["name"] == "extra_col":
+            assert not any(k.startswith("x-") for k in f)
+        else:
+            assert f["x-field"] == f"f{f['id']}", f
+            if f["name"] == "tags":
+                assert f["type"]["x-list"] is True
 
     t.append(sample(2, start=20).append_column("tags", pa.array([None, None], pa.list_(pa.string())))
              .append_column("extra_col", pa.array(["p", "q"])))
