@@ -296,8 +296,9 @@ def fuzz_target(target, args, engine, seed_dir):
             head, data = _read_state(state)
             why = killed or (f"killed by signal {-rc}" if rc < 0 else f"exit status {rc}")
             kind = "hang" if killed == "hang" or rc == 70 else ("out of memory" if rc == 71 else "crash")
+            log = os.path.relpath(log_path, REPO)
             name = save_finding(args.findings, target, data, f"{kind} ({why})",
-                                f"the fuzzing process stopped on this input: {why}; see {log_path}")
+                                f"the fuzzing process stopped on this input: {why}; see {log}")
             sys.stderr.write(f"FINDING {target}/{name}.bin: {kind} ({why})\n")
             extra_findings += 1
             # count the input that stopped the process as run
