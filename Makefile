@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 SOURCES := setup.py pyproject.toml $(wildcard paimon_engine/_kernels/*.pyx paimon_engine/_kernels/*.pxd)
 
-.PHONY: demo test test-compiled test-pure test-docs bench bench-quick docs build clean bench-report wheel
+.PHONY: demo test test-compiled test-pure test-docs bench bench-quick docs build clean bench-report wheel fuzz
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -14,7 +14,7 @@ $(PY):
 $(STAMP): $(PY) $(SOURCES)
 	# compat mode puts the checkout on sys.path, so pkgutil (Spark's pyspark_* data-source discovery) sees
 	# the top-level pyspark_paimon_engine module; the default editable finder hides it from iter_modules.
-	$(PY) -m pip install --quiet -e ".[test,spark,bench,docs]" --config-settings editable_mode=compat
+	$(PY) -m pip install --quiet -e ".[test,spark,bench,docs,fuzz]" --config-settings editable_mode=compat
 	touch $(STAMP)
 
 # Incremental: recompiles only kernels whose .pyx changed since the last build.
@@ -60,3 +60,13 @@ clean:
 # --python=same run only with a commit hash: make bench BENCH_ARGS="--quick --set-commit-hash $$(git rev-parse HEAD)"
 bench-report: build
 	$(PY) asv_bench/report.py --results .asv/results --png docs/bench-report.png --markdown docs/bench-report.md
+
+# Fuzz every decoder (fuzz/targets.py), one target at a time: FUZZ_SECONDS per target (default 60) or FUZZ_RUNS
+# inputs; FUZZ_TARGETS=a,b picks targets, FUZZ_ARGS passes more options (--pure, --engine hypothesis, ...).
+# Findings are saved under tests/data/fuzz/<target>/ (replayed by make test) and fail the run.
+FUZZ_SECONDS ?=
+FUZZ_RUNS ?=
+FUZZ_TARGETS ?=
+fuzz: build
+	$(PY) -m fuzz.run $(if $(FUZZ_SECONDS),--seconds $(FUZZ_SECONDS)) $(if $(FUZZ_RUNS),--runs $(FUZZ_RUNS)) \
+		$(if $(FUZZ_TARGETS),--targets $(FUZZ_TARGETS)) $(FUZZ_ARGS)

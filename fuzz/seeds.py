@@ -1,0 +1,300 @@
+"""Seed inputs for every fuzz target, written by the project's own writers.
+
+``python -m fuzz.seeds OUT_DIR`` writes ``OUT_DIR/<target>/<name>.bin``; :func:`build_seeds` returns the same as a
+dict. Seeds are small (a few rows) so mutations stay cheap. The Puffin deletion-vector blob is the one seed framed
+by hand: the project reads those blobs but has no writer for them.
+"""
+from __future__ import annotations
+
+import datetime
+import decimal
+import gzip
+import io
+import os
+import struct
+import sys
+import tempfile
+import zlib
+
+import numpy as np
+
+from paimon_engine import types as T
+
+from . import targets as TG
+
+__all__ = ["build_seeds", "write_seeds"]
+
+
+def _row_table(n):
+    import pyarrow as pa
+    rng = np.random.default_rng(n)
+    ids = np.arange(n, dtype=np.int64)
+
+    def nulls(values, every):
+        return [None if i % every == 3 else v for i, v in enumerate(values)]
+    cols = {
+        "b": nulls([bool(i % 2) for i in range(n)], 5),
+        "i8": pa.array(nulls([int(i % 100) - 50 for i in range(n)], 6), pa.int8()),
+        "i16": pa.array([int(i) * 300 for i in range(n)], pa.int16()),
+        "i32": pa.array(nulls([int(v) for v in rng.integers(-2**31, 2**31 - 1, n)], 4), pa.int32()),
+        "i64": pa.array(ids * 1_000_003 - 7),
+        "f32": pa.array([float(i) / 3 for i in range(n)], pa.float32()),
+        "f64": pa.array(nulls([float("nan") if i == 2 else i * 0.25 for i in range(n)], 7)),
+        "s": nulls([f"s{i}" * (i % 4) + "\u00e9" for i in range(n)], 3),
+        "bin": [bytes([i % 256]) * (i % 5) for i in range(n)],
+        "d": pa.array([datetime.date(2024, 1, 1) + datetime.timedelta(days=i) for i in range(n)]),
+        "t": pa.array([i * 1000 for i in range(n)], pa.time32("ms")),
+        "ts3": pa.array([1_700_000_000_000 + i for i in range(n)], pa.timestamp("ms")),
+        "ts9": pa.array([1_700_000_000_000_000_123 + i * 1001 for i in range(n)], pa.timestamp("ns")),
+        "ltz": pa.array([1_700_000_000_000_000 + i for i in range(n)], pa.timestamp("us", tz="UTC")),
+        "dec": pa.array([decimal.Decimal(i) / 4 for i in range(n)], pa.decimal128(10, 2)),
+        "big": pa.array([decimal.Decimal(10**20 + i) / 8 for i in range(n)], pa.decimal128(30, 4)),
+        "arr": nulls([[i, None, -i][: i % 4] for i in range(n)], 5),
+        "m": nulls([{f"k{j}": j * i for j in range(i % 3)} for i in range(n)], 6),
+        "r": nulls([{"x": i, "y": None if i % 2 else f"y{i}"} for i in range(n)], 4),
+    }
+    schema = pa.schema(list(TG.ROW_SCHEMA.to_arrow()))
+    return pa.table({f.name: pa.array(cols[f.name], f.type) if not isinstance(cols[f.name], pa.Array)
+                     else cols[f.name].cast(f.type) for f in schema}, schema=schema)
+
+
+def row_file_seeds():
+    from paimon_engine.formats.row import RowFileWriter
+    out = {}
+    for name, rows, block in (("empty", 0, 4096), ("one_block", 6, 65536), ("blocks", 12, 160)):
+        buf = io.BytesIO()
+        with RowFileWriter(buf, TG.ROW_SCHEMA, block_size=block) as w:
+            if rows:
+                w.write(_row_table(rows))
+        out[name] = buf.getvalue()
+    return out
+
+
+def _index_batch(n=24):
+    import pyarrow as pa
+    from paimon_engine.batch import ColumnBatch
+    vals = [None if i % 7 == 3 else (i * 37) % 11 - 4 for i in range(n)]
+    tbl = pa.table({
+        "i32": pa.array(vals, pa.int32()),
+        "i64": pa.array([None if v is None else v * 10**12 for v in vals], pa.int64()),
+        "s": pa.array([None if v is None else f"v{v}" for v in vals]),
+        "d": pa.array([None if v is None else datetime.date(2024, 5, 1) + datetime.timedelta(days=v)
+                       for v in vals]),
+        "ts": pa.array([None if v is None else datetime.datetime(2024, 5, 17, 1, 2, abs(v)) for v in vals],
+                       pa.timestamp("ms")),
+        "f64": pa.array([None if v is None else v / 2 for v in vals]),
+        "bin": pa.array([None if v is None else bytes([v % 256]) for v in vals]),
+        "dec": pa.array([None if v is None else decimal.Decimal(v) / 4 for v in vals], pa.decimal128(10, 2)),
+    })
+    return ColumnBatch.from_arrow(tbl, TG.INDEX_SCHEMA)
+
+
+def file_index_seeds():
+    from paimon_engine.index import FileIndexBuilder
+    batch = _index_batch()
+    out = {}
+    for name, options in (
+            ("bitmap_v2", {"file-index.bitmap.columns": "i32,s,d,ts",
+                           "file-index.bitmap.index-block-size": "32"}),
+            ("bitmap_v1", {"file-index.bitmap.columns": "i64,s", "file-index.bitmap.version": "1"}),
+            ("bloom", {"file-index.bloom-filter.columns": "i32,s,f64,bin",
+                       "file-index.bloom-filter.items": "30"}),
+            ("bsi", {"file-index.bsi.columns": "i32,i64,d,ts,dec"}),
+            ("mixed", {"file-index.bitmap.columns": "s", "file-index.bloom-filter.columns": "s",
+                       "file-index.bsi.columns": "i32", "file-index.bloom-filter.items": "20"})):
+        b = FileIndexBuilder(TG.INDEX_SCHEMA, options)
+        b.add(batch)
+        out[name] = b.finish()
+    return out
+
+
+def _body_seeds(make):
+    """One body per column type the target can pick: the type's position as the first byte."""
+    batch = _index_batch()
+    out = {}
+    for pos, f in enumerate(TG.INDEX_SCHEMA.fields):
+        for label, idx in make(f.type):
+            if idx is None:
+                continue
+            idx.add_column(batch.column(f.name))
+            out[f"{f.name}_{label}"] = bytes([pos]) + idx.to_bytes()
+    return out
+
+
+def _maybe(cls, t, options=None):
+    from paimon_engine.errors import UnsupportedTypeError
+    try:
+        return cls(t, options)
+    except UnsupportedTypeError:
+        return None
+
+
+def bitmap_index_seeds():
+    from paimon_engine.index import BitmapIndex
+    return _body_seeds(lambda t: [("v2", _maybe(BitmapIndex, t, {"index-block-size": "24"})),
+                                  ("v1", _maybe(BitmapIndex, t, {"version": "1"}))])
+
+
+def bloom_filter_seeds():
+    from paimon_engine.index import BloomFilterIndex
+    return _body_seeds(lambda t: [("bloom", _maybe(BloomFilterIndex, t, {"items": "16"}))])
+
+
+def bsi_index_seeds():
+    from paimon_engine.index import BsiIndex
+    return _body_seeds(lambda t: [("bsi", _maybe(BsiIndex, t))])
+
+
+def deletion_vectors_seeds():
+    from paimon_engine.index import DeletionVector, write_deletion_vector_index
+    small, _ = write_deletion_vector_index({"a": DeletionVector([1, 5, 9, 4000]),
+                                            "b": DeletionVector(list(range(0, 300, 3)))})
+    wide, _ = write_deletion_vector_index({"c": DeletionVector([2, (1 << 32) + 7, (3 << 32) + 1], bit64=True)})
+    runs, _ = write_deletion_vector_index({"d": DeletionVector(np.arange(10_000, 14_000))})
+    return {"two_32bit": small, "one_64bit": wide, "run_container": runs}
+
+
+def puffin_deletion_vector_seeds():
+    from pyroaring import BitMap64
+    out = {}
+    for name, positions in (("small", [1, 2, 40]), ("wide", [0, 7, (1 << 32) + 3]), ("empty", [])):
+        bm = BitMap64(positions)
+        bm.run_optimize()
+        body = b"\xd1\xd3\x39\x64" + bm.serialize()
+        out[name] = struct.pack(">I", len(body)) + body + struct.pack(">I", zlib.crc32(body) & 0xFFFFFFFF)
+    return out
+
+
+def _fory_frame(buf, offsets):
+    n = len(offsets) - 1
+    lengths = [int(offsets[i + 1] - offsets[i]) for i in range(n)]
+    return bytes([n]) + b"".join(struct.pack("<H", ln) for ln in lengths) + bytes(buf)
+
+
+def _fory_seeds(layout):
+    import pyarrow as pa
+    from paimon_engine.formats import fory
+    schema = TG.fory_schema()
+    rows = []
+    for i in range(3):
+        rows.append({"b": i % 2 == 0, "i8": i - 1, "i16": 300 * i, "i32": None if i == 1 else i * 70000,
+                     "i64": -i * 10**12, "f32": i / 2, "f64": i / 3, "s": "x" * i + "\u00e9",
+                     "bin": bytes(range(i)), "d": datetime.date(2024, 1, 1 + i),
+                     "ts": datetime.datetime(2024, 1, 1, 0, 0, i), "dec": decimal.Decimal(i) / 4,
+                     "big": None if i == 2 else decimal.Decimal(10**30 + i) / 1000,
+                     "l": [i, None, 3][: i + 1], "ls": ["a" * i, None], "m": [("k", i), ("z", None)],
+                     "st": None if i == 0 else {"x": i, "y": "y" * i}})
+    rb = pa.RecordBatch.from_pylist(rows, schema=schema)
+    buf, offsets = fory.encode_rows(rb, schema, layout)
+    one = fory.encode_row({"i64": 5, "s": "only"}, schema, layout)
+    return {"three_rows": _fory_frame(buf, offsets), "one_sparse_row": _fory_frame(one, [0, len(one)]),
+            "no_rows": b"\x00"}
+
+
+def _table_files():
+    """Metadata, manifest lists and manifests of a small partitioned table with position and equality deletes."""
+    import pyarrow as pa
+    from paimon_engine.expressions import col
+    from paimon_engine.table.catalog import FileSystemCatalog
+    from paimon_engine.table.manifest_list import read_manifest_list
+    files = {}
+    with tempfile.TemporaryDirectory() as wh:
+        cat = FileSystemCatalog(wh)
+        cat.create_namespace("db")
+        data = pa.table({"id": pa.array([1, 2, 3, 4], pa.int64()), "city": ["Oslo", "Rome", "Lima", None],
+                         "when": pa.array([datetime.date(2024, 1, d) for d in (1, 2, 3, 4)]),
+                         "amount": pa.array([decimal.Decimal("1.25"), None, decimal.Decimal("-3.50"),
+                                             decimal.Decimal("0.01")], pa.decimal128(9, 2))})
+        for version in (1, 2):
+            t = cat.create_table(f"db.t{version}", data.schema, [("id", "bucket[4]"), ("when", "month")],
+                                 properties={"format-version": str(version)})
+            t.append(data)
+            if version == 2:
+                t.delete(col("city") == "Rome")
+                t.delete(col("id") == 4, mode="equality", equality_columns=["id"])
+            md_path = t.metadata_location
+            with open(md_path, "rb") as f:
+                files[f"metadata_v{version}"] = f.read()
+            for snap in t.metadata.snapshots:
+                if not snap.manifest_list:
+                    continue
+                with open(snap.manifest_list, "rb") as f:
+                    files[f"list_v{version}_{snap.snapshot_id % 1000}"] = f.read()
+                for m in read_manifest_list(t.io, snap.manifest_list):
+                    with open(m.manifest_path, "rb") as f:
+                        files[f"manifest_v{version}_c{m.content}_{os.path.basename(m.manifest_path)[:8]}"] = f.read()
+    return files
+
+
+def table_seeds():
+    files = _table_files()
+    md = {k: v for k, v in files.items() if k.startswith("metadata")}
+    md["metadata_v2_gzip"] = gzip.compress(md["metadata_v2"], mtime=0)
+    lists = {k: v for k, v in files.items() if k.startswith("list")}
+    manifests = {k: v for k, v in files.items() if k.startswith("manifest")}
+    return {"table_metadata": md, "manifest_list": lists, "manifest": manifests, "manifest_avro": manifests}
+
+
+def delete_seeds():
+    import pyarrow as pa
+    from paimon_engine.table.data_writer import write_equality_deletes, write_position_deletes
+    io_ = TG.memory_io()
+    pos = {}
+    write_position_deletes(io_, TG.MEMORY_ROOT + "/seed-pos.parquet", TG.DATA_PATH, [1, 2, 39], (), 0)
+    pos["three_positions"] = io_.read_bytes(TG.MEMORY_ROOT + "/seed-pos.parquet")
+    write_position_deletes(io_, TG.MEMORY_ROOT + "/seed-pos2.parquet", "other/file.parquet", [0, 5], (), 0,
+                           compression="none")
+    pos["other_file"] = io_.read_bytes(TG.MEMORY_ROOT + "/seed-pos2.parquet")
+    id_field = TG.DELETE_TABLE_SCHEMA.fields[0]
+    s_field = TG.DELETE_TABLE_SCHEMA.fields[2]
+
+    def keys(ids, ss):
+        return pa.table([pa.array(ids, pa.int64()), pa.array(ss, pa.string())],
+                        schema=pa.schema([pa.field("id", pa.int64(), metadata={b"PARQUET:field_id": b"1"}),
+                                          pa.field("s", pa.string(), metadata={b"PARQUET:field_id": b"3"})]))
+    eq = {}
+    write_equality_deletes(io_, TG.MEMORY_ROOT + "/seed-eq.parquet", keys([3, 4, None], ["v3", "v0", None]),
+                           [id_field.id, s_field.id], (), 0)
+    eq["three_keys"] = io_.read_bytes(TG.MEMORY_ROOT + "/seed-eq.parquet")
+    write_equality_deletes(io_, TG.MEMORY_ROOT + "/seed-eq2.parquet", keys([], []), [id_field.id, s_field.id],
+                           (), 0, compression="none")
+    eq["no_keys"] = io_.read_bytes(TG.MEMORY_ROOT + "/seed-eq2.parquet")
+    return {"position_deletes": pos, "equality_deletes": eq}
+
+
+def build_seeds(targets=None) -> dict:
+    """``{target: {seed name: bytes}}`` for the named targets (default all)."""
+    wanted = set(targets or TG.TARGETS)
+    out = {}
+    simple = {"row_file": row_file_seeds, "file_index": file_index_seeds, "bitmap_index": bitmap_index_seeds,
+              "bloom_filter": bloom_filter_seeds, "bsi_index": bsi_index_seeds,
+              "deletion_vectors": deletion_vectors_seeds, "puffin_deletion_vector": puffin_deletion_vector_seeds,
+              "fory_standard": lambda: _fory_seeds("standard"), "fory_compact": lambda: _fory_seeds("compact")}
+    for name, make in simple.items():
+        if name in wanted:
+            out[name] = make()
+    if wanted & {"table_metadata", "manifest_list", "manifest", "manifest_avro"}:
+        out.update({k: v for k, v in table_seeds().items() if k in wanted})
+    if wanted & {"position_deletes", "equality_deletes"}:
+        out.update({k: v for k, v in delete_seeds().items() if k in wanted})
+    return out
+
+
+def write_seeds(out_dir, targets=None) -> dict:
+    """Write every seed to ``out_dir/<target>/<name>.bin``; -> ``{target: count}``."""
+    counts = {}
+    for target, seeds in build_seeds(targets).items():
+        d = os.path.join(out_dir, target)
+        os.makedirs(d, exist_ok=True)
+        for name, data in seeds.items():
+            with open(os.path.join(d, name + ".bin"), "wb") as f:
+                f.write(data)
+        counts[target] = len(seeds)
+    return counts
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 2:
+        sys.exit("usage: python -m fuzz.seeds OUT_DIR [TARGET...]")
+    for t, n in sorted(write_seeds(sys.argv[1], sys.argv[2:] or None).items()):
+        print(f"{t}: {n} seeds")

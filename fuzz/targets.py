@@ -1,0 +1,458 @@
+"""Fuzz targets: one function per decoder, each taking the bytes of one input.
+
+A target runs its decoder fully (every block, every index body, every row; Arrow output is checked with
+``validate(full=True)``). It returns normally when the input decodes and lets
+:class:`paimon_engine.errors.PaimonEngineError` through when the decoder rejects it; anything else it raises is a
+finding. :func:`outcome` classifies one run.
+
+Inputs that name files (manifest lists, delete files) are written to an in-memory pyarrow filesystem, so a target
+never touches the disk.
+"""
+from __future__ import annotations
+
+import io
+import struct
+import zlib
+
+import numpy as np
+
+from paimon_engine import types as T
+from paimon_engine.errors import PaimonEngineError
+
+__all__ = ["TARGETS", "outcome", "ROW_SCHEMA", "INDEX_SCHEMA", "FORY_FIELDS", "DELETE_TABLE_SCHEMA",
+           "MEMORY_ROOT", "DATA_PATH", "memory_io", "fix_paimon_dv_crcs", "fix_puffin_dv_crc"]
+
+MEMORY_ROOT = "fuzz"
+DATA_PATH = MEMORY_ROOT + "/data.parquet"
+
+# ---------------------------------------------------------------------------
+# schemas the targets decode with (the seeds are written with the same ones)
+# ---------------------------------------------------------------------------
+
+ROW_SCHEMA = T.RowType.of(
+    ("b", T.BooleanType()), ("i8", T.TinyIntType()), ("i16", T.SmallIntType()), ("i32", T.IntType()),
+    ("i64", T.BigIntType()), ("f32", T.FloatType()), ("f64", T.DoubleType()), ("s", T.STRING()),
+    ("bin", T.BYTES()), ("d", T.DateType()), ("t", T.TimeType(3)), ("ts3", T.TimestampType(3)),
+    ("ts9", T.TimestampType(9)), ("ltz", T.LocalZonedTimestampType(6)), ("dec", T.DecimalType(10, 2)),
+    ("big", T.DecimalType(30, 4)), ("arr", T.ArrayType(T.IntType())),
+    ("m", T.MapType(T.STRING(), T.BigIntType())),
+    ("r", T.RowType.of(("x", T.IntType()), ("y", T.STRING()))))
+
+#: columns of the file-index seeds, and the type each index body is read with
+INDEX_SCHEMA = T.RowType.of(
+    ("i32", T.IntType()), ("i64", T.BigIntType()), ("s", T.STRING()), ("d", T.DateType()),
+    ("ts", T.TimestampType(3)), ("f64", T.DoubleType()), ("bin", T.BYTES()), ("dec", T.DecimalType(10, 2)))
+
+#: (name, pyarrow type factory) of the Fory seed schema
+FORY_FIELDS = (
+    ("b", "bool_"), ("i8", "int8"), ("i16", "int16"), ("i32", "int32"), ("i64", "int64"), ("f32", "float32"),
+    ("f64", "float64"), ("s", "string"), ("bin", "binary"), ("d", "date32"), ("ts", "timestamp_us"),
+    ("dec", "decimal"), ("big", "decimal256"), ("l", "list_int64"), ("ls", "list_string"), ("m", "map"),
+    ("st", "struct"))
+
+DELETE_TABLE_SCHEMA = T.RowType([T.DataField(1, "id", T.BigIntType()), T.DataField(2, "k", T.IntType()),
+                                 T.DataField(3, "s", T.STRING())])
+
+
+def fory_schema():
+    import pyarrow as pa
+    make = {
+        "bool_": pa.bool_(), "int8": pa.int8(), "int16": pa.int16(), "int32": pa.int32(), "int64": pa.int64(),
+        "float32": pa.float32(), "float64": pa.float64(), "string": pa.string(), "binary": pa.binary(),
+        "date32": pa.date32(), "timestamp_us": pa.timestamp("us"), "decimal": pa.decimal128(10, 2),
+        "decimal256": pa.decimal256(40, 3), "list_int64": pa.list_(pa.int64()), "list_string": pa.list_(pa.string()),
+        "map": pa.map_(pa.string(), pa.int32()),
+        "struct": pa.struct([pa.field("x", pa.int32()), pa.field("y", pa.string())]),
+    }
+    return pa.schema([pa.field(n, make[k]) for n, k in FORY_FIELDS])
+
+
+# ---------------------------------------------------------------------------
+# helpers
+# ---------------------------------------------------------------------------
+
+def _validate(arrow_obj):
+    arrow_obj.validate(full=True)
+    return arrow_obj
+
+
+_MEMORY = {}
+
+
+def memory_io():
+    """A FileIO over one in-memory pyarrow filesystem (per process); the delete targets' data file lives there."""
+    got = _MEMORY.get("io")
+    if got is None:
+        from pyarrow.fs import _MockFileSystem
+        from paimon_engine.io import FileIO
+        fs = _MockFileSystem()
+        fs.create_dir(MEMORY_ROOT)
+        got = _MEMORY["io"] = FileIO(filesystem=fs)
+        _MEMORY["fs"] = fs
+    return got
+
+
+def _put(path: str, data: bytes):
+    memory_io()
+    fs = _MEMORY["fs"]
+    with fs.open_output_stream(path) as f:
+        f.write(data)
+
+
+def delete_data_table():
+    """The data file the delete targets apply their delete files to (ids 0..39, k = id % 5)."""
+    import pyarrow as pa
+    n = 40
+    return pa.table({"id": pa.array(np.arange(n, dtype=np.int64)), "k": pa.array((np.arange(n) % 5).astype(np.int32)),
+                     "s": pa.array([f"v{i % 7}" for i in range(n)])})
+
+
+def _ensure_data_file():
+    if "data" not in _MEMORY:
+        from paimon_engine.table.data_writer import prepare_arrow, write_parquet_file
+        from paimon_engine.table.schema import Schema
+        io_ = memory_io()
+        tbl = prepare_arrow(delete_data_table(), Schema(DELETE_TABLE_SCHEMA))
+        write_parquet_file(io_, DATA_PATH, tbl, row_group_rows=16)
+        _MEMORY["data"] = (DATA_PATH, tbl.num_rows, _MEMORY["fs"].get_file_info(DATA_PATH).size)
+    return _MEMORY["data"]
+
+
+# ---------------------------------------------------------------------------
+# targets
+# ---------------------------------------------------------------------------
+
+def row_file(data: bytes):
+    """A Paimon ``.row`` file: footer, block index, every block, then point reads."""
+    from paimon_engine.formats.row import RowFileReader
+    r = RowFileReader(io.BytesIO(data), ROW_SCHEMA, threads=1, cache_blocks=2)
+    tbl = _validate(r.read_all().to_arrow())
+    if r.num_rows:
+        last = r.num_rows - 1
+        _validate(r.take([last, 0, last]).to_arrow())
+        r.get_row(last)
+    # a projection decodes only some columns: a different path through the kernel
+    _validate(r.read_all(columns=["s", "arr", "r"]).to_arrow())
+    return tbl.num_rows
+
+
+def _exercise_index(idx, data_type):
+    """Run every query of one opened index body with values of its type."""
+    from paimon_engine.index.bitmap import BitmapReader
+    from paimon_engine.index.bloom import BloomFilterIndex
+    from paimon_engine.index.bsi import BsiIndex
+    probes = _probes(data_type)
+    if isinstance(idx, BitmapReader):
+        idx.null_bitmap()
+        keys = idx.values()
+        for k in keys[:64]:
+            idx._value_bitmap(k)   # the stored bitmap of every listed value
+        idx.is_null(), idx.is_not_null()
+        for v in probes:
+            idx.eq(v), idx.ne(v)
+            if idx.kind != "bytes":
+                idx.lt(v), idx.ge(v)
+        idx.isin(probes)
+    elif isinstance(idx, BloomFilterIndex):
+        idx.might_contain(probes)
+        idx.isin(probes)
+    elif isinstance(idx, BsiIndex):
+        idx.is_null(), idx.is_not_null()
+        for v in probes:
+            idx.eq(v), idx.lt(v), idx.le(v), idx.gt(v), idx.ge(v)
+        idx.between(probes[0], probes[-1])
+
+
+def _probes(data_type):
+    import datetime
+    import decimal
+    if isinstance(data_type, (T.IntType, T.BigIntType)):
+        return [-3, 0, 1, 7, 1000]
+    if isinstance(data_type, T.DateType):
+        return [datetime.date(1970, 1, 1), datetime.date(2024, 5, 17)]
+    if isinstance(data_type, T.TimestampType):
+        return [datetime.datetime(2024, 5, 17, 1, 2, 3), datetime.datetime(1969, 12, 31, 23, 59, 59)]
+    if isinstance(data_type, T.DoubleType):
+        return [0.0, -1.5, 2.25]
+    if isinstance(data_type, T.DecimalType):
+        return [decimal.Decimal("0.00"), decimal.Decimal("-12.34"), decimal.Decimal("99.99")]
+    if isinstance(data_type, (T.BinaryType, T.VarBinaryType)):
+        return [b"", b"a", b"\x00\xff"]
+    return ["", "a", "v3", "\u00e9\u4e2d"]
+
+
+_INDEX_TYPES = {f.name: f.type for f in INDEX_SCHEMA.fields}
+_BODY_TYPES = tuple(f.type for f in INDEX_SCHEMA.fields)
+
+
+def file_index(data: bytes):
+    """A Paimon file-index container: the header, then every index body opened with its column's type."""
+    from paimon_engine.index import FileIndexReader
+    r = FileIndexReader(data, path="fuzz.index")
+    n = 0
+    for column in r.columns():
+        t = _INDEX_TYPES.get(column, T.STRING())
+        for itype in r.index_types(column):
+            r.index_bytes(column, itype)
+            idx = r.open_index(column, itype, t)
+            if idx is not None:
+                _exercise_index(idx, t)
+                n += 1
+    return n
+
+
+def _body(data: bytes):
+    """First byte: the column type; the rest: one index body."""
+    if not data:
+        return T.IntType(), b""
+    return _BODY_TYPES[data[0] % len(_BODY_TYPES)], data[1:]
+
+
+def bitmap_index(data: bytes):
+    from paimon_engine.index import BitmapIndex
+    t, body = _body(data)
+    idx = BitmapIndex.from_bytes(body, t, path="fuzz.bitmap")
+    _exercise_index(idx, t)
+
+
+def bloom_filter(data: bytes):
+    from paimon_engine.index import BloomFilterIndex
+    t, body = _body(data)
+    idx = BloomFilterIndex.from_bytes(body, t, path="fuzz.bloom")
+    _exercise_index(idx, t)
+
+
+def bsi_index(data: bytes):
+    from paimon_engine.index import BsiIndex
+    t, body = _body(data)
+    if isinstance(t, (T.VarCharType, T.BinaryType, T.VarBinaryType, T.DoubleType)):
+        t = T.BigIntType()   # the bsi index takes integer-like columns only
+    idx = BsiIndex.from_bytes(body, t, path="fuzz.bsi")
+    _exercise_index(idx, t)
+
+
+def fix_paimon_dv_crcs(data: bytes) -> bytes:
+    """The input with the CRC of every entry it frames recomputed (so mutations reach the bitmap parser)."""
+    out = bytearray(data)
+    pos = 1
+    while pos + 8 <= len(out):
+        size = struct.unpack_from(">i", out, pos)[0]
+        if size < 4 or pos + 8 + size > len(out):
+            break
+        struct.pack_into(">I", out, pos + 4 + size, zlib.crc32(bytes(out[pos + 4:pos + 4 + size])))
+        pos += size + 8
+    return bytes(out)
+
+
+def _paimon_dv_once(data: bytes):
+    from paimon_engine.index.deletion_vector import DeletionVectorMeta, read_deletion_vector_index, \
+        scan_deletion_vector_index
+    entries = scan_deletion_vector_index(data, path="fuzz.dv")
+    metas = {}
+    for i, (off, length, dv) in enumerate(entries):
+        dv.cardinality
+        dv.to_selection(1 << 20)
+        dv.keep_mask(0, 4096)
+        metas[f"f{i}"] = DeletionVectorMeta(off, length, dv.cardinality)
+    read_deletion_vector_index(data, metas, path="fuzz.dv")
+
+
+def deletion_vectors(data: bytes):
+    """A Paimon deletion-vector index file, walked entry by entry; again with every entry's CRC repaired."""
+    fixed = fix_paimon_dv_crcs(data)
+    if fixed != data:
+        try:
+            _paimon_dv_once(fixed)
+        except PaimonEngineError:
+            pass
+    _paimon_dv_once(data)
+
+
+def fix_puffin_dv_crc(data: bytes) -> bytes:
+    if len(data) < 12:
+        return data
+    (length,) = struct.unpack_from(">I", data, 0)
+    if length + 8 != len(data) or length < 4:
+        return data
+    body = data[4:4 + length]
+    return data[:4 + length] + struct.pack(">I", zlib.crc32(body) & 0xFFFFFFFF)
+
+
+def puffin_deletion_vector(data: bytes):
+    """An Iceberg ``deletion-vector-v1`` Puffin blob as the scan decodes it; again with its CRC repaired."""
+    from paimon_engine.scan.reader import read_deletion_vector
+    fixed = fix_puffin_dv_crc(data)
+    if fixed != data:
+        try:
+            read_deletion_vector(fixed, "fuzz.puffin", 4)
+        except PaimonEngineError:
+            pass
+    pos = read_deletion_vector(data, "fuzz.puffin", 4)
+    assert pos.dtype == np.int64
+
+
+def _split_fory(data: bytes):
+    """First byte: row count (0..7); then one uint16 LE length per row; the rest is the rows back to back.
+    Lengths are clipped to what is left, so every input is a valid framing."""
+    if not data:
+        return b"", np.zeros(1, np.int64)
+    n = data[0] % 8
+    pos = 1
+    lengths = []
+    for _ in range(n):
+        if pos + 2 <= len(data):
+            lengths.append(struct.unpack_from("<H", data, pos)[0])
+            pos += 2
+        else:
+            lengths.append(0)
+    body = data[pos:]
+    offs = [0]
+    for ln in lengths:
+        offs.append(min(offs[-1] + ln, len(body)))
+    if n == 0:
+        offs = [0, len(body)]
+    return body, np.array(offs, dtype=np.int64)
+
+
+def _fory(data: bytes, layout: str):
+    from paimon_engine.formats import fory
+    schema = _MEMORY.get("fory")
+    if schema is None:
+        schema = _MEMORY["fory"] = fory.ForySchema(fory_schema())
+    body, offs = _split_fory(data)
+    rb = fory.decode_rows(body, offs, schema, layout, source="fuzz.fory")
+    _validate(rb)
+    fory.decode_rows(body, offs, schema, layout, columns=["s", "l", "m"], output="batch")
+    for i in range(len(offs) - 1):
+        row = body[offs[i]:offs[i + 1]]
+        fory.decode_row(row, schema, layout)
+        view = fory.RowView(row, schema, layout)
+        view.to_dict()
+        for j, (name, _) in enumerate(FORY_FIELDS):
+            view.is_null(j)
+            if name in ("l", "ls"):
+                a = view.get_array(j)
+                if a is not None:
+                    a.to_list()
+            elif name == "m":
+                m = view.get_map(j)
+                if m is not None:
+                    m.to_dict()
+            elif name == "st":
+                s = view.get_struct(j)
+                if s is not None:
+                    s.to_dict()
+            else:
+                view.get(j)
+
+
+def fory_standard(data: bytes):
+    """Fory rows, standard layout: decode_rows (all and projected), decode_row and RowView on every row."""
+    _fory(data, "standard")
+
+
+def fory_compact(data: bytes):
+    """Fory rows, compact layout: decode_rows (all and projected), decode_row and RowView on every row."""
+    _fory(data, "compact")
+
+
+def table_metadata(data: bytes):
+    """Iceberg table metadata JSON (plain or gzip); what parses must serialize and parse again."""
+    import json
+    from paimon_engine.table.metadata import parse_metadata
+    md = parse_metadata(data, "fuzz.metadata.json")
+    again = parse_metadata(json.dumps(md.to_dict()).encode(), "fuzz.again.json")
+    assert again.to_dict() == md.to_dict(), "metadata changes on a second round trip"
+
+
+def manifest_list(data: bytes):
+    """An Avro manifest list read by ``read_manifest_list``."""
+    from paimon_engine.table.manifest_list import read_manifest_list
+    path = MEMORY_ROOT + "/snap.avro"
+    _put(path, data)
+    return read_manifest_list(memory_io(), path)
+
+
+def _manifest_file(path):
+    from paimon_engine.table.manifest_list import ManifestFile
+    return ManifestFile(path, 0, 0, 0, sequence_number=7, min_sequence_number=7, added_snapshot_id=11)
+
+
+def manifest(data: bytes):
+    """An Avro manifest read by ``table.manifest.read_manifest`` (partition type from its own metadata)."""
+    from paimon_engine.table.manifest import read_manifest
+    path = MEMORY_ROOT + "/m.avro"
+    _put(path, data)
+    return read_manifest(memory_io(), _manifest_file(path))
+
+
+def manifest_avro(data: bytes):
+    """An Avro manifest read the way the planner reads it (``read_manifest`` in planning mode: only the fields
+    planning needs, with and without the metric maps), by the same decoder as :func:`manifest`."""
+    from paimon_engine.table.manifest import read_manifest
+    mf = _manifest_file(MEMORY_ROOT + "/m.avro")
+    read_manifest(None, mf, None, metrics=True, full=False, data=data)
+    return read_manifest(None, mf, None, metrics=False, full=False, include_deleted=False, data=data)
+
+
+def _read_task(delete_file):
+    import pyarrow as pa
+    from paimon_engine.scan.reader import TaskReader
+    from paimon_engine.scan.tasks import FileScanTask
+    path, rows, size = _ensure_data_file()
+    reader = TaskReader(memory_io(), DELETE_TABLE_SCHEMA, DELETE_TABLE_SCHEMA, metadata_columns=("_pos",))
+    task = FileScanTask(path, "PARQUET", rows, size, deletes=[delete_file])
+    batches = list(reader.read_task(task))
+    tbl = pa.Table.from_batches(batches, schema=reader.output_schema) if batches else None
+    if tbl is not None:
+        tbl.validate(full=True)
+        for b in batches:
+            b.validate(full=True)
+    return tbl
+
+
+def position_deletes(data: bytes):
+    """A Parquet position-delete file applied by the scan's task reader to a 40-row data file."""
+    from paimon_engine.scan.delete_index import POSITION, DeleteFile
+    path = MEMORY_ROOT + "/pos-deletes.parquet"
+    _put(path, data)
+    _read_task(DeleteFile(path, POSITION, "parquet", 2, file_size=len(data), referenced_data_file=DATA_PATH))
+
+
+def equality_deletes(data: bytes):
+    """A Parquet equality-delete file (keys: id, s) applied by the scan's task reader to a 40-row data file."""
+    from paimon_engine.scan.delete_index import EQUALITY, DeleteFile
+    path = MEMORY_ROOT + "/eq-deletes.parquet"
+    _put(path, data)
+    _read_task(DeleteFile(path, EQUALITY, "parquet", 2, file_size=len(data), equality_ids=(1, 3)))
+
+
+#: target name -> function(bytes)
+TARGETS = {
+    "row_file": row_file,
+    "file_index": file_index,
+    "bitmap_index": bitmap_index,
+    "bloom_filter": bloom_filter,
+    "bsi_index": bsi_index,
+    "deletion_vectors": deletion_vectors,
+    "puffin_deletion_vector": puffin_deletion_vector,
+    "fory_standard": fory_standard,
+    "fory_compact": fory_compact,
+    "table_metadata": table_metadata,
+    "manifest_list": manifest_list,
+    "manifest": manifest,
+    "manifest_avro": manifest_avro,
+    "position_deletes": position_deletes,
+    "equality_deletes": equality_deletes,
+}
+
+
+def outcome(target: str, data: bytes):
+    """``("ok", None)``, ``("rejected", error class name)`` or ``("finding", exception)`` for one input."""
+    try:
+        TARGETS[target](data)
+    except PaimonEngineError as exc:
+        return "rejected", type(exc).__name__
+    except Exception as exc:   # every other exception is what the fuzzer looks for
+        return "finding", exc
+    return "ok", None
