@@ -17,6 +17,9 @@ __all__ = [
     "NotFoundError",
     "AlreadyExistsError",
     "InvalidArgumentError",
+    "InvalidIdentifierError",
+    "NamespaceNotEmptyError",
+    "UnsafeDeleteError",
 ]
 
 
@@ -93,3 +96,28 @@ class AlreadyExistsError(PaimonEngineError):
 
 class InvalidArgumentError(PaimonEngineError, ValueError):
     """An argument to a public API is out of range or inconsistent."""
+
+
+class InvalidIdentifierError(InvalidArgumentError):
+    """A namespace part or table name that no catalog accepts (``..``, a path separator, a control character, an
+    empty or over-long part). ``part`` is the offending part, ``reason`` why it was refused."""
+
+    def __init__(self, message, *, part=None, reason=None):
+        self.part = part
+        self.reason = reason
+        super().__init__(message)
+
+
+class NamespaceNotEmptyError(PaimonEngineError):
+    """A namespace still holds tables or namespaces (at any depth) and cannot be dropped."""
+
+
+class UnsafeDeleteError(PaimonEngineError):
+    """A delete was refused because a path lies outside the table or warehouse location the operation owns
+    (checked after normalisation, before anything is deleted). ``path`` is the first offending path, ``root``
+    the location it had to lie under."""
+
+    def __init__(self, message, *, path=None, root=None):
+        self.path = path
+        self.root = root
+        super().__init__(message)

@@ -137,9 +137,14 @@ class SnapshotProducer:
                 pass
 
     def _abort(self):
-        """Delete everything this operation wrote: manifests of added files and the added files themselves."""
+        """Delete everything this operation wrote: manifests of added files and the added files themselves. Only
+        added files inside the table location are deleted: a file added from elsewhere belongs to its writer."""
+        from .locations import is_within
         self._delete(self._written)
-        self._delete([df.file_path for df in self.added_data + self.added_deletes])
+        location = self.table.location
+        self._delete([df.file_path for df in self.added_data + self.added_deletes
+                      if location and is_within(self.table.io, df.file_path, location)
+                      and df.file_path.rstrip("/") != location.rstrip("/")])
 
     def _manifest_path(self, k):
         return f"{self.table.metadata_dir}/{uuid.uuid4()}-m{k}.avro"
