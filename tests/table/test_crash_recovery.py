@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import time
+import traceback
 
 import pyarrow as pa
 import pytest
@@ -207,7 +208,8 @@ def _mixed_worker(kind, root, worker, out):
             except RETRYABLE as exc:
                 log["rejected"][op] = log["rejected"].get(op, 0) + 1
                 if not isinstance(exc, (CommitFailedError, CommitConflictError)):
-                    log["errors"].append(f"{op}: {type(exc).__name__}: {exc}"[:300])
+                    where = " > ".join(f.name for f in traceback.extract_tb(exc.__traceback__)[1:])
+                    log["errors"].append(f"{op}: {type(exc).__name__} in {where}"[:300])
     with open(out, "w") as f:
         json.dump(log, f)
 
@@ -266,3 +268,32 @@ def test_mixed_concurrent_operations_keep_every_acknowledged_effect(tmp_path, ki
     print({"acked": acked, "rejected": {op: sum(log["rejected"].get(op, 0) for log in logs)
                                         for op in ("append", "delete", "overwrite", "schema", "expire")},
            "errors": [e for log in logs for e in log["errors"]][:5]})
+
+
+@pytest.mark.parametrize("kind", ["fs", "sql"])
+def test_validation_fails_cleanly_when_the_history_it_needs_was_expired(tmp_path, kind):
+    root = str(tmp_path)
+    t = make_table(kind, root, partitioned=False)
+    t.append(rows(range(5), 0))
+    stale = open_catalog(kind, root).load_table("db.t")        # an operation starts here ...
+    stale_appender = open_catalog(kind, root).load_table("db.t")
+    started = stale.current_snapshot().snapshot_id
+    p = stale.new_snapshot("overwrite")
+    p.conflict_filter = col("id") < 3
+    p.conflict_filter = p.conflict_filter.bind(stale.schema().struct)
+    added = stale._write(rows(range(100, 102), 0))
+    for f in added:
+        p.add_data_file(f)
+    for i in range(4):                                          # ... others append, then expire its history
+        t.append(rows(range(10 + i * 10, 13 + i * 10), 1))
+    t.expire_snapshots(older_than_ms=int(time.time() * 1000) + 60_000, retain_last=2)
+    assert t.metadata.snapshot_by_id(started) is None
+    with pytest.raises(CommitFailedError, match="expired concurrently"):
+        p.commit()
+    assert not any(os.path.exists(f.file_path) for f in added)  # the failed operation cleaned up its files
+    assert sorted(open_catalog(kind, root).load_table("db.t").to_arrow().column("id").to_pylist()) == \
+        list(range(5)) + [10 + i * 10 + j for i in range(4) for j in range(3)]
+    # an append from a handle whose head snapshot was expired reloads and lands (appends always re-apply)
+    assert stale_appender.metadata.snapshot_by_id(started) is not None
+    stale_appender.append(rows(range(200, 202), 2))
+    assert {200, 201} <= set(open_catalog(kind, root).load_table("db.t").to_arrow().column("id").to_pylist())
