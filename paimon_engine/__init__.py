@@ -15,7 +15,7 @@ from .errors import (
     NotFoundError,
     PaimonEngineError,
     SchemaError,
-    UnsafeDeleteError,
+    UnsafeLocationError,
     UnsupportedTypeError,
 )
 
@@ -34,7 +34,7 @@ __all__ = [
     "InvalidArgumentError",
     "InvalidIdentifierError",
     "NamespaceNotEmptyError",
-    "UnsafeDeleteError",
+    "UnsafeLocationError",
     "kernels_implementation",
 ]
 

@@ -19,7 +19,7 @@ __all__ = [
     "InvalidArgumentError",
     "InvalidIdentifierError",
     "NamespaceNotEmptyError",
-    "UnsafeDeleteError",
+    "UnsafeLocationError",
 ]
 
 
@@ -112,10 +112,11 @@ class NamespaceNotEmptyError(PaimonEngineError):
     """A namespace still holds tables or namespaces (at any depth) and cannot be dropped."""
 
 
-class UnsafeDeleteError(PaimonEngineError):
-    """A delete was refused because a path lies outside the table or warehouse location the operation owns
-    (checked after normalisation, before anything is deleted). ``path`` is the first offending path, ``root``
-    the location it had to lie under."""
+class UnsafeLocationError(PaimonEngineError):
+    """A delete (or a write) was refused because a path lies outside the table or warehouse location the
+    operation owns, or the location cannot be owned by one table (a file-system root, the warehouse or above it).
+    Checked after normalisation, before anything is deleted or written. ``path`` is the first offending path,
+    ``root`` the location it had to lie under."""
 
     def __init__(self, message, *, path=None, root=None):
         self.path = path

@@ -19,7 +19,7 @@ import time
 import uuid
 
 from ..errors import (AlreadyExistsError, CommitConflictError, InvalidArgumentError, InvalidIdentifierError,
-                      NamespaceNotEmptyError, NotFoundError, PaimonEngineError, UnsafeDeleteError)
+                      NamespaceNotEmptyError, NotFoundError, PaimonEngineError, UnsafeLocationError)
 from ..io import FileIO, normalize_location
 from .identifiers import check_namespace, parse_identifier
 from .locations import check_deletable_root, check_within, is_within
@@ -71,7 +71,7 @@ class Catalog:
         if location:
             try:
                 check_deletable_root(self.io, loc, getattr(self, "warehouse", None), "create a table there")
-            except UnsafeDeleteError as exc:
+            except UnsafeLocationError as exc:
                 raise InvalidArgumentError(f"table location {location!r} cannot be owned by one table: "
                                            f"{exc}") from None
         md = _new_metadata(schema, partition_spec, loc, properties, sort_order, format_version)
@@ -391,7 +391,7 @@ class FileSystemCatalog(Catalog):
         if purge:
             nested = _table_markers(self.io, loc, f"{loc}/metadata")
             if nested:
-                raise UnsafeDeleteError(f"refusing to purge table {full}: another table's metadata lies inside "
+                raise UnsafeLocationError(f"refusing to purge table {full}: another table's metadata lies inside "
                                         f"it ({nested[0]}); nothing was deleted", path=nested[0], root=loc)
             self.io.delete_dir(loc)
         else:
@@ -627,7 +627,7 @@ class SqlCatalog(Catalog):
         """Remove the table from the catalog. With ``purge`` also delete the files its metadata references (every
         metadata file in the log, manifest lists, manifests, data and delete files, file indexes, statistics),
         as Iceberg does; all of them must lie inside the table location (which may not be the warehouse, an
-        ancestor of it, or a file-system root), else UnsafeDeleteError before anything is dropped or deleted.
+        ancestor of it, or a file-system root), else UnsafeLocationError before anything is dropped or deleted.
         Files nothing references (a killed writer's leftovers) stay: run ``remove_orphan_files`` first."""
         namespace, name = parse_identifier(identifier)
         full = ".".join(namespace + (name,))
@@ -668,7 +668,12 @@ class SqlCatalog(Catalog):
 
     def register_table(self, identifier, metadata_location: str):
         namespace, name = parse_identifier(identifier)
-        parse_metadata(self.io.read_bytes(metadata_location), metadata_location)
+        md = parse_metadata(self.io.read_bytes(metadata_location), metadata_location)
+        try:
+            check_deletable_root(self.io, md.location, self.warehouse, "register a table there")
+        except UnsafeLocationError as exc:
+            raise InvalidArgumentError(f"cannot register {metadata_location}: its table location "
+                                       f"{md.location!r} cannot be owned by one table ({exc})") from None
         try:
             with self._connect() as conn:
                 conn.execute("INSERT INTO iceberg_tables (catalog_name, table_namespace, table_name, "

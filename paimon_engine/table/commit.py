@@ -58,6 +58,8 @@ class SnapshotProducer:
     def __init__(self, table, operation: str, branch: str = MAIN):
         if operation not in ("append", "overwrite", "delete", "replace"):
             raise InvalidArgumentError(f"unknown snapshot operation {operation!r}")
+        if hasattr(table, "_check_writable"):
+            table._check_writable()
         self.table = table
         self.operation = operation
         self.branch = branch

@@ -7,7 +7,7 @@ the whole path is resolved), an object-store URI keeps its scheme and bucket and
 (``a/./b/../c`` -> ``a/c``). A path is *within* a root when it is the root or lies below it.
 
 :func:`check_within` checks every path before anything is deleted and raises
-:class:`~paimon_engine.errors.UnsafeDeleteError` for the first one outside, so a refused operation deletes
+:class:`~paimon_engine.errors.UnsafeLocationError` for the first one outside, so a refused operation deletes
 nothing. :func:`check_deletable_root` refuses roots that can never be owned by one table or namespace: the root
 of a file system or bucket, and the warehouse itself or anything above it.
 """
@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import posixpath
 
-from ..errors import UnsafeDeleteError
+from ..errors import UnsafeLocationError
 from ..io import normalize_location
 
 __all__ = ["comparable", "is_within", "check_within", "check_deletable_root", "delete_within"]
@@ -56,13 +56,13 @@ def is_within(io, path: str, root: str, directory: bool = False) -> bool:
 
 
 def check_within(io, paths, root: str, what: str, directory: bool = False) -> list:
-    """Raise UnsafeDeleteError unless every path lies strictly below ``root``; -> the paths as a list."""
+    """Raise UnsafeLocationError unless every path lies strictly below ``root``; -> the paths as a list."""
     paths = list(paths)
     norm_root = comparable(io, root, True).rstrip("/") or "/"
     for p in paths:
         norm = comparable(io, p, directory)
         if norm == norm_root or not _within(norm, norm_root):
-            raise UnsafeDeleteError(f"refusing to {what}: {p} is not inside {root} (normalised: {norm} vs "
+            raise UnsafeLocationError(f"refusing to {what}: {p} is not inside {root} (normalised: {norm} vs "
                                     f"{norm_root}); nothing was deleted", path=p, root=root)
     return paths
 
@@ -70,15 +70,15 @@ def check_within(io, paths, root: str, what: str, directory: bool = False) -> li
 def check_deletable_root(io, root: str, warehouse: str | None, what: str) -> str:
     """Refuse a root that is a file-system or bucket root, or the warehouse or one of its ancestors."""
     if not str(root).strip():
-        raise UnsafeDeleteError(f"refusing to {what}: the location is empty", path=root, root=root)
+        raise UnsafeLocationError(f"refusing to {what}: the location is empty", path=root, root=root)
     norm = comparable(io, root, True).rstrip("/")
     key = norm.split("://", 1)[1] if "://" in norm else norm
     if not key.strip("/") or ("://" in norm and "/" not in key.strip("/")):
-        raise UnsafeDeleteError(f"refusing to {what}: {root} is the root of its file system or bucket",
+        raise UnsafeLocationError(f"refusing to {what}: {root} is the root of its file system or bucket",
                                 path=root, root=root)
     if warehouse:
         if _within(comparable(io, warehouse, True), norm):
-            raise UnsafeDeleteError(f"refusing to {what}: {root} is the warehouse {warehouse} or contains it",
+            raise UnsafeLocationError(f"refusing to {what}: {root} is the warehouse {warehouse} or contains it",
                                     path=root, root=warehouse)
     return root
 

@@ -9,7 +9,7 @@ import uuid
 
 import numpy as np
 
-from ..errors import CommitFailedError, InvalidArgumentError, NotFoundError, SchemaError, UnsafeDeleteError
+from ..errors import CommitFailedError, InvalidArgumentError, NotFoundError, SchemaError, UnsafeLocationError
 from .commit import SnapshotProducer, commit_metadata_change
 from .locations import check_deletable_root, check_within, comparable
 from .data_writer import (partition_groups, prepare_arrow, write_data_files, write_equality_deletes,
@@ -115,6 +115,12 @@ class Table:
     def _set_metadata(self, md):
         self.metadata = md
 
+    def _check_writable(self):
+        """Refuse to write when the metadata names a location no table can own (a file-system root, the
+        warehouse or above it): data, manifests and metadata would land outside any table."""
+        check_deletable_root(self.io, self.metadata.location or "", getattr(self.catalog, "warehouse", None),
+                             f"write to table {self.name}")
+
     # -- time travel and reads -------------------------------------------------
     def _resolve_snapshot(self, snapshot_id=None, as_of=None, ref=None):
         if sum(x is not None for x in (snapshot_id, as_of, ref)) > 1:
@@ -170,6 +176,7 @@ class Table:
 
     # -- writes ------------------------------------------------------------------
     def _write(self, data, spec=None, progress=None):
+        self._check_writable()
         schema = self.schema()
         tbl = prepare_arrow(data, schema)
         return write_data_files(self.io, self.location, tbl, spec or self.spec(), schema,
@@ -251,6 +258,7 @@ class Table:
         """
         import pyarrow as pa
         from ..expressions import evaluate_arrow
+        self._check_writable()
         mode = mode or self.metadata.properties.get("write.delete.mode", "merge-on-read")
         if mode not in ("merge-on-read", "copy-on-write", "equality"):
             raise InvalidArgumentError(f"unknown delete mode {mode!r}")
@@ -528,7 +536,7 @@ class Table:
         if isinstance(self.catalog, FileSystemCatalog):
             own = self._fs_location or self.catalog.default_location(self.identifier[:-1], self.identifier[-1])
             if comparable(self.io, own, True) != comparable(self.io, root, True):
-                raise UnsafeDeleteError(f"refusing to {what}: the metadata names location {root} but the table "
+                raise UnsafeLocationError(f"refusing to {what}: the metadata names location {root} but the table "
                                         f"lives in {own}; nothing was deleted", path=root, root=own)
         check_deletable_root(self.io, root, getattr(self.catalog, "warehouse", None), what)
         return root
@@ -553,7 +561,7 @@ class Table:
         modified before ``older_than`` (a datetime, or milliseconds since the epoch; default 3 days ago, as
         Iceberg) count, so a commit in flight keeps its files. -> sorted list; deleted unless ``dry_run``.
 
-        Refused with UnsafeDeleteError, before anything is deleted, when the location is a file-system root, the
+        Refused with UnsafeLocationError, before anything is deleted, when the location is a file-system root, the
         warehouse or above it, holds another table's metadata, or a listed file resolves (symlinks) outside it."""
         from ..io import normalize_location
         if older_than is not None and older_than_ms is not None:
@@ -582,7 +590,7 @@ class Table:
             name = path.rsplit("/", 1)[-1]
             if (name == "version-hint.text" or _is_metadata_json_name(name)) and \
                     comparable(self.io, path).rsplit("/", 1)[0] != own_metadata:
-                raise UnsafeDeleteError(f"refusing to remove orphan files: another table's metadata lies inside "
+                raise UnsafeLocationError(f"refusing to remove orphan files: another table's metadata lies inside "
                                         f"{root} ({path}); nothing was deleted", path=path, root=root)
             listed.append((path, info))
         orphans = []
@@ -675,6 +683,7 @@ class RowDelta:
         import pyarrow as pa
         from .data_writer import to_arrow_table
         t = self.table
+        t._check_writable()
         schema = t.schema()
         keys = list(key_columns or schema.identifier_field_names)
         if not keys:

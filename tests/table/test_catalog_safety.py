@@ -2,6 +2,7 @@
 import datetime
 import json
 import os
+import sqlite3
 import time
 
 import pyarrow as pa
@@ -9,7 +10,7 @@ import pytest
 
 from paimon_engine import errors
 from paimon_engine.errors import (InvalidArgumentError, InvalidIdentifierError, NamespaceNotEmptyError,
-                                  NotFoundError, PaimonEngineError, UnsafeDeleteError)
+                                  NotFoundError, PaimonEngineError, UnsafeLocationError)
 from paimon_engine.expressions import col
 from paimon_engine.table.catalog import FileSystemCatalog, SqlCatalog
 from paimon_engine.table.data_writer import prepare_arrow, write_data_files
@@ -217,13 +218,13 @@ def test_fs_symlink_out_of_the_warehouse_is_refused(tmp_path):
     os.symlink(outside / "t", tmp_path / "wh" / "db" / "t")       # the table dir points outside
     os.symlink(outside, tmp_path / "wh" / "link")                  # a namespace dir points outside
     before = tree(outside)
-    with pytest.raises(UnsafeDeleteError, match="not inside"):
+    with pytest.raises(UnsafeLocationError, match="not inside"):
         cat.drop_table("db.t", purge=True)
-    with pytest.raises(UnsafeDeleteError):
+    with pytest.raises(UnsafeLocationError):
         cat.drop_table("db.t")
-    with pytest.raises(UnsafeDeleteError):
+    with pytest.raises(UnsafeLocationError):
         cat.drop_namespace("link")
-    with pytest.raises(UnsafeDeleteError):
+    with pytest.raises(UnsafeLocationError):
         cat.create_table("link.t2", sample().schema)
     assert tree(outside) == before
     assert cat.load_table_at(str(outside / "t")).to_arrow().num_rows == 5
@@ -265,7 +266,7 @@ def test_purge_refuses_files_outside_the_table_and_deletes_nothing(tmp_path):
     t.append(sample(5))
     ext = _external_file(t, tmp_path / "elsewhere")
     before = tree(tmp_path)
-    with pytest.raises(UnsafeDeleteError, match="not inside"):
+    with pytest.raises(UnsafeLocationError, match="not inside"):
         cat.drop_table("db.t", purge=True)
     assert tree(tmp_path) == before
     assert cat.load_table("db.t").to_arrow().num_rows == 8        # still in the catalog, readable
@@ -304,7 +305,7 @@ def test_orphan_removal_refuses_a_location_holding_another_table(tmp_path):
     inner.append(sample(2))
     cat.register_table("db.inner", inner.metadata_location)
     before = tree(tmp_path)
-    with pytest.raises(UnsafeDeleteError, match="another table"):
+    with pytest.raises(UnsafeLocationError, match="another table"):
         a.remove_orphan_files(older_than=int(time.time() * 1000) + 60_000)
     assert tree(tmp_path) == before
 
@@ -321,12 +322,29 @@ def test_orphan_removal_refuses_hostile_metadata_location(tmp_path):
         path = tmp_path / "wh" / f"evil-{len(evil_location)}.metadata.json"
         path.write_text(json.dumps(doc))
         name = f"db.evil{len(evil_location)}"
-        ev = cat.register_table(name, str(path))
-        with pytest.raises(UnsafeDeleteError):
+        with pytest.raises(InvalidArgumentError, match="cannot be owned"):
+            cat.register_table(name, str(path))
+        # the same pointer written into the catalog database by another tool
+        cat.register_table(name, t.metadata_location)
+        with sqlite3.connect(tmp_path / "cat.db") as conn:
+            conn.execute("UPDATE iceberg_tables SET metadata_location=? WHERE table_name=?",
+                         (str(path), name.split(".")[1]))
+        ev = cat.load_table(name)
+        before = tree(tmp_path)
+        with pytest.raises(UnsafeLocationError):
+            ev.append(sample(1, start=500))     # data, manifests, metadata would land under that location
+        with pytest.raises(UnsafeLocationError):
+            ev.delete(col("id") == 1)
+        with pytest.raises(UnsafeLocationError):
+            ev.new_snapshot("append")
+        with pytest.raises(UnsafeLocationError):
+            ev.set_properties({"a": "b"})
+        assert tree(tmp_path) == before
+        with pytest.raises(UnsafeLocationError):
             ev.remove_orphan_files(older_than=int(time.time() * 1000) + 60_000, dry_run=True)
-        with pytest.raises(UnsafeDeleteError):
+        with pytest.raises(UnsafeLocationError):
             ev.expire_snapshots(older_than_ms=int(time.time() * 1000) + 60_000)
-        with pytest.raises(UnsafeDeleteError):
+        with pytest.raises(UnsafeLocationError):
             cat.drop_table(name, purge=True)
     assert (tmp_path / "keep.txt").read_text() == "precious"
     assert cat.load_table("db.t").to_arrow().num_rows == 3
@@ -337,7 +355,7 @@ def test_orphan_removal_refuses_hostile_metadata_location(tmp_path):
     doc = json.loads(open(ft.metadata_location).read())
     doc["location"] = str(tmp_path)
     open(ft.metadata_location, "w").write(json.dumps(doc))
-    with pytest.raises(UnsafeDeleteError, match="lives in"):
+    with pytest.raises(UnsafeLocationError, match="lives in"):
         fs.load_table("db.t").remove_orphan_files(older_than=int(time.time() * 1000) + 60_000)
     assert (tmp_path / "keep.txt").read_text() == "precious"
 
@@ -349,7 +367,7 @@ def test_expire_refuses_files_outside_the_table(tmp_path):
     t.append(sample(5))
     ext = _external_file(t, tmp_path / "elsewhere")
     t.delete(col("id") >= 900)                  # the external file loses all its rows and leaves the table
-    with pytest.raises(UnsafeDeleteError, match="left in place"):
+    with pytest.raises(UnsafeLocationError, match="left in place"):
         t.expire_snapshots(older_than_ms=int(time.time() * 1000) + 60_000)
     assert all(os.path.exists(p) for p in ext)
     assert len(t.refresh().snapshots()) == 1    # the snapshots were expired; only file deletion was refused
