@@ -10,9 +10,12 @@ from .errors import (
     CommitFailedError,
     CorruptFileError,
     InvalidArgumentError,
+    InvalidIdentifierError,
+    NamespaceNotEmptyError,
     NotFoundError,
     PaimonEngineError,
     SchemaError,
+    UnsafeLocationError,
     UnsupportedTypeError,
 )
 
@@ -29,6 +32,9 @@ __all__ = [
     "NotFoundError",
     "AlreadyExistsError",
     "InvalidArgumentError",
+    "InvalidIdentifierError",
+    "NamespaceNotEmptyError",
+    "UnsafeLocationError",
     "kernels_implementation",
 ]
 

@@ -18,6 +18,9 @@ __all__ = [
     "NotFoundError",
     "AlreadyExistsError",
     "InvalidArgumentError",
+    "InvalidIdentifierError",
+    "NamespaceNotEmptyError",
+    "UnsafeLocationError",
 ]
 
 
@@ -120,3 +123,29 @@ class AlreadyExistsError(PaimonEngineError):
 
 class InvalidArgumentError(PaimonEngineError, ValueError):
     """An argument to a public API is out of range or inconsistent."""
+
+
+class InvalidIdentifierError(InvalidArgumentError):
+    """A namespace part or table name that no catalog accepts (``..``, a path separator, a control character, an
+    empty or over-long part). ``part`` is the offending part, ``reason`` why it was refused."""
+
+    def __init__(self, message, *, part=None, reason=None):
+        self.part = part
+        self.reason = reason
+        super().__init__(message)
+
+
+class NamespaceNotEmptyError(PaimonEngineError):
+    """A namespace still holds tables or namespaces (at any depth) and cannot be dropped."""
+
+
+class UnsafeLocationError(PaimonEngineError):
+    """A delete (or a write) was refused because a path lies outside the table or warehouse location the
+    operation owns, or the location cannot be owned by one table (a file-system root, the warehouse or above it).
+    Checked after normalisation, before anything is deleted or written. ``path`` is the first offending path,
+    ``root`` the location it had to lie under."""
+
+    def __init__(self, message, *, path=None, root=None):
+        self.path = path
+        self.root = root
+        super().__init__(message)

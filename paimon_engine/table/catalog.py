@@ -18,9 +18,11 @@ import sqlite3
 import time
 import uuid
 
-from ..errors import (AlreadyExistsError, CommitConflictError, InvalidArgumentError, NotFoundError,
-                      PaimonEngineError)
+from ..errors import (AlreadyExistsError, CommitConflictError, InvalidArgumentError, InvalidIdentifierError,
+                      NamespaceNotEmptyError, NotFoundError, PaimonEngineError, UnsafeLocationError)
 from ..io import FileIO, normalize_location
+from .identifiers import check_namespace, parse_identifier
+from .locations import check_deletable_root, check_within, is_within
 from .metadata import TableMetadata, new_table_metadata, parse_metadata, serialize_metadata
 from .partitioning import UNPARTITIONED, PartitionSpec
 from .schema import Schema
@@ -31,22 +33,7 @@ _VERSION_FILE = re.compile(r"^v(\d+)(\.gz)?\.metadata\.json$")
 _CATALOG_FILE = re.compile(r"^(\d+)-[0-9a-fA-F-]+(\.gz)?\.metadata\.json$")
 
 
-def parse_identifier(identifier) -> tuple:
-    """``"ns.sub.table"`` or ``("ns", "sub", "table")`` -> (namespace tuple, table name)."""
-    parts = tuple(identifier.split(".")) if isinstance(identifier, str) else tuple(identifier)
-    if len(parts) < 2 or any(not p for p in parts):
-        raise InvalidArgumentError(f"table identifier needs a namespace and a name, got {identifier!r}")
-    for p in parts:
-        if "/" in p or p in (".", ".."):
-            raise InvalidArgumentError(f"bad identifier part {p!r}")
-    return parts[:-1], parts[-1]
-
-
-def _ns(namespace) -> tuple:
-    parts = tuple(namespace.split(".")) if isinstance(namespace, str) else tuple(namespace)
-    if not parts or any(not p or "/" in p for p in parts):
-        raise InvalidArgumentError(f"bad namespace {namespace!r}")
-    return parts
+_ns = check_namespace
 
 
 class Catalog:
@@ -79,7 +66,14 @@ class Catalog:
         PartitionSpec or a list like ``[("ts", "day"), ("id", "bucket[16]")]``."""
         from .table import Table
         namespace, name = parse_identifier(identifier)
-        loc = normalize_location(location) if location else self.default_location(namespace, name)
+        loc = (normalize_location(location).rstrip("/") or "/") if location else \
+            self.default_location(namespace, name)
+        if location:
+            try:
+                check_deletable_root(self.io, loc, getattr(self, "warehouse", None), "create a table there")
+            except UnsafeLocationError as exc:
+                raise InvalidArgumentError(f"table location {location!r} cannot be owned by one table: "
+                                           f"{exc}") from None
         md = _new_metadata(schema, partition_spec, loc, properties, sort_order, format_version)
         md = self._create(namespace, name, md)
         return Table(namespace + (name,), md, self.io, self)
@@ -149,14 +143,37 @@ def _append_metadata_log(md: TableMetadata, base: TableMetadata | None) -> list:
 
 
 def _delete_old_metadata(io, md: TableMetadata, dropped):
-    """``write.metadata.delete-after-commit.enabled``: delete metadata files that left the log."""
+    """``write.metadata.delete-after-commit.enabled``: delete metadata files that left the log (only those inside
+    the table location; the commit has landed, so one outside is left in place rather than failing it)."""
     if md.properties.get("write.metadata.delete-after-commit.enabled", "false").lower() != "true":
         return
     for path in dropped:
         try:
-            io.delete(path)
+            if path and is_within(io, path, md.location) and path.rstrip("/") != md.location.rstrip("/"):
+                io.delete(path)
         except OSError:
             pass
+
+
+def _is_metadata_json_name(name) -> bool:
+    """A table metadata file name of either catalog (``v<N>.metadata.json``, ``<NNNNN>-<uuid>.metadata.json``)."""
+    return bool(_VERSION_FILE.match(name) or _CATALOG_FILE.match(name))
+
+
+def _table_markers(io, location, own_metadata_dir):
+    """Metadata files of another table found below ``location``: version files, hints or catalog metadata files
+    anywhere but in this table's own metadata directory."""
+    from .locations import comparable
+    own = comparable(io, own_metadata_dir, True)
+    scheme = location.split("://", 1)[0] + "://" if "://" in location else ""
+    found = []
+    for info in io.list(location):
+        name = info.base_name
+        if name == "version-hint.text" or _is_metadata_json_name(name):
+            path = info.path if "://" in info.path or not scheme else scheme + info.path
+            if comparable(io, path).rsplit("/", 1)[0] != own:
+                found.append(path)
+    return found
 
 
 # ---------------------------------------------------------------------------
@@ -179,13 +196,33 @@ class FileSystemCatalog(Catalog):
         return self.default_location(namespace, name)
 
     # namespaces are directories
+    def _namespace_location(self, ns):
+        loc = "/".join((self.warehouse,) + ns)
+        check_within(self.io, [loc], self.warehouse, f"use namespace {'.'.join(ns)}", directory=True)
+        return loc
+
+    def _check_not_in_table(self, ns, what):
+        """Refuse a namespace or table path that would lie inside an existing table's directory."""
+        for i in range(1, len(ns) + 1):
+            loc = "/".join((self.warehouse,) + ns[:i])
+            if self._is_table_dir(loc):
+                raise InvalidArgumentError(f"cannot {what}: {'.'.join(ns[:i])} is a table")
+
     def create_namespace(self, namespace, properties=None):
         ns = _ns(namespace)
-        loc = "/".join((self.warehouse,) + ns)
+        loc = self._namespace_location(ns)
+        self._check_not_in_table(ns, f"create namespace {'.'.join(ns)}")
         if self.io.exists(loc):
             raise AlreadyExistsError(f"namespace {'.'.join(ns)} exists already")
         fs, path = self.io.resolve(loc)
         fs.create_dir(path, recursive=True)
+
+    def namespace_exists(self, namespace) -> bool:
+        import pyarrow.fs as pafs
+        ns = _ns(namespace)
+        loc = self._namespace_location(ns)
+        fs, path = self.io.resolve(loc)
+        return fs.get_file_info(path).type == pafs.FileType.Directory and not self._is_table_dir(loc)
 
     def list_namespaces(self):
         import pyarrow.fs as pafs
@@ -200,17 +237,33 @@ class FileSystemCatalog(Catalog):
     def list_tables(self, namespace):
         import pyarrow.fs as pafs
         ns = _ns(namespace)
-        base = "/".join((self.warehouse,) + ns)
+        base = self._namespace_location(ns)
         fs, path = self.io.resolve(base)
         infos = fs.get_file_info(pafs.FileSelector(path, allow_not_found=True))
         return sorted(ns + (i.base_name,) for i in infos
                       if i.type == pafs.FileType.Directory and self._is_table_dir(f"{base}/{i.base_name}"))
 
     def drop_namespace(self, namespace):
+        """Delete an empty namespace directory. Anything below it (a table or namespace at any depth, or any
+        other file) raises NamespaceNotEmptyError; nothing is ever deleted recursively."""
+        import pyarrow.fs as pafs
         ns = _ns(namespace)
-        if self.list_tables(ns):
-            raise PaimonEngineError(f"namespace {'.'.join(ns)} is not empty")
-        self.io.delete_dir("/".join((self.warehouse,) + ns))
+        name = ".".join(ns)
+        loc = self._namespace_location(ns)
+        fs, path = self.io.resolve(loc)
+        if fs.get_file_info(path).type != pafs.FileType.Directory or self._is_table_dir(loc):
+            raise NotFoundError(f"namespace {name} does not exist")
+        below = fs.get_file_info(pafs.FileSelector(path, recursive=False, allow_not_found=True))
+        if below:
+            raise NamespaceNotEmptyError(f"namespace {name} is not empty: it holds "
+                                         f"{', '.join(sorted(i.base_name for i in below)[:5])}")
+        if self.io.is_local(loc):
+            try:
+                os.rmdir(path)      # fails rather than deletes if something appeared meanwhile
+            except OSError as exc:
+                raise NamespaceNotEmptyError(f"namespace {name} could not be dropped: {exc.strerror}") from None
+        else:
+            fs.delete_dir(path)
 
     def _versions(self, location):
         out = []
@@ -280,6 +333,12 @@ class FileSystemCatalog(Catalog):
         if loc != self.default_location(namespace, name):
             raise InvalidArgumentError(f"a file-system catalog keeps table {name!r} at "
                                        f"{self.default_location(namespace, name)}; it cannot use {loc}")
+        check_within(self.io, [loc], self.warehouse, f"create table {'.'.join(namespace + (name,))}",
+                     directory=True)
+        self._check_not_in_table(namespace, f"create table {'.'.join(namespace + (name,))}")
+        if _table_markers(self.io, loc, f"{loc}/metadata"):
+            raise InvalidArgumentError(f"cannot create table {'.'.join(namespace + (name,))}: {loc} is a "
+                                       f"namespace holding tables")
         return self._create_at(loc, md)
 
     def _create_at(self, loc, md):
@@ -321,14 +380,24 @@ class FileSystemCatalog(Catalog):
         return self.commit_at(base.location, base, new)
 
     def drop_table(self, identifier, purge: bool = False):
+        """Drop a table: its ``metadata`` directory (the table is gone, data files stay), or with ``purge`` its
+        whole directory. Either is refused unless it lies inside the warehouse after resolving symlinks."""
         namespace, name = parse_identifier(identifier)
+        full = ".".join(namespace + (name,))
         loc = self._table_location(namespace, name)
+        check_within(self.io, [loc], self.warehouse, f"drop table {full}", directory=True)
         if self.current_version(loc)[1] is None:
-            raise NotFoundError(f"table {'.'.join(namespace + (name,))} does not exist")
+            raise NotFoundError(f"table {full} does not exist")
         if purge:
+            nested = _table_markers(self.io, loc, f"{loc}/metadata")
+            if nested:
+                raise UnsafeLocationError(f"refusing to purge table {full}: another table's metadata lies inside "
+                                        f"it ({nested[0]}); nothing was deleted", path=nested[0], root=loc)
             self.io.delete_dir(loc)
         else:
-            self.io.delete_dir(f"{loc}/metadata")
+            target = f"{loc}/metadata"
+            check_within(self.io, [target], loc, f"drop table {full}", directory=True)
+            self.io.delete_dir(target)
 
     def rename_table(self, from_identifier, to_identifier):
         raise PaimonEngineError("a file-system catalog cannot rename tables atomically (the location is the "
@@ -398,6 +467,11 @@ class SqlCatalog(Catalog):
     # -- namespaces ------------------------------------------------------------
     def create_namespace(self, namespace, properties=None):
         ns = ".".join(_ns(namespace))
+        if len(ns.encode("utf-8")) > MAX_SQL_NAMESPACE_BYTES:
+            raise InvalidIdentifierError(
+                f"namespace {ns[:40]!r}... is {len(ns.encode('utf-8'))} bytes joined with dots; a SQL catalog "
+                f"keeps at most {MAX_SQL_NAMESPACE_BYTES} (its tables live in the directory <namespace>.db)",
+                part=ns, reason="too long")
         if self.namespace_exists(ns):
             raise AlreadyExistsError(f"namespace {ns} exists already")
         props = dict(properties or {}) or {"exists": "true"}
@@ -410,12 +484,13 @@ class SqlCatalog(Catalog):
         ns = ".".join(_ns(namespace))
         with self._connect() as conn:
             row = conn.execute("SELECT 1 FROM iceberg_namespace_properties WHERE catalog_name=? AND "
-                               "(namespace=? OR namespace LIKE ?) LIMIT 1", (self.name, ns, ns + ".%")).fetchone()
+                               "(namespace=? OR substr(namespace, 1, ?)=?) LIMIT 1",
+                               (self.name, ns, len(ns) + 1, ns + ".")).fetchone()
             if row:
                 return True
             row = conn.execute("SELECT 1 FROM iceberg_tables WHERE catalog_name=? AND "
-                               "(table_namespace=? OR table_namespace LIKE ?) LIMIT 1",
-                               (self.name, ns, ns + ".%")).fetchone()
+                               "(table_namespace=? OR substr(table_namespace, 1, ?)=?) LIMIT 1",
+                               (self.name, ns, len(ns) + 1, ns + ".")).fetchone()
         return row is not None
 
     def list_namespaces(self):
@@ -435,14 +510,31 @@ class SqlCatalog(Catalog):
         return dict(rows)
 
     def drop_namespace(self, namespace):
+        """Drop an empty namespace; a table in it or in any namespace below it, or a namespace below it, raises
+        NamespaceNotEmptyError. Only catalog rows are deleted, never files."""
         ns = ".".join(_ns(namespace))
-        if self.list_tables(ns):
-            raise PaimonEngineError(f"namespace {ns} is not empty")
+        below = (self.name, ns, len(ns) + 1, ns + ".")
         with self._connect() as conn:
-            cur = conn.execute("DELETE FROM iceberg_namespace_properties WHERE catalog_name=? AND namespace=?",
-                               (self.name, ns))
-            if cur.rowcount == 0:
-                raise NotFoundError(f"namespace {ns} does not exist")
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                table = conn.execute("SELECT table_namespace, table_name FROM iceberg_tables WHERE catalog_name=? "
+                                     "AND (table_namespace=? OR substr(table_namespace, 1, ?)=?) LIMIT 1",
+                                     below).fetchone()
+                child = conn.execute("SELECT namespace FROM iceberg_namespace_properties WHERE catalog_name=? "
+                                     "AND namespace<>? AND substr(namespace, 1, ?)=? LIMIT 1", below).fetchone()
+                if table is not None:
+                    raise NamespaceNotEmptyError(f"namespace {ns} is not empty: it holds table "
+                                                 f"{table[0]}.{table[1]}")
+                if child is not None:
+                    raise NamespaceNotEmptyError(f"namespace {ns} is not empty: it holds namespace {child[0]}")
+                cur = conn.execute("DELETE FROM iceberg_namespace_properties WHERE catalog_name=? AND "
+                                   "namespace=?", (self.name, ns))
+                if cur.rowcount == 0:
+                    raise NotFoundError(f"namespace {ns} does not exist")
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
 
     # -- tables ----------------------------------------------------------------
     def _type_filter(self):
@@ -474,10 +566,23 @@ class SqlCatalog(Catalog):
     def _new_metadata_path(self, location, version):
         return f"{location}/metadata/{version:05d}-{uuid.uuid4()}.metadata.json"
 
+    def _table_directories(self):
+        """(identifier, table directory) of every table in this catalog (the directory above ``metadata/``)."""
+        with self._connect() as conn:
+            rows = conn.execute("SELECT table_namespace, table_name, metadata_location FROM iceberg_tables WHERE "
+                                "catalog_name=? AND metadata_location IS NOT NULL", (self.name,)).fetchall()
+        return [(f"{r[0]}.{r[1]}", normalize_location(r[2]).rsplit("/", 2)[0]) for r in rows]
+
     def _create(self, namespace, name, md):
         ns = ".".join(namespace)
         if not self.namespace_exists(ns):
             raise NotFoundError(f"namespace {ns} does not exist")
+        for other, directory in self._table_directories():
+            if other == f"{ns}.{name}":
+                continue    # the same table: the insert below reports that it exists
+            if is_within(self.io, md.location, directory) or is_within(self.io, directory, md.location):
+                raise InvalidArgumentError(f"table location {md.location} overlaps table {other} at {directory}; "
+                                           f"one table's maintenance would delete the other's files")
         path = self._new_metadata_path(md.location, 0)
         self.io.write_bytes(path, self._write_new_metadata(path, md))
         try:
@@ -499,6 +604,8 @@ class SqlCatalog(Catalog):
     def commit(self, identifier, base, new):
         namespace, name = parse_identifier(identifier)
         ns = ".".join(namespace)
+        check_deletable_root(self.io, new.location, self.warehouse, f"commit to table {ns}.{name} (its metadata "
+                                                                    f"names this location)")
         version = _catalog_version(base.metadata_location) + 1
         path = self._new_metadata_path(new.location, version)
         dropped = _append_metadata_log(new, base)
@@ -517,17 +624,30 @@ class SqlCatalog(Catalog):
         return new
 
     def drop_table(self, identifier, purge: bool = False):
+        """Remove the table from the catalog. With ``purge`` also delete the files its metadata references (every
+        metadata file in the log, manifest lists, manifests, data and delete files, file indexes, statistics),
+        as Iceberg does; all of them must lie inside the table location (which may not be the warehouse, an
+        ancestor of it, or a file-system root), else UnsafeLocationError before anything is dropped or deleted.
+        Files nothing references (a killed writer's leftovers) stay: run ``remove_orphan_files`` first."""
         namespace, name = parse_identifier(identifier)
-        md = self._load_metadata(namespace, name) if purge else None
+        full = ".".join(namespace + (name,))
+        files = []
+        if purge:
+            from .table import Table
+            md = self._load_metadata(namespace, name)
+            table = Table(namespace + (name,), md, self.io, self)
+            files = table._referenced_files(md)
+            check_deletable_root(self.io, md.location, self.warehouse, f"purge table {full}")
+            check_within(self.io, files, md.location, f"purge table {full}")
         with self._connect() as conn:
             cur = conn.execute("DELETE FROM iceberg_tables WHERE catalog_name=? AND table_namespace=? AND "
                                "table_name=?", (self.name, ".".join(namespace), name))
             if cur.rowcount == 0:
-                raise NotFoundError(f"table {'.'.join(namespace + (name,))} does not exist")
-        if purge and md is not None:
+                raise NotFoundError(f"table {full} does not exist")
+        for path in sorted(files, key=lambda p: p.endswith(".metadata.json")):   # metadata files last
             try:
-                self.io.delete_dir(md.location)
-            except (OSError, FileNotFoundError):
+                self.io.delete(path)
+            except OSError:
                 pass
 
     def rename_table(self, from_identifier, to_identifier):
@@ -548,7 +668,12 @@ class SqlCatalog(Catalog):
 
     def register_table(self, identifier, metadata_location: str):
         namespace, name = parse_identifier(identifier)
-        parse_metadata(self.io.read_bytes(metadata_location), metadata_location)
+        md = parse_metadata(self.io.read_bytes(metadata_location), metadata_location)
+        try:
+            check_deletable_root(self.io, md.location, self.warehouse, "register a table there")
+        except UnsafeLocationError as exc:
+            raise InvalidArgumentError(f"cannot register {metadata_location}: its table location "
+                                       f"{md.location!r} cannot be owned by one table ({exc})") from None
         try:
             with self._connect() as conn:
                 conn.execute("INSERT INTO iceberg_tables (catalog_name, table_namespace, table_name, "
@@ -580,6 +705,9 @@ class _Conn:
 
     def __exit__(self, *exc):
         self.conn.close()
+
+
+MAX_SQL_NAMESPACE_BYTES = 252   # <namespace>.db must fit in one 255-byte directory name
 
 
 def _catalog_version(location) -> int:

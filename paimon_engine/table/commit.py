@@ -20,7 +20,7 @@ import random
 import time
 import uuid
 
-from ..errors import CommitConflictError, CommitFailedError, InvalidArgumentError
+from ..errors import CommitConflictError, CommitFailedError, InvalidArgumentError, NotFoundError
 from .manifest import (CONTENT_DATA, CONTENT_EQUALITY_DELETES, CONTENT_POSITION_DELETES, STATUS_ADDED,
                        STATUS_DELETED, STATUS_EXISTING, ManifestWriter, read_manifest)
 from .manifest_list import read_manifest_list, write_manifest_list
@@ -48,12 +48,18 @@ def _sleep(attempt, min_ms, max_ms):
     time.sleep(random.uniform(wait / 2, wait) / 1000.0)
 
 
+class _StaleBase(Exception):
+    """The base metadata's branch head lost its manifest list to a concurrent expire: the base is stale."""
+
+
 class SnapshotProducer:
     """One snapshot-producing operation: ``append``, ``overwrite``, ``delete`` or ``replace``."""
 
     def __init__(self, table, operation: str, branch: str = MAIN):
         if operation not in ("append", "overwrite", "delete", "replace"):
             raise InvalidArgumentError(f"unknown snapshot operation {operation!r}")
+        if hasattr(table, "_check_writable"):
+            table._check_writable()
         self.table = table
         self.operation = operation
         self.branch = branch
@@ -110,11 +116,15 @@ class SnapshotProducer:
             attempt_files = []
             try:
                 new_md = self._apply(base, attempt, attempt_files)
+            except _StaleBase:
+                new_md = None           # the base was expired under us: it is not current, reload and retry
             except BaseException:
                 self._delete(attempt_files)
                 self._abort()
                 raise
             try:
+                if new_md is None:
+                    raise CommitConflictError("stale base")
                 committed = table._commit(base, new_md)
             except CommitConflictError:
                 self._delete(attempt_files)
@@ -137,9 +147,14 @@ class SnapshotProducer:
                 pass
 
     def _abort(self):
-        """Delete everything this operation wrote: manifests of added files and the added files themselves."""
+        """Delete everything this operation wrote: manifests of added files and the added files themselves. Only
+        added files inside the table location are deleted: a file added from elsewhere belongs to its writer."""
+        from .locations import is_within
         self._delete(self._written)
-        self._delete([df.file_path for df in self.added_data + self.added_deletes])
+        location = self.table.location
+        self._delete([df.file_path for df in self.added_data + self.added_deletes
+                      if location and is_within(self.table.io, df.file_path, location)
+                      and df.file_path.rstrip("/") != location.rstrip("/")])
 
     def _manifest_path(self, k):
         return f"{self.table.metadata_dir}/{uuid.uuid4()}-m{k}.avro"
@@ -172,8 +187,12 @@ class SnapshotProducer:
         parent = base.snapshot_by_ref(self.branch)
         if parent is None and self.branch != MAIN:
             raise InvalidArgumentError(f"no branch {self.branch!r}")
-        base_manifests = read_manifest_list(io, parent.manifest_list) if parent is not None and \
-            parent.manifest_list else []
+        try:
+            base_manifests = read_manifest_list(io, parent.manifest_list) if parent is not None and \
+                parent.manifest_list else []
+        except NotFoundError:
+            # only an expired snapshot loses its manifest list, and the current one is never expired
+            raise _StaleBase() from None
         if parent is not None and parent.manifest_list is None and parent.manifests:
             from .manifest_list import ManifestFile
             base_manifests = [ManifestFile(p, 0, 0, 0, 0, 0, parent.snapshot_id) for p in parent.manifests]
@@ -313,16 +332,15 @@ class SnapshotProducer:
         parts = {(df.spec_id, df.partition) for df in removed_data.values()}
         specs = base.specs_by_id()
         schema = base.schema()
-        for snap in base.ancestors(parent.snapshot_id):
-            if snap.snapshot_id == self.started_from:
-                return
+        for snap in self._snapshots_since(base, parent):
             if int(snap.summary.get("added-delete-files", "0") or 0) <= 0 or not snap.manifest_list:
                 continue
-            for m in read_manifest_list(self.table.io, snap.manifest_list):
+            for m in self._read_for_validation(snap, read_manifest_list, snap.manifest_list):
                 if m.content == CONTENT_DATA or m.added_snapshot_id != snap.snapshot_id:
                     continue
                 spec = specs.get(m.partition_spec_id)
-                for e in read_manifest(self.table.io, m, spec.partition_type(schema) if spec else None):
+                for e in self._read_for_validation(snap, read_manifest, m,
+                                                   spec.partition_type(schema) if spec else None):
                     if e.status != STATUS_ADDED:
                         continue
                     d = e.data_file
@@ -336,6 +354,33 @@ class SnapshotProducer:
                             f"{self.operation} on {self.table.name}: concurrent snapshot {snap.snapshot_id} added "
                             f"delete files for data this operation rewrites ({d.file_path})")
 
+    def _snapshots_since(self, base, parent):
+        """The snapshots committed since this operation started (``parent`` back to ``started_from``, excluded).
+        When part of that history was expired meanwhile it cannot be validated: CommitFailedError."""
+        out = []
+        snap = parent
+        while snap is not None and snap.snapshot_id != self.started_from:
+            out.append(snap)
+            if snap.parent_snapshot_id is None:
+                if self.started_from is None:
+                    return out
+                break
+            snap = base.snapshot_by_id(snap.parent_snapshot_id)
+        if snap is None or snap.snapshot_id != self.started_from:
+            raise CommitFailedError(f"{self.operation} on {self.table.name}: snapshots committed since it started "
+                                    f"were expired concurrently, so it cannot be validated against them; re-run it")
+        return out
+
+    def _read_for_validation(self, snap, read, *args):
+        """Read a concurrent snapshot's file for validation; a file removed by a concurrent expire_snapshots makes
+        the operation fail with CommitFailedError (re-runnable) instead of a bare NotFoundError."""
+        try:
+            return read(self.table.io, *args)
+        except NotFoundError as exc:
+            raise CommitFailedError(f"{self.operation} on {self.table.name}: cannot validate against concurrent "
+                                    f"snapshot {snap.snapshot_id}, its files were removed by a concurrent "
+                                    f"expire_snapshots ({exc}); re-run the operation") from None
+
     def _check_no_conflicting_data(self, base, parent):
         """Serializable isolation for filtered overwrites/deletes: no row added since this operation started may
         match its filter (exact: the added files are read and the filter evaluated)."""
@@ -345,19 +390,18 @@ class SnapshotProducer:
         from ..expressions import evaluate_arrow
         from .reader import read_data_file
         schema = base.schema()
-        for snap in base.ancestors(parent.snapshot_id):
-            if snap.snapshot_id == self.started_from:
-                return
+        for snap in self._snapshots_since(base, parent):
             if snap.operation not in ("append", "overwrite") or not snap.manifest_list:
                 continue
-            for m in read_manifest_list(self.table.io, snap.manifest_list):
+            for m in self._read_for_validation(snap, read_manifest_list, snap.manifest_list):
                 if m.content != CONTENT_DATA or m.added_snapshot_id != snap.snapshot_id or not m.has_added_files():
                     continue
                 spec = base.specs_by_id().get(m.partition_spec_id)
-                for e in read_manifest(self.table.io, m, spec.partition_type(schema) if spec else None):
+                for e in self._read_for_validation(snap, read_manifest, m,
+                                                   spec.partition_type(schema) if spec else None):
                     if e.status != STATUS_ADDED or e.snapshot_id != snap.snapshot_id:
                         continue
-                    tbl = read_data_file(self.table.io, e.data_file, schema, base)
+                    tbl = self._read_for_validation(snap, read_data_file, e.data_file, schema, base)
                     if np.asarray(evaluate_arrow(self.conflict_filter, tbl)).any():
                         raise CommitFailedError(
                             f"{self.operation} on {self.table.name}: concurrent snapshot {snap.snapshot_id} added "

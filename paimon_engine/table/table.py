@@ -9,8 +9,9 @@ import uuid
 
 import numpy as np
 
-from ..errors import CommitFailedError, InvalidArgumentError, NotFoundError, SchemaError
+from ..errors import CommitFailedError, InvalidArgumentError, NotFoundError, SchemaError, UnsafeLocationError
 from .commit import SnapshotProducer, commit_metadata_change
+from .locations import check_deletable_root, check_within, comparable
 from .data_writer import (partition_groups, prepare_arrow, write_data_files, write_equality_deletes,
                           write_position_deletes)
 from .manifest import CONTENT_DATA, CONTENT_POSITION_DELETES, read_manifest
@@ -114,6 +115,12 @@ class Table:
     def _set_metadata(self, md):
         self.metadata = md
 
+    def _check_writable(self):
+        """Refuse to write when the metadata names a location no table can own (a file-system root, the
+        warehouse or above it): data, manifests and metadata would land outside any table."""
+        check_deletable_root(self.io, self.metadata.location or "", getattr(self.catalog, "warehouse", None),
+                             f"write to table {self.name}")
+
     # -- time travel and reads -------------------------------------------------
     def _resolve_snapshot(self, snapshot_id=None, as_of=None, ref=None):
         if sum(x is not None for x in (snapshot_id, as_of, ref)) > 1:
@@ -169,6 +176,7 @@ class Table:
 
     # -- writes ------------------------------------------------------------------
     def _write(self, data, spec=None, progress=None):
+        self._check_writable()
         schema = self.schema()
         tbl = prepare_arrow(data, schema)
         return write_data_files(self.io, self.location, tbl, spec or self.spec(), schema,
@@ -250,6 +258,7 @@ class Table:
         """
         import pyarrow as pa
         from ..expressions import evaluate_arrow
+        self._check_writable()
         mode = mode or self.metadata.properties.get("write.delete.mode", "merge-on-read")
         if mode not in ("merge-on-read", "copy-on-write", "equality"):
             raise InvalidArgumentError(f"unknown delete mode {mode!r}")
@@ -480,6 +489,8 @@ class Table:
         """Remove snapshots older than ``older_than_ms`` (default: all but the newest ``retain_last`` of the
         current branch), never a ref's head; then delete files only they referenced. -> list of expired ids."""
         before = self.metadata
+        if delete_files:
+            self._owned_root(before, "expire snapshots and delete their files")
         expired = []
 
         def change(md):
@@ -508,28 +519,82 @@ class Table:
             gone = [before.snapshot_by_id(i) for i in expired if before.snapshot_by_id(i) is not None]
             candidates = self._reachable(before, gone, include_deleted_entries=True)
             alive = self._reachable(after, after.snapshots)
-            for path in candidates - alive:
+            doomed = sorted(candidates - alive)
+            root = self._owned_root(after, f"delete the files of expired snapshots {expired}")
+            check_within(self.io, doomed, root, f"delete the files of expired snapshots {expired} (the snapshots "
+                                                f"are expired; their files are left in place)")
+            for path in doomed:
                 self.io.delete(path)
         return expired
 
-    def remove_orphan_files(self, older_than_ms: int | None = None, dry_run: bool = False, progress=None):
-        """Files under the table location that no snapshot or metadata file references (left by failed or killed
-        writers), last modified before ``older_than_ms`` (default: 3 days ago). -> sorted list; deleted unless
-        ``dry_run``."""
-        from ..io import normalize_location
-        md = self.refresh().metadata
-        if older_than_ms is None:
-            older_than_ms = int(time.time() * 1000) - 3 * 24 * 3600 * 1000
-        referenced = {normalize_location(p) for p in self._reachable(md, md.snapshots, True)}
+    def _owned_root(self, md, what) -> str:
+        """The location this table's maintenance may delete under: the table location, which must not be a
+        file-system root or the warehouse (or above it), and for a file-system catalog must be the table's own
+        directory."""
+        from .catalog import FileSystemCatalog
+        root = md.location.rstrip("/") or "/"
+        if isinstance(self.catalog, FileSystemCatalog):
+            own = self._fs_location or self.catalog.default_location(self.identifier[:-1], self.identifier[-1])
+            if comparable(self.io, own, True) != comparable(self.io, root, True):
+                raise UnsafeLocationError(f"refusing to {what}: the metadata names location {root} but the table "
+                                        f"lives in {own}; nothing was deleted", path=root, root=own)
+        check_deletable_root(self.io, root, getattr(self.catalog, "warehouse", None), what)
+        return root
+
+    def _referenced_files(self, md) -> list:
+        """Every file the metadata references: metadata files (current and logged), manifest lists, manifests,
+        data and delete files (also entries marked deleted), file indexes, statistics and partition statistics."""
+        out = set(self._reachable(md, md.snapshots, include_deleted_entries=True))
         for p in [md.metadata_location] + [e.metadata_file for e in md.metadata_log]:
             if p:
-                referenced.add(normalize_location(p))
-        loc = normalize_location(md.location)
-        orphans = []
+                out.add(p)
+        for stats in list(md.statistics or []) + list(md.partition_statistics or []):
+            if isinstance(stats, dict) and stats.get("statistics-path"):
+                out.add(stats["statistics-path"])
+        return sorted(out)
+
+    def remove_orphan_files(self, older_than=None, dry_run: bool = False, progress=None, *,
+                            older_than_ms: int | None = None):
+        """Files under the table location that nothing references (left by failed or killed writers): no
+        snapshot of any branch or tag, no metadata file (current or in the metadata log), manifest list,
+        manifest, data or delete file, file index, statistics or partition-statistics file. Only files last
+        modified before ``older_than`` (a datetime, or milliseconds since the epoch; default 3 days ago, as
+        Iceberg) count, so a commit in flight keeps its files. -> sorted list; deleted unless ``dry_run``.
+
+        Refused with UnsafeLocationError, before anything is deleted, when the location is a file-system root, the
+        warehouse or above it, holds another table's metadata, or a listed file resolves (symlinks) outside it."""
+        from ..io import normalize_location
+        if older_than is not None and older_than_ms is not None:
+            raise InvalidArgumentError("give older_than or older_than_ms, not both")
+        if older_than is None:
+            older_than = older_than_ms
+        if older_than is None:
+            older_than = int(time.time() * 1000) - 3 * 24 * 3600 * 1000
+        elif hasattr(older_than, "timestamp"):
+            older_than = int(older_than.timestamp() * 1000)
+        elif isinstance(older_than, (int, float)) and not isinstance(older_than, bool):
+            older_than = int(older_than)
+        else:
+            raise InvalidArgumentError(f"older_than must be a datetime or milliseconds, got {older_than!r}")
+        older_than_ms = older_than
+        md = self.refresh().metadata
+        root = self._owned_root(md, "remove orphan files")
+        referenced = {normalize_location(p) for p in self._referenced_files(md)}
+        from .catalog import _is_metadata_json_name
+        own_metadata = comparable(self.io, f"{root}/metadata", True)
+        listed = []
         for info in self.io.list(md.location):
             path = info.path if info.path.startswith("/") or "://" in info.path else "/" + info.path
             if "://" in md.location and "://" not in path:
                 path = md.location.split("://", 1)[0] + "://" + info.path
+            name = path.rsplit("/", 1)[-1]
+            if (name == "version-hint.text" or _is_metadata_json_name(name)) and \
+                    comparable(self.io, path).rsplit("/", 1)[0] != own_metadata:
+                raise UnsafeLocationError(f"refusing to remove orphan files: another table's metadata lies inside "
+                                        f"{root} ({path}); nothing was deleted", path=path, root=root)
+            listed.append((path, info))
+        orphans = []
+        for path, info in listed:
             name = path.rsplit("/", 1)[-1]
             if name == "version-hint.text":
                 continue
@@ -541,7 +606,7 @@ class Table:
             if mtime >= older_than_ms:
                 continue
             orphans.append(path)
-        del loc
+        check_within(self.io, orphans, root, "remove orphan files")
         if not dry_run:
             for i, p in enumerate(orphans):
                 self.io.delete(p)
@@ -618,6 +683,7 @@ class RowDelta:
         import pyarrow as pa
         from .data_writer import to_arrow_table
         t = self.table
+        t._check_writable()
         schema = t.schema()
         keys = list(key_columns or schema.identifier_field_names)
         if not keys:
