@@ -20,14 +20,21 @@ class OutsideCheckoutError(RuntimeError):
     """A test opened a file beside the checkout instead of a copy under tests/data/."""
 
 
-def _roots_allowed():
-    roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, tempfile.gettempdir()}
-    return tuple(os.path.realpath(r) + os.sep for r in roots)
-
-
 _PARENT = os.path.realpath(REPO.parent) + os.sep
 _REPO = os.path.realpath(REPO) + os.sep
+
+
+def _roots_allowed():
+    # the interpreter's prefixes and the temporary directory, unless one of them holds the checkout itself (a
+    # clone under /tmp): then it would allow everything beside the checkout
+    roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, tempfile.gettempdir()}
+    full = (os.path.realpath(r) + os.sep for r in roots)
+    return tuple(r for r in full if not _REPO.startswith(r))
+
+
 _ALLOWED = _roots_allowed()
+#: names of temporary folders (tempfile's, pytest's) that may sit beside a checkout made in the temp directory
+_TEMP_NAMES = ("tmp", "pytest-of-")
 _SEEN = []
 
 
@@ -43,7 +50,9 @@ def outside_checkout(path) -> bool:
     if not full.startswith(_PARENT) or full.startswith(_REPO) or full.startswith(_ALLOWED):
         return False
     first = full[len(_PARENT):].split(os.sep, 1)[0]
-    return bool(first) and not first.startswith(".")
+    if not first or first.startswith("."):
+        return False
+    return not (_PARENT == os.path.realpath(tempfile.gettempdir()) + os.sep and first.startswith(_TEMP_NAMES))
 
 
 def _guard(event, args):
