@@ -314,6 +314,8 @@ def add_commands(sub):
     q.add_argument("--port", type=int, default=8181, help="port (default 8181)")
     q.add_argument("--token", help="bearer token every request must carry")
     q.add_argument("--prefix", help="URL prefix announced in /v1/config (default none)")
+    q.add_argument("--credential", metavar="ID:SECRET",
+                   help="hand out --token at /v1/oauth/tokens to this OAuth2 client")
     _add_io(q)
 
 
@@ -710,12 +712,14 @@ def cmd_serve(args) -> int:
     else:
         cat = FileSystemCatalog(args.warehouse or args.catalog, io=io)
     print(f"serving {args.catalog} on http://{args.host}:{args.port}", file=sys.stderr)
-    serve(cat, args.host, args.port, token=args.token, prefix=args.prefix)
+    serve(cat, args.host, args.port, token=args.token, prefix=args.prefix, credential=args.credential)
     return 0
 
 
 def check_args(args):
     """A usage problem argparse cannot see (options that only make sense together), or None."""
+    if args.command == "serve" and args.credential and not args.token:
+        return "--credential needs --token (the token it hands out)"
     if args.command == "catalog" and not (args.uri or args.warehouse):
         return "catalog list needs --uri (SQLite catalog) or --warehouse (file-system catalog)"
     if args.command == "table" and args.table_command == "expire" and args.snapshot_ids and \

@@ -457,8 +457,12 @@ def handle(service, method, raw_path: bytes, raw_query: bytes, headers: dict, bo
 
 
 def create_app(catalog, *, token: str | None = None, prefix: str | None = None,
-               max_body_bytes: int = MAX_BODY_BYTES):
-    """The ASGI application serving ``catalog`` over the Iceberg REST catalog protocol."""
+               max_body_bytes: int = MAX_BODY_BYTES, credential: str | None = None):
+    """The ASGI application serving ``catalog`` over the Iceberg REST catalog protocol. With ``credential``
+    (``"id:secret"``, needs ``token``) ``POST /v1/oauth/tokens`` hands out ``token`` to that client (OAuth2
+    client credentials)."""
+    if credential and not token:
+        raise InvalidArgumentError("a credential needs a token to hand out")
     from starlette.applications import Starlette
     from starlette.concurrency import run_in_threadpool
     from starlette.responses import JSONResponse, Response
@@ -476,6 +480,9 @@ def create_app(catalog, *, token: str | None = None, prefix: str | None = None,
         return reply(status, _error_body(status, kind, message))
 
     async def endpoint(request):
+        if credential and request.method == "POST" and \
+                request.url.path.rstrip("/") == "/v1/oauth/tokens":
+            return await token_endpoint(request)
         if expected is not None:
             given = request.headers.get("authorization", "").encode("latin-1", "replace")
             if not hmac.compare_digest(given, expected):
@@ -499,15 +506,33 @@ def create_app(catalog, *, token: str | None = None, prefix: str | None = None,
             request.headers, body)
         return reply(status, value)
 
+    async def token_endpoint(request):
+        """OAuth2 client credentials: the configured ``id:secret`` gets the server's token."""
+        from urllib.parse import parse_qs as _qs
+        raw = await request.body()
+        if len(raw) > 65536:
+            return reply(400, {"error": "invalid_request", "error_description": "request too large"})
+        form = {k: v[-1] for k, v in _qs(raw.decode("latin-1")).items()}
+        want_id, _, want_secret = credential.partition(":")
+        if form.get("grant_type") != "client_credentials":
+            return reply(400, {"error": "unsupported_grant_type",
+                               "error_description": "only client_credentials is supported"})
+        if not (hmac.compare_digest(form.get("client_id", "").encode(), want_id.encode())
+                and hmac.compare_digest(form.get("client_secret", "").encode(), want_secret.encode())):
+            return reply(401, {"error": "invalid_client", "error_description": "unknown client or wrong secret"})
+        return reply(200, {"access_token": token, "token_type": "bearer", "expires_in": 3600,
+                           "issued_token_type": "urn:ietf:params:oauth:token-type:access_token"})
+
     methods = ["GET", "HEAD", "POST", "DELETE", "PUT"]
     return Starlette(routes=[Route("/{path:path}", endpoint, methods=methods)])
 
 
 def serve(catalog, host: str = "127.0.0.1", port: int = 8181, *, token: str | None = None,
-          prefix: str | None = None, log_level: str = "warning"):
+          prefix: str | None = None, credential: str | None = None, log_level: str = "warning"):
     """Serve ``catalog`` until interrupted."""
     import uvicorn
-    uvicorn.run(create_app(catalog, token=token, prefix=prefix), host=host, port=port, log_level=log_level)
+    uvicorn.run(create_app(catalog, token=token, prefix=prefix, credential=credential), host=host, port=port,
+                log_level=log_level)
 
 
 class RestServer:
@@ -515,7 +540,8 @@ class RestServer:
     ``stop()``; also a context manager."""
 
     def __init__(self, catalog, host: str = "127.0.0.1", port: int = 0, *, token: str | None = None,
-                 prefix: str | None = None):
+                 prefix: str | None = None, credential: str | None = None):
+        self.credential = credential
         self.catalog = catalog
         self.host = host
         self.port = port
@@ -537,7 +563,8 @@ class RestServer:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((self.host, self.port))
         self.port = sock.getsockname()[1]
-        config = uvicorn.Config(create_app(self.catalog, token=self.token, prefix=self.prefix),
+        config = uvicorn.Config(create_app(self.catalog, token=self.token, prefix=self.prefix,
+                                           credential=self.credential),
                                 log_level="warning", lifespan="off")
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]},

@@ -749,7 +749,12 @@ def _catalog_version(location) -> int:
 
 
 def load_catalog(kind: str = "sql", **kw) -> Catalog:
-    """``load_catalog("sql", uri=..., warehouse=...)`` or ``load_catalog("fs", warehouse=...)``."""
+    """``load_catalog("sql", uri=..., warehouse=...)`` or ``load_catalog("fs", warehouse=...)``; a REST catalog:
+    ``load_catalog(name, type="rest", uri=...)``."""
+    if kind == "rest" or kw.get("type") == "rest":
+        from ..rest.client import RestCatalog
+        kw.pop("type", None)
+        return RestCatalog(**({} if kind == "rest" else {"name": kind}), **kw)
     if kind in ("sql", "sqlite"):
         return SqlCatalog(**kw)
     if kind in ("fs", "filesystem", "hadoop"):
