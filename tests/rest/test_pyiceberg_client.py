@@ -117,3 +117,19 @@ def test_pyiceberg_with_the_token_and_without(token_server):
         _catalog(token_server, token="wrong").list_namespaces()
     with pytest.raises(UnauthorizedError, match="bearer token"):
         _catalog(token_server).list_namespaces()
+
+
+def test_pyiceberg_against_a_file_system_catalog(tmp_path):
+    from paimon_engine.rest.server import RestServer
+    from paimon_engine.table.catalog import FileSystemCatalog
+    backing = FileSystemCatalog(str(tmp_path / "wh"))
+    with RestServer(backing) as srv:
+        rc = _catalog(srv)
+        rc.create_namespace("db")
+        t = rc.create_table("db.t", SCHEMA, partition_spec=SPEC)
+        t.append(pa.table({"id": pa.array([1, 2], pa.int64()), "cat": ["a", "b"]}))
+        t.append(pa.table({"id": pa.array([3], pa.int64()), "cat": ["a"]}))
+        ours = backing.load_table("db.t")
+        assert ours.metadata.metadata_location.endswith("v3.metadata.json")
+        assert [r["id"] for r in _rows(ours.scan().to_arrow())] == [1, 2, 3]
+        assert rc.load_namespace_properties("db") == {}
