@@ -85,9 +85,7 @@ def _as_rest_error(exc, not_found="NoSuchTableException") -> RestError:
     if isinstance(exc, (InvalidArgumentError, ValueError)):
         return _bad(msg)
     if isinstance(exc, PaimonEngineError):
-        return RestError(406 if "cannot rename" in msg else 500,
-                         "UnsupportedOperationException" if "cannot rename" in msg else "ServiceFailureException",
-                         msg)
+        return RestError(500, "ServiceFailureException", msg)
     return RestError(500, "ServiceFailureException", f"internal error: {type(exc).__name__}")
 
 
@@ -115,11 +113,9 @@ def _namespace_levels(value, what="namespace"):
 class CatalogService:
     """The protocol's operations on one catalog; every method takes and returns JSON-shaped values."""
 
-    def __init__(self, catalog, *, prefix: str | None = None, warehouse: str | None = None):
+    def __init__(self, catalog, *, prefix: str | None = None):
         self.catalog = catalog
         self.prefix = prefix
-        self.warehouse = warehouse
-        self._lock = threading.Lock()
 
     # -- helpers -------------------------------------------------------------------------
     def _require_namespace(self, ns):
@@ -309,6 +305,10 @@ class CatalogService:
         d_name = check_part(_field(dst, "name", str), "table name")
         self._require_namespace(s_ns)
         self._require_namespace(d_ns)
+        from ..table.catalog import FileSystemCatalog
+        if isinstance(self.catalog, FileSystemCatalog):
+            raise RestError(406, "UnsupportedOperationException", "a file-system catalog cannot rename tables "
+                                                                  "(the location is the table's identity)")
         self.catalog.rename_table(s_ns + (s_name,), d_ns + (d_name,))
         return 204, None
 

@@ -217,3 +217,16 @@ def test_concurrent_commits_through_the_server_lose_nothing(server, backing, tab
     assert not errors, errors[0]
     props = backing.load_table("db.t").metadata.properties
     assert {f"w{i}-{j}" for i in range(8) for j in range(5)} <= set(props)
+
+
+def test_406_for_a_rename_the_file_system_catalog_cannot_do(tmp_path):
+    from paimon_engine.rest.server import RestServer
+    from paimon_engine.table.catalog import FileSystemCatalog
+    backing = FileSystemCatalog(str(tmp_path / "wh"))
+    backing.create_namespace("db")
+    backing.create_table("db.t", pa.schema([("id", pa.int64())]))
+    with RestServer(backing) as srv:
+        resp = requests.post(f"{srv.uri}/v1/tables/rename", timeout=30, json={
+            "source": {"namespace": ["db"], "name": "t"}, "destination": {"namespace": ["db"], "name": "u"}})
+        _error(resp, 406, "UnsupportedOperationException", "cannot rename")
+    assert backing.list_tables("db") == [("db", "t")]
