@@ -15,7 +15,7 @@ from .errors import InvalidArgumentError
 
 __all__ = ["add_commands", "run_command", "Progress"]
 
-COMMANDS = ("inspect", "cat", "table", "catalog")
+COMMANDS = ("inspect", "cat", "table", "catalog", "serve")
 
 
 # -- output helpers ------------------------------------------------------------------
@@ -295,6 +295,27 @@ def add_commands(sub):
                        _example("catalog list"))
     _add_catalog(q)
     q.add_argument("--json", action="store_true", help="print JSON")
+    _add_io(q)
+
+    q = command_parser(
+        sub, "serve", "serve a catalog over the Iceberg REST catalog protocol",
+        "Serve a SQLite catalog (a sqlite:/// URI) or a file-system catalog (a warehouse\n"
+        "directory) over the Iceberg REST catalog protocol until interrupted. Needs the\n"
+        "'rest' extra (Starlette and uvicorn).",
+        "paimon-engine serve --catalog sqlite:///warehouse/catalog.db \\\n"
+        "    --warehouse warehouse --port 8181 --token s3cret",
+        "With --token, every request must carry 'Authorization: Bearer <token>'; others\n"
+        "get 401. Without --host the server listens on 127.0.0.1 only.")
+    q.add_argument("--catalog", required=True, metavar="URI_OR_PATH",
+                   help="sqlite:///path/catalog.db, or a warehouse directory (file-system catalog)")
+    q.add_argument("--warehouse", help="where new tables of a SQLite catalog go")
+    q.add_argument("--catalog-name", default="default", help="the SQLite catalog's name (default 'default')")
+    q.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    q.add_argument("--port", type=int, default=8181, help="port (default 8181)")
+    q.add_argument("--token", help="bearer token every request must carry")
+    q.add_argument("--prefix", help="URL prefix announced in /v1/config (default none)")
+    q.add_argument("--credential", metavar="ID:SECRET",
+                   help="hand out --token at /v1/oauth/tokens to this OAuth2 client")
     _add_io(q)
 
 
@@ -682,8 +703,23 @@ def cmd_catalog(args) -> int:
     return 0
 
 
+def cmd_serve(args) -> int:
+    from .rest.server import serve
+    from .table.catalog import FileSystemCatalog, SqlCatalog
+    io = _file_io(args)
+    if args.catalog.startswith("sqlite:"):
+        cat = SqlCatalog(args.catalog_name, uri=args.catalog, warehouse=args.warehouse, io=io)
+    else:
+        cat = FileSystemCatalog(args.warehouse or args.catalog, io=io)
+    print(f"serving {args.catalog} on http://{args.host}:{args.port}", file=sys.stderr)
+    serve(cat, args.host, args.port, token=args.token, prefix=args.prefix, credential=args.credential)
+    return 0
+
+
 def check_args(args):
     """A usage problem argparse cannot see (options that only make sense together), or None."""
+    if args.command == "serve" and args.credential and not args.token:
+        return "--credential needs --token (the token it hands out)"
     if args.command == "catalog" and not (args.uri or args.warehouse):
         return "catalog list needs --uri (SQLite catalog) or --warehouse (file-system catalog)"
     if args.command == "table" and args.table_command == "expire" and args.snapshot_ids and \
@@ -693,4 +729,5 @@ def check_args(args):
 
 
 def run_command(args) -> int:
-    return {"inspect": cmd_inspect, "cat": cmd_cat, "table": cmd_table, "catalog": cmd_catalog}[args.command](args)
+    return {"inspect": cmd_inspect, "cat": cmd_cat, "table": cmd_table, "catalog": cmd_catalog,
+            "serve": cmd_serve}[args.command](args)

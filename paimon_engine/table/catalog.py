@@ -509,6 +509,34 @@ class SqlCatalog(Catalog):
             raise NotFoundError(f"namespace {ns} does not exist")
         return dict(rows)
 
+    def update_namespace_properties(self, namespace, removals=(), updates=None) -> dict:
+        """Remove and set namespace properties in one transaction -> ``{"updated", "removed", "missing"}``."""
+        ns = ".".join(_ns(namespace))
+        updates = {str(k): str(v) for k, v in (updates or {}).items()}
+        with self._connect() as conn:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                rows = dict(conn.execute("SELECT property_key, property_value FROM iceberg_namespace_properties "
+                                         "WHERE catalog_name=? AND namespace=?", (self.name, ns)).fetchall())
+                if not rows and not self.namespace_exists(ns):
+                    raise NotFoundError(f"namespace {ns} does not exist")
+                removed = sorted(k for k in set(removals) if k in rows)
+                missing = sorted(k for k in set(removals) if k not in rows)
+                for k in removed:
+                    conn.execute("DELETE FROM iceberg_namespace_properties WHERE catalog_name=? AND namespace=? "
+                                 "AND property_key=?", (self.name, ns, k))
+                for k, v in updates.items():
+                    conn.execute("INSERT OR REPLACE INTO iceberg_namespace_properties VALUES (?, ?, ?, ?)",
+                                 (self.name, ns, k, v))
+                if set(rows) <= set(removed) and not updates:    # keep the namespace when its last key goes
+                    conn.execute("INSERT INTO iceberg_namespace_properties VALUES (?, ?, 'exists', 'true')",
+                                 (self.name, ns))
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+        return {"updated": sorted(updates), "removed": removed, "missing": missing}
+
     def drop_namespace(self, namespace):
         """Drop an empty namespace; a table in it or in any namespace below it, or a namespace below it, raises
         NamespaceNotEmptyError. Only catalog rows are deleted, never files."""
@@ -721,7 +749,12 @@ def _catalog_version(location) -> int:
 
 
 def load_catalog(kind: str = "sql", **kw) -> Catalog:
-    """``load_catalog("sql", uri=..., warehouse=...)`` or ``load_catalog("fs", warehouse=...)``."""
+    """``load_catalog("sql", uri=..., warehouse=...)`` or ``load_catalog("fs", warehouse=...)``; a REST catalog:
+    ``load_catalog(name, type="rest", uri=...)``."""
+    if kind == "rest" or kw.get("type") == "rest":
+        from ..rest.client import RestCatalog
+        kw.pop("type", None)
+        return RestCatalog(**({} if kind == "rest" else {"name": kind}), **kw)
     if kind in ("sql", "sqlite"):
         return SqlCatalog(**kw)
     if kind in ("fs", "filesystem", "hadoop"):
