@@ -36,7 +36,14 @@ __all__ = [
     "NamespaceNotEmptyError",
     "UnsafeLocationError",
     "kernels_implementation",
+    "load_catalog",
 ]
+
+
+def load_catalog(name=None, **properties):
+    """pyiceberg's ``load_catalog``; see :func:`paimon_engine.catalog.load_catalog`."""
+    from .table.catalog import load_catalog as _load
+    return _load(name, **properties)
 
 
 def kernels_implementation() -> dict:

@@ -28,6 +28,9 @@ __all__ = [
     "Expression", "And", "Or", "Not", "AlwaysTrue", "AlwaysFalse", "Predicate", "Reference", "OPS",
     "col", "parse", "rewrite_not", "referenced_names", "evaluate_arrow", "to_arrow_expression",
     "and_all", "or_all",
+    # pyiceberg's names
+    "EqualTo", "NotEqualTo", "GreaterThan", "GreaterThanOrEqual", "LessThan", "LessThanOrEqual", "In", "NotIn",
+    "IsNull", "NotNull", "IsNaN", "NotNaN", "StartsWith", "NotStartsWith",
 ]
 
 UNARY_OPS = ("is_null", "not_null", "is_nan", "not_nan")
@@ -127,7 +130,9 @@ class _Binary(Expression):
     __slots__ = ("left", "right")
     word = "?"
 
-    def __init__(self, left, right):
+    def __init__(self, left, right, *rest):
+        if rest:   # pyiceberg's And(a, b, c, ...): folded to the left
+            left, right = type(self)(left, right, *rest[:-1]), rest[-1]
         self.left = _expr(left)
         self.right = _expr(right)
 
@@ -869,3 +874,59 @@ def parse(text: str) -> Expression:
     if not text.strip():
         return AlwaysTrue()
     return _FilterParser(text).parse()
+
+
+# -- pyiceberg's predicate class names --------------------------------------------------------------------------
+def _term(term) -> str:
+    name = getattr(term, "name", term)
+    if not isinstance(name, str) or not name:
+        raise InvalidArgumentError(f"a predicate needs a column name or reference, got {term!r}")
+    return name
+
+
+class _Unary(Predicate):
+    __slots__ = ()
+    _op = ""
+
+    def __init__(self, term):
+        super().__init__(self._op, _term(term))
+
+
+class _WithLiteral(Predicate):
+    __slots__ = ()
+    _op = ""
+
+    def __init__(self, term, literal):
+        super().__init__(self._op, _term(term), getattr(literal, "value", literal))
+
+
+class _WithSet(Predicate):
+    __slots__ = ()
+    _op = ""
+
+    def __init__(self, term, literals):
+        if isinstance(literals, (str, bytes)):
+            raise InvalidArgumentError(f"{type(self).__name__} needs a collection of literals, got {literals!r}")
+        super().__init__(self._op, _term(term), literals=[getattr(v, "value", v) for v in literals])
+
+
+def _named(base, name, op):
+    cls = type(name, (base,), {"__slots__": (), "_op": op, "__doc__": f"pyiceberg's ``{name}`` (``{op}``)."})
+    cls.__module__ = __name__
+    return cls
+
+
+EqualTo = _named(_WithLiteral, "EqualTo", "eq")
+NotEqualTo = _named(_WithLiteral, "NotEqualTo", "ne")
+GreaterThan = _named(_WithLiteral, "GreaterThan", "gt")
+GreaterThanOrEqual = _named(_WithLiteral, "GreaterThanOrEqual", "ge")
+LessThan = _named(_WithLiteral, "LessThan", "lt")
+LessThanOrEqual = _named(_WithLiteral, "LessThanOrEqual", "le")
+StartsWith = _named(_WithLiteral, "StartsWith", "starts_with")
+NotStartsWith = _named(_WithLiteral, "NotStartsWith", "not_starts_with")
+In = _named(_WithSet, "In", "in")
+NotIn = _named(_WithSet, "NotIn", "not_in")
+IsNull = _named(_Unary, "IsNull", "is_null")
+NotNull = _named(_Unary, "NotNull", "not_null")
+IsNaN = _named(_Unary, "IsNaN", "is_nan")
+NotNaN = _named(_Unary, "NotNaN", "not_nan")

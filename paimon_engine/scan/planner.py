@@ -30,7 +30,7 @@ from .projection import PartitionFieldInfo, project
 from .reader import METADATA_COLUMNS, TaskReader
 from .tasks import FileScanTask, combine_tasks, split_tasks
 
-__all__ = ["TableScan"]
+__all__ = ["TableScan", "resolve_snapshot"]
 STATUS_DELETED = 2
 CONTENT_DATA = 0
 
@@ -63,11 +63,41 @@ def _to_millis(as_of):
     raise InvalidArgumentError(f"as_of must be a datetime, an ISO string or epoch milliseconds, got {as_of!r}")
 
 
+def resolve_snapshot(md, snapshot_id=None, as_of=None, ref=None):
+    """The snapshot a read sees: by id, by branch or tag name, as of a time (datetime, ISO string or epoch ms),
+    else the current one (None for an empty table or a ref with no snapshot yet)."""
+    if sum(x is not None for x in (snapshot_id, as_of, ref)) > 1:
+        raise InvalidArgumentError("give at most one of snapshot_id, as_of and ref")
+    if snapshot_id is not None:
+        s = md.snapshot_by_id(int(snapshot_id))
+        if s is None:
+            raise NotFoundError(f"no snapshot with id {snapshot_id}")
+        return s
+    if ref is not None:
+        s = md.snapshot_by_ref(ref)
+        if s is None:
+            if ref in (md.refs or {}):
+                return None
+            raise NotFoundError(f"no branch or tag named {ref!r}")
+        return s
+    if as_of is not None:
+        try:
+            ms = _to_millis(as_of)
+        except ValueError:
+            raise InvalidArgumentError(f"as_of must be a datetime, an ISO string or epoch milliseconds, "
+                                       f"got {as_of!r}") from None
+        s = md.snapshot_as_of(ms)
+        if s is None:
+            raise NotFoundError(f"no snapshot was current at {as_of!r}")
+        return s
+    return md.current_snapshot()
+
+
 class TableScan:
     """A configured, immutable scan; every ``with_*`` / ``select`` / ``filter`` returns a new scan."""
 
     def __init__(self, metadata, io, filter=None, columns=None, snapshot_id=None, as_of=None, ref=None,
-                 case_sensitive=True, workers=None, table=None, _incremental=None):
+                 case_sensitive=True, workers=None, table=None, limit=None, options=None, _incremental=None):
         self.metadata = metadata
         self.io = io
         self.table = table
@@ -76,7 +106,14 @@ class TableScan:
         given = sum(x is not None for x in (snapshot_id, as_of, ref))
         if given > 1:
             raise InvalidArgumentError("give at most one of snapshot_id, as_of and ref")
-        self._args = dict(filter=filter, columns=columns, snapshot_id=snapshot_id, as_of=as_of, ref=ref)
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
+            raise InvalidArgumentError(f"limit must be a non-negative integer, got {limit!r}")
+        self.limit = limit
+        self.options = dict(options or {})
+        if columns is not None and not isinstance(columns, str) and tuple(columns) == ("*",):
+            columns = None
+        self._args = dict(filter=filter, columns=columns, snapshot_id=snapshot_id, as_of=as_of, ref=ref,
+                          limit=limit, options=self.options)
         self._incremental = _incremental
         self.snapshot = self._resolve_snapshot(snapshot_id, as_of, ref)
         # time travel to a snapshot (by id, time or tag) reads it with the schema it was written with; a branch
@@ -94,33 +131,14 @@ class TableScan:
             filter = parse(filter)
         elif not isinstance(filter, Expression):
             raise InvalidArgumentError(f"filter must be an expression or a string, got {type(filter).__name__}")
-        self.filter = filter
+        self.row_filter = filter
         self.bound_filter = filter.bind(self.row_type, case_sensitive)
         self.metadata_columns, self.projected = self._projection(columns)
         self._all_fields = self._fields_of_all_schemas()
 
     # -- configuration -----------------------------------------------------
     def _resolve_snapshot(self, snapshot_id, as_of, ref):
-        md = self.metadata
-        if snapshot_id is not None:
-            s = md.snapshot_by_id(int(snapshot_id))
-            if s is None:
-                raise NotFoundError(f"no snapshot with id {snapshot_id}")
-            return s
-        if ref is not None:
-            s = md.snapshot_by_ref(ref)
-            if s is None:
-                if ref in (md.refs or {}):
-                    return None
-                raise NotFoundError(f"no branch or tag named {ref!r}")
-            return s
-        if as_of is not None:
-            ms = _to_millis(as_of)
-            s = md.snapshot_as_of(ms)
-            if s is None:
-                raise NotFoundError(f"no snapshot was current at {as_of!r}")
-            return s
-        return md.current_snapshot()
+        return resolve_snapshot(self.metadata, snapshot_id, as_of, ref)
 
     def _projection(self, columns):
         if columns is None:
@@ -161,13 +179,27 @@ class TableScan:
         """This scan with ``expr`` ANDed to its filter."""
         if isinstance(expr, str):
             expr = parse(expr)
-        return self._copy(filter=self.filter & expr if not isinstance(self.filter, AlwaysTrue) else expr)
+        f = self.row_filter
+        return self._copy(filter=f & expr if not isinstance(f, AlwaysTrue) else expr)
+
+    filter = filter_by
+
+    @property
+    def selected_fields(self) -> tuple:
+        return ("*",) if self._args["columns"] is None else tuple(self._args["columns"])
 
     def select(self, *columns):
         return self._copy(columns=list(columns))
 
     def use_snapshot(self, snapshot_id):
         return self._copy(snapshot_id=snapshot_id, as_of=None, ref=None)
+
+    def use_ref(self, name):
+        """This scan reading branch or tag ``name``."""
+        return self._copy(snapshot_id=None, as_of=None, ref=name)
+
+    def with_limit(self, limit):
+        return self._copy(limit=limit)
 
     def between(self, from_snapshot_id, to_snapshot_id=None):
         """An incremental scan of the data files appended after ``from_snapshot_id`` (exclusive; None = from the
@@ -197,8 +229,13 @@ class TableScan:
         if snap is None:
             return []
         from ..table.manifest_list import ManifestFile, read_manifest_list
+        from ..table.snapshot_files import check_inside_table
         if snap.manifest_list:
-            return read_manifest_list(self.io, snap.manifest_list)
+            check_inside_table(self.metadata, snap.manifest_list, "manifest list")
+            manifests = read_manifest_list(self.io, snap.manifest_list)
+            for m in manifests:
+                check_inside_table(self.metadata, m.manifest_path, "manifest")
+            return manifests
         # format v1 snapshots may list manifests inline
         return [ManifestFile(p, 0, 0, 0, 0, 0, snap.snapshot_id) for p in (snap.manifests or [])]
 
@@ -387,8 +424,8 @@ class TableScan:
         """The RowType a ``row`` file was written with (None for self-describing formats)."""
         if (df.file_format or "").upper() != "ROW":
             return None
-        from ..table.reader import _row_file_schema
-        return _row_file_schema(df, self.metadata, self.schema)
+        from ..table.snapshot_files import row_file_schema
+        return row_file_schema(df, self.metadata, self.schema)
 
     def _manifest_may_match(self, m, deletes=False):
         info = self._pinfo.get(m.partition_spec_id)
@@ -423,10 +460,37 @@ class TableScan:
     def to_batches(self, batch_size: int = 131072, tasks=None):
         """Stream ``pyarrow.RecordBatch`` objects task after task (bounded memory)."""
         reader = self._reader()
+        left = self.limit
+        if left == 0:
+            return
         for t in (self.plan_files() if tasks is None else tasks):
-            yield from reader.read_task(t, batch_size)
+            for b in reader.read_task(t, batch_size):
+                if left is not None:
+                    if b.num_rows >= left:
+                        yield b.slice(0, left)
+                        return
+                    left -= b.num_rows
+                yield b
+
+    def to_arrow_batch_reader(self, batch_size: int = 131072) -> pa.RecordBatchReader:
+        """A streaming ``pyarrow.RecordBatchReader``: tasks are read one after another as batches are pulled."""
+        return pa.RecordBatchReader.from_batches(self._reader().output_schema, self.to_batches(batch_size))
+
+    def to_duckdb(self, table_name: str, connection=None):
+        """Register the result as ``table_name`` in a DuckDB connection (a new in-memory one by default)."""
+        import duckdb
+        con = connection or duckdb.connect(database=":memory:")
+        con.register(table_name, self.to_arrow())
+        return con
+
+    def to_polars(self):
+        import polars as pl
+        return pl.from_arrow(self.to_arrow())
 
     def to_arrow(self, tasks=None) -> pa.Table:
+        if self.limit is not None:
+            reader = self._reader()
+            return pa.Table.from_batches(list(self.to_batches(tasks=tasks)), schema=reader.output_schema)
         reader = self._reader()
         tasks = self.plan_files() if tasks is None else list(tasks)
 
@@ -458,7 +522,10 @@ class TableScan:
         return ColumnBatch.from_arrow(self.to_arrow())
 
     def count(self) -> int:
-        """Exact row count: from metadata for files without deletes or residuals, by reading the rest."""
+        """Exact row count: from metadata for files without deletes or residuals, by reading the rest (capped at
+        ``limit`` when one is set)."""
+        if self.limit is not None:
+            return sum(b.num_rows for b in self._copy(columns=[])._limited_batches())
         tasks = self.plan_files()
         total = 0
         rest = []
@@ -474,9 +541,12 @@ class TableScan:
                     total += b.num_rows
         return total
 
+    def _limited_batches(self):
+        return self.to_batches()
+
     def __repr__(self):
         sid = None if self.snapshot is None else self.snapshot.snapshot_id
-        return f"TableScan(snapshot={sid}, filter={self.filter!r}, columns={self.row_type.names if not self.projected else self.projected.names})"
+        return f"TableScan(snapshot={sid}, filter={self.row_filter!r}, columns={self.row_type.names if not self.projected else self.projected.names})"
 
 
 def _filter_field_ids(expr):

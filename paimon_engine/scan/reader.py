@@ -121,10 +121,36 @@ def _conform(arr, target: T.DataType, path: str):
         valid = arr.is_valid() if arr.null_count else None
         mask = pc.invert(valid) if valid is not None else None
         return pa.StructArray.from_arrays(children, fields=list(want), mask=mask)
+    if isinstance(target, T.ArrayType) and (pa.types.is_list(have) or pa.types.is_large_list(have)):
+        # elements are conformed by id too (renamed or promoted fields inside a list element)
+        if isinstance(arr, pa.ChunkedArray):
+            arr = arr.combine_chunks()
+        offsets, lo, hi = _offsets(arr)
+        values = _conform(arr.values.slice(lo, hi - lo), target.element, path + ".element")
+        mask = pc.is_null(arr) if arr.null_count else None
+        cls = pa.LargeListArray if pa.types.is_large_list(want) else pa.ListArray
+        return cls.from_arrays(offsets, values, type=want, mask=mask)
+    if isinstance(target, T.MapType) and pa.types.is_map(have):
+        if isinstance(arr, pa.ChunkedArray):
+            arr = arr.combine_chunks()
+        offsets, lo, hi = _offsets(arr)
+        keys = _conform(arr.keys.slice(lo, hi - lo), target.key, path + ".key")
+        items = _conform(arr.items.slice(lo, hi - lo), target.value, path + ".value")
+        mask = pc.is_null(arr) if arr.null_count else None
+        return pa.MapArray.from_arrays(offsets, keys, items, type=want, mask=mask)
     try:
         return arr.cast(want)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
         raise UnsupportedTypeError(f"column {path}: cannot read {have} as {want}: {exc}") from None
+
+
+def _offsets(arr):
+    """(offsets starting at 0, first and end child index) of a list or map array, which may be a slice."""
+    offsets = arr.offsets
+    lo, hi = offsets[0].as_py(), offsets[len(offsets) - 1].as_py()
+    if lo:
+        offsets = pc.subtract(offsets, pa.scalar(lo, offsets.type))
+    return offsets, lo, hi
 
 
 def _default_array(field: T.DataField, n: int):

@@ -65,6 +65,8 @@ class Catalog:
         """Create an empty table. ``schema`` is a Schema, a RowType or a pyarrow Schema; ``partition_spec`` a
         PartitionSpec or a list like ``[("ts", "day"), ("id", "bucket[16]")]``."""
         from .table import Table
+        if isinstance(partition_spec, str) and location is None:
+            partition_spec, location = None, partition_spec   # pyiceberg's third positional is the location
         namespace, name = parse_identifier(identifier)
         loc = (normalize_location(location).rstrip("/") or "/") if location else \
             self.default_location(namespace, name)
@@ -77,6 +79,29 @@ class Catalog:
         md = _new_metadata(schema, partition_spec, loc, properties, sort_order, format_version)
         md = self._create(namespace, name, md)
         return Table(namespace + (name,), md, self.io, self)
+
+    def create_table_if_not_exists(self, identifier, schema, location=None, partition_spec=None, sort_order=None,
+                                   properties=None, **kw):
+        """The table if it exists, else a new one (pyiceberg's name)."""
+        try:
+            return self.load_table(identifier)
+        except NotFoundError:
+            pass
+        try:
+            return self.create_table(identifier, schema, partition_spec, location=location, properties=properties,
+                                     sort_order=sort_order, **kw)
+        except AlreadyExistsError:
+            return self.load_table(identifier)
+
+    def create_namespace_if_not_exists(self, namespace, properties=None):
+        try:
+            self.create_namespace(namespace, properties)
+        except AlreadyExistsError:
+            pass
+
+    def purge_table(self, identifier):
+        """Drop the table and delete its files (pyiceberg's name for ``drop_table(purge=True)``)."""
+        return self.drop_table(identifier, purge=True)
 
     def load_table(self, identifier):
         from .table import Table
@@ -748,15 +773,120 @@ def _catalog_version(location) -> int:
     return int(m.group(1)) if m else -1
 
 
-def load_catalog(kind: str = "sql", **kw) -> Catalog:
-    """``load_catalog("sql", uri=..., warehouse=...)`` or ``load_catalog("fs", warehouse=...)``; a REST catalog:
-    ``load_catalog(name, type="rest", uri=...)``."""
-    if kind == "rest" or kw.get("type") == "rest":
-        from ..rest.client import RestCatalog
-        kw.pop("type", None)
-        return RestCatalog(**({} if kind == "rest" else {"name": kind}), **kw)
-    if kind in ("sql", "sqlite"):
-        return SqlCatalog(**kw)
-    if kind in ("fs", "filesystem", "hadoop"):
-        return FileSystemCatalog(**kw)
-    raise InvalidArgumentError(f"unknown catalog kind {kind!r}")
+def _sql_catalog(name, props):
+    props = dict(props)
+    extra = props.pop("properties", None) or {}
+    return SqlCatalog(name, uri=props.pop("uri", None), warehouse=props.pop("warehouse", None),
+                      io=props.pop("io", None), properties={**props, **extra})
+
+
+def _fs_catalog(name, props):
+    props = dict(props)
+    warehouse = props.pop("warehouse", None)
+    if not warehouse:
+        raise InvalidArgumentError(f"catalog {name!r} of type filesystem needs a warehouse")
+    extra = props.pop("properties", None) or {}
+    return FileSystemCatalog(warehouse, io=props.pop("io", None), properties={**props, **extra}, name=name)
+
+
+def _rest_catalog(name, props):
+    from ..rest.client import RestCatalog
+    props = dict(props)
+    known = {k: props.pop(k) for k in ("uri", "warehouse", "token", "credential", "headers", "io", "timeout")
+             if k in props}
+    extra = props.pop("properties", None) or {}
+    return RestCatalog(name, properties={**props, **extra}, **known)
+
+
+#: catalog ``type`` -> factory(name, properties); other catalog types register here
+CATALOG_TYPES = {"sql": _sql_catalog, "sqlite": _sql_catalog, "filesystem": _fs_catalog, "fs": _fs_catalog,
+                 "hadoop": _fs_catalog, "rest": _rest_catalog}
+
+CONFIG_FILES = (".paimon-engine.yaml", ".pyiceberg.yaml")
+ENV_PREFIXES = ("PAIMON_ENGINE_", "PYICEBERG_")
+
+
+def _config_file_catalogs() -> dict:
+    """``catalog:`` sections of the first config file found: in ``$PAIMON_ENGINE_HOME`` / ``$PYICEBERG_HOME``,
+    the home directory, then the working directory; our file name before pyiceberg's."""
+    dirs = [os.environ.get("PAIMON_ENGINE_HOME"), os.environ.get("PYICEBERG_HOME"), os.path.expanduser("~"),
+            os.getcwd()]
+    for d in dirs:
+        if not d:
+            continue
+        for fname in CONFIG_FILES:
+            path = os.path.join(d, fname)
+            if os.path.isfile(path):
+                import yaml
+                try:
+                    with open(path, encoding="utf-8") as f:
+                        conf = yaml.safe_load(f) or {}
+                except yaml.YAMLError as exc:
+                    raise InvalidArgumentError(f"cannot parse catalog configuration {path}: {exc}") from None
+                if not isinstance(conf, dict):
+                    raise InvalidArgumentError(f"catalog configuration {path} is not a mapping")
+                return {str(k).lower(): v for k, v in (conf.get("catalog") or {}).items()}, conf
+    return {}, {}
+
+
+def _env_catalogs() -> dict:
+    """``<PREFIX>CATALOG__<NAME>__<PROP>`` variables: ``__`` in a property becomes ``.`` and ``_`` ``-``, as
+    pyiceberg reads them (pyiceberg's prefix first, ours wins)."""
+    out = {}
+    for prefix in reversed(ENV_PREFIXES):
+        head = (prefix + "CATALOG__").lower()
+        for key, value in os.environ.items():
+            low = key.lower()
+            if not low.startswith(head):
+                continue
+            parts = low[len(head):].split("__", 1)
+            if len(parts) != 2 or not parts[0] or not parts[1]:
+                continue
+            prop = parts[1].replace("__", ".").replace("_", "-")
+            out.setdefault(parts[0], {})[prop] = value
+    return out
+
+
+def catalog_properties(name: str) -> dict:
+    """The configured properties of catalog ``name`` (config file, overridden by environment variables)."""
+    files, _ = _config_file_catalogs()
+    props = dict(files.get(name.lower()) or {})
+    props.update(_env_catalogs().get(name.lower(), {}))
+    return {str(k): v for k, v in props.items()}
+
+
+def _infer_type(name, props):
+    uri = str(props.get("uri") or "")
+    if uri.startswith("sqlite") or uri.endswith(".db"):
+        return "sql"
+    if uri.startswith(("http://", "https://")):
+        return "rest"
+    if props.get("warehouse") and not uri:
+        return "filesystem"
+    raise InvalidArgumentError(f"catalog {name!r}: give a type ({', '.join(sorted(CATALOG_TYPES))}) or a uri")
+
+
+def load_catalog(name: str | None = None, **properties) -> Catalog:
+    """A catalog by name, as pyiceberg's ``load_catalog``: ``properties`` (``type``, ``uri``, ``warehouse``, ...)
+    merged over the ``catalog.<name>`` section of ``.paimon-engine.yaml`` / ``.pyiceberg.yaml`` and the
+    ``PAIMON_ENGINE_CATALOG__<NAME>__<PROP>`` / ``PYICEBERG_CATALOG__<NAME>__<PROP>`` environment variables.
+    ``type`` is ``sql`` (SQLite), ``filesystem`` or ``rest``; without one it is inferred from ``uri``.
+
+    The older form ``load_catalog("sql", uri=...)`` / ``load_catalog("fs", warehouse=...)`` (a type as the
+    name, no ``type`` property, no configured catalog of that name) still works."""
+    files, whole = _config_file_catalogs()
+    if name is None:
+        name = str(whole.get("default-catalog") or "default")
+    props = catalog_properties(name)
+    props.update({k: v for k, v in properties.items()})
+    kind = props.pop("type", None)
+    if kind is None and name.lower() in CATALOG_TYPES and not catalog_properties(name):
+        kind, name = name.lower(), ("fs" if name.lower() in ("fs", "filesystem", "hadoop") else "default")
+        if "name" in props:
+            name = props.pop("name")
+    if kind is None:
+        kind = _infer_type(name, props)
+    factory = CATALOG_TYPES.get(str(kind).lower())
+    if factory is None:
+        raise InvalidArgumentError(f"unknown catalog type {kind!r}; known: {', '.join(sorted(CATALOG_TYPES))}")
+    return factory(name, props)

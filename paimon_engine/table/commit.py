@@ -388,7 +388,7 @@ class SnapshotProducer:
             return
         import numpy as np
         from ..expressions import evaluate_arrow
-        from .reader import read_data_file
+        from .snapshot_files import read_data_file
         schema = base.schema()
         for snap in self._snapshots_since(base, parent):
             if snap.operation not in ("append", "overwrite") or not snap.manifest_list:

@@ -18,10 +18,42 @@ from .manifest import CONTENT_DATA, CONTENT_POSITION_DELETES, read_manifest
 from .manifest_list import read_manifest_list
 from .metadata import SnapshotRef
 from .partitioning import PartitionSpec, evolve_spec
-from .reader import SnapshotFiles, read_snapshot
+from .snapshot_files import SnapshotFiles, partition_type_of
 from .schema import Schema, SchemaUpdate
 
-__all__ = ["Table", "TableSnapshot", "RowDelta"]
+__all__ = ["Table", "TableSnapshot", "RowDelta", "UpsertResult"]
+
+
+class _Name(str):
+    """The table name as a string (``"db.t"``); called, the identifier tuple as pyiceberg's ``name()``."""
+
+    def __new__(cls, identifier):
+        obj = super().__new__(cls, ".".join(p for p in identifier if p))
+        obj.identifier = tuple(identifier)
+        return obj
+
+    def __call__(self):
+        return self.identifier
+
+
+class _Location(str):
+    """The table location as a string; called, the same string as pyiceberg's ``location()``."""
+
+    def __call__(self):
+        return str(self)
+
+
+class UpsertResult:
+    """pyiceberg's upsert result: ``rows_updated`` and ``rows_inserted``."""
+
+    __slots__ = ("rows_updated", "rows_inserted")
+
+    def __init__(self, rows_updated: int, rows_inserted: int):
+        self.rows_updated = rows_updated
+        self.rows_inserted = rows_inserted
+
+    def __repr__(self):
+        return f"UpsertResult(rows_updated={self.rows_updated}, rows_inserted={self.rows_inserted})"
 
 
 def _as_filter(f):
@@ -46,11 +78,13 @@ class Table:
     # -- metadata ------------------------------------------------------------
     @property
     def name(self) -> str:
-        return ".".join(p for p in self.identifier if p)
+        """``"db.t"``; ``name()`` gives the identifier tuple, as pyiceberg."""
+        return _Name(self.identifier)
 
     @property
     def location(self) -> str:
-        return self.metadata.location
+        """The table location; also callable, as pyiceberg's ``location()``."""
+        return _Location(self.metadata.location)
 
     @property
     def metadata_dir(self) -> str:
@@ -82,6 +116,24 @@ class Table:
 
     def snapshots(self):
         return list(self.metadata.snapshots)
+
+    def schemas(self) -> dict:
+        return {sc.schema_id: sc for sc in self.metadata.schemas}
+
+    def specs(self) -> dict:
+        return dict(self.metadata.specs_by_id())
+
+    def snapshot_by_id(self, snapshot_id: int):
+        """The snapshot with this id, or None (as pyiceberg)."""
+        return self.metadata.snapshot_by_id(snapshot_id)
+
+    def snapshot_by_name(self, name: str):
+        """The snapshot a branch or tag points at, or None."""
+        return self.metadata.snapshot_by_ref(name)
+
+    def manage_snapshots(self) -> "ManageSnapshots":
+        """Tags, branches and rollback: ``t.manage_snapshots().create_tag(sid, "v1").commit()``."""
+        return ManageSnapshots(self)
 
     def snapshot(self, snapshot_id: int):
         s = self.metadata.snapshot_by_id(snapshot_id)
@@ -123,25 +175,8 @@ class Table:
 
     # -- time travel and reads -------------------------------------------------
     def _resolve_snapshot(self, snapshot_id=None, as_of=None, ref=None):
-        if sum(x is not None for x in (snapshot_id, as_of, ref)) > 1:
-            raise InvalidArgumentError("give at most one of snapshot_id, as_of, ref")
-        md = self.metadata
-        if snapshot_id is not None:
-            return self.snapshot(snapshot_id)
-        if ref is not None:
-            s = md.snapshot_by_ref(ref)
-            if s is None:
-                raise NotFoundError(f"table {self.name} has no branch or tag {ref!r}")
-            return s
-        if as_of is not None:
-            ts = as_of
-            if hasattr(as_of, "timestamp"):
-                ts = int(as_of.timestamp() * 1000)
-            s = md.snapshot_as_of(int(ts))
-            if s is None:
-                raise NotFoundError(f"table {self.name} has no snapshot as of {as_of}")
-            return s
-        return md.current_snapshot()
+        from ..scan.planner import resolve_snapshot
+        return resolve_snapshot(self.metadata, snapshot_id, as_of, ref)
 
     def at(self, snapshot_id=None, as_of=None, ref=None) -> "TableSnapshot":
         """A read-only handle on one snapshot (by id, timestamp in ms or datetime, or branch/tag name), read with
@@ -152,18 +187,28 @@ class Table:
         return TableSnapshot(self, snap, schema)
 
     def to_arrow(self, filter=None, columns=None, snapshot_id=None, as_of=None, ref=None):
-        h = self.at(snapshot_id, as_of, ref) if any(x is not None for x in (snapshot_id, as_of, ref)) else \
-            TableSnapshot(self, self.metadata.current_snapshot(), self.metadata.schema())
-        return h.to_arrow(filter, columns)
+        """The table's rows (or those of the snapshot chosen by id, time or ref) as Arrow: planned and read by
+        :meth:`scan`, so pruning, file indexes and deletes apply exactly as there."""
+        return self.scan(filter=filter, columns=columns, snapshot_id=snapshot_id, as_of=as_of, ref=ref).to_arrow()
 
     def to_pandas(self, filter=None, columns=None, **kw):
         return self.to_arrow(filter, columns, **kw).to_pandas()
 
-    def scan(self, filter=None, columns=None, snapshot_id=None, as_of=None, ref=None, **options):
-        """A :class:`~paimon_engine.scan.TableScan`: pruned planning, deletes applied, parallel reads."""
+    def scan(self, row_filter=None, selected_fields=None, case_sensitive: bool = True, snapshot_id=None,
+             options=None, limit=None, *, filter=None, columns=None, as_of=None, ref=None, workers=None):
+        """A :class:`~paimon_engine.scan.TableScan`: pruned planning, deletes applied, parallel reads.
+
+        pyiceberg's keywords (``row_filter``, ``selected_fields``, ``case_sensitive``, ``snapshot_id``,
+        ``options``, ``limit``) and ours (``filter``, ``columns``, ``as_of``, ``ref``, ``workers``) both work."""
         from ..scan.planner import TableScan
-        return TableScan(self.metadata, self.io, filter=filter, columns=columns, snapshot_id=snapshot_id,
-                         as_of=as_of, ref=ref, table=self, **options)
+        if row_filter is not None and filter is not None:
+            raise InvalidArgumentError("give row_filter or filter, not both")
+        if selected_fields is not None and columns is not None:
+            raise InvalidArgumentError("give selected_fields or columns, not both")
+        return TableScan(self.metadata, self.io, filter=row_filter if filter is None else filter,
+                         columns=selected_fields if columns is None else columns, snapshot_id=snapshot_id,
+                         as_of=as_of, ref=ref, case_sensitive=case_sensitive, workers=workers, table=self,
+                         limit=limit, options=options)
 
     def data_files(self, snapshot_id=None):
         """Live data-file entries of a snapshot (default current)."""
@@ -234,10 +279,14 @@ class Table:
                 producer.remove_file(d.data_file)
         return removed_rows
 
-    def overwrite(self, data, filter=None):
-        """Replace the rows matching ``filter`` (all rows when None) with ``data``, copy-on-write; one snapshot
-        with operation ``overwrite``."""
+    def overwrite(self, data, filter=None, *, overwrite_filter=None):
+        """Replace the rows matching ``filter`` (pyiceberg: ``overwrite_filter``; all rows when None) with
+        ``data``, copy-on-write; one snapshot with operation ``overwrite``."""
         from ..expressions import AlwaysTrue
+        if overwrite_filter is not None:
+            if filter is not None:
+                raise InvalidArgumentError("give filter or overwrite_filter, not both")
+            filter = overwrite_filter
         bound = None if filter is None else _as_filter(filter).bind(self.schema().struct)
         p = SnapshotProducer(self, "overwrite")
         p.conflict_filter = bound if bound is not None else AlwaysTrue()
@@ -247,7 +296,7 @@ class Table:
         p.commit()
         return self.current_snapshot()
 
-    def delete(self, filter, mode: str | None = None, equality_columns=None):
+    def delete(self, delete_filter=None, mode: str | None = None, equality_columns=None, *, filter=None):
         """Delete rows matching ``filter``.
 
         ``mode`` (default: table property ``write.delete.mode``, else ``merge-on-read``):
@@ -258,6 +307,9 @@ class Table:
         """
         import pyarrow as pa
         from ..expressions import evaluate_arrow
+        if (delete_filter is None) == (filter is None):
+            raise InvalidArgumentError("give the rows to delete as delete_filter (or filter)")
+        filter = delete_filter if filter is None else filter
         self._check_writable()
         mode = mode or self.metadata.properties.get("write.delete.mode", "merge-on-read")
         if mode not in ("merge-on-read", "copy-on-write", "equality"):
@@ -340,13 +392,55 @@ class Table:
         """Add data files and delete files atomically: ``t.row_delta().add_rows(df).delete_keys(keys).commit()``."""
         return RowDelta(self)
 
-    def upsert(self, data, key_columns=None):
-        """Insert or replace rows by key (default: the identifier fields) with equality deletes + new data in one
-        snapshot."""
+    def upsert(self, data, key_columns=None, *, join_cols=None, when_matched_update_all: bool = True,
+               when_not_matched_insert_all: bool = True) -> UpsertResult:
+        """Insert or replace rows by key (``key_columns`` or pyiceberg's ``join_cols``; default: the identifier
+        fields): rows whose key exists and whose other values differ replace the old row, rows with a new key are
+        inserted, unchanged rows are left alone. One snapshot (equality deletes on the key plus the new rows).
+        -> :class:`UpsertResult` (``rows_updated``, ``rows_inserted``)."""
+        import pyarrow as pa
+        from .data_writer import to_arrow_table
+        if join_cols is not None:
+            if key_columns is not None:
+                raise InvalidArgumentError("give key_columns or join_cols, not both")
+            key_columns = join_cols
+        keys = list(key_columns or self.schema().identifier_field_names)
+        if not keys:
+            raise InvalidArgumentError("upsert needs join_cols (key columns) or identifier fields")
+        tbl = to_arrow_table(data)
+        missing = [c for c in keys if c not in tbl.column_names]
+        if missing:
+            raise SchemaError(f"key columns {missing} are not in the data")
+        names = [c for c in tbl.column_names if c in self.schema().names]
+        incoming = tbl.select(names).to_pylist()
+        seen = set()
+        for r in incoming:
+            k = tuple(r[c] for c in keys)
+            if k in seen:
+                raise InvalidArgumentError(f"duplicate rows in the data for key {dict(zip(keys, k))}")
+            seen.add(k)
+        existing = {}
+        if self.current_snapshot() is not None and incoming:
+            for r in self.to_arrow(columns=names).to_pylist():
+                k = tuple(r[c] for c in keys)
+                if k in seen:
+                    existing[k] = r
+        updates, inserts = [], []
+        for i, r in enumerate(incoming):
+            old = existing.get(tuple(r[c] for c in keys))
+            if old is None:
+                if when_not_matched_insert_all:
+                    inserts.append(i)
+            elif when_matched_update_all and old != r:
+                updates.append(i)
+        if not updates and not inserts:
+            return UpsertResult(0, 0)
         rd = RowDelta(self)
-        rd.delete_keys(data, key_columns)
-        rd.add_rows(data)
-        return rd.commit()
+        if updates:
+            rd.delete_keys(tbl.take(pa.array(updates, pa.int64())), keys)
+        rd.add_rows(tbl.take(pa.array(sorted(updates + inserts), pa.int64())))
+        rd.commit()
+        return UpsertResult(len(updates), len(inserts))
 
     def rewrite_files(self, target_file_size: int | None = None, progress=None):
         """Compaction: rewrite all live data with deletes applied into new files of the current spec, dropping
@@ -625,8 +719,7 @@ def _is_newer_version_file(path, current):
 def _ptype(md, spec):
     if spec is None:
         return None
-    from .reader import _partition_type
-    return _partition_type(spec, md)
+    return partition_type_of(spec, md)
 
 
 class TableSnapshot:
@@ -641,13 +734,17 @@ class TableSnapshot:
     def snapshot_id(self):
         return None if self.snapshot is None else self.snapshot.snapshot_id
 
+    def scan(self, filter=None, columns=None, **options):
+        """A :class:`~paimon_engine.scan.TableScan` of this snapshot."""
+        from ..scan.planner import TableScan
+        t = self.table
+        if self.snapshot is None:
+            return TableScan(t.metadata, t.io, filter=filter, columns=columns, table=t, **options)
+        return TableScan(t.metadata, t.io, filter=filter, columns=columns, snapshot_id=self.snapshot.snapshot_id,
+                         table=t, **options)
+
     def to_arrow(self, filter=None, columns=None):
-        schema = self.schema
-        tbl = read_snapshot(self.table.io, self.table.metadata, self.snapshot, schema,
-                            None if filter is None else _as_filter(filter))
-        if columns is not None:
-            tbl = tbl.select(list(columns))
-        return tbl
+        return self.scan(filter, columns).to_arrow()
 
     def to_pandas(self, filter=None, columns=None):
         return self.to_arrow(filter, columns).to_pandas()
@@ -756,3 +853,96 @@ class _TableSchemaUpdate(SchemaUpdate):
             return md
         commit_metadata_change(self.table, change)
         return self.table.schema()
+
+
+class ManageSnapshots:
+    """pyiceberg's ``manage_snapshots()``: queue tag, branch and rollback changes, then ``commit()`` them as one
+    metadata change (also committed on leaving a ``with`` block)."""
+
+    def __init__(self, table):
+        self.table = table
+        self._ops = []
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, *rest):
+        if exc_type is None:
+            self.commit()
+
+    def _need(self, md, snapshot_id):
+        if md.snapshot_by_id(snapshot_id) is None:
+            raise NotFoundError(f"table {self.table.name} has no snapshot {snapshot_id}")
+
+    def create_tag(self, snapshot_id: int, tag_name: str, max_ref_age_ms: int | None = None):
+        def op(md):
+            self._need(md, snapshot_id)
+            if tag_name in md.refs:
+                raise InvalidArgumentError(f"ref {tag_name!r} exists already")
+            md.refs[tag_name] = SnapshotRef(snapshot_id, "tag", max_ref_age_ms=max_ref_age_ms)
+        self._ops.append(op)
+        return self
+
+    def create_branch(self, snapshot_id: int, branch_name: str, max_ref_age_ms: int | None = None,
+                      max_snapshot_age_ms: int | None = None, min_snapshots_to_keep: int | None = None):
+        def op(md):
+            self._need(md, snapshot_id)
+            if branch_name in md.refs:
+                raise InvalidArgumentError(f"ref {branch_name!r} exists already")
+            md.refs[branch_name] = SnapshotRef(snapshot_id, "branch", min_snapshots_to_keep, max_snapshot_age_ms,
+                                               max_ref_age_ms)
+        self._ops.append(op)
+        return self
+
+    def _remove(self, name, kind):
+        def op(md):
+            ref = md.refs.get(name)
+            if ref is None or ref.type != kind:
+                raise NotFoundError(f"table {self.table.name} has no {kind} {name!r}")
+            if name == "main":
+                raise InvalidArgumentError("'main' cannot be removed")
+            del md.refs[name]
+        self._ops.append(op)
+        return self
+
+    def remove_tag(self, tag_name: str):
+        return self._remove(tag_name, "tag")
+
+    def remove_branch(self, branch_name: str):
+        return self._remove(branch_name, "branch")
+
+    def set_current_snapshot(self, snapshot_id: int | None = None, ref_name: str | None = None):
+        """Point ``main`` at a snapshot (by id, or the one ``ref_name`` points at)."""
+        def op(md):
+            from .metadata import SnapshotLogEntry
+            sid = snapshot_id
+            if ref_name is not None:
+                s = md.snapshot_by_ref(ref_name)
+                if s is None:
+                    raise NotFoundError(f"table {self.table.name} has no branch or tag {ref_name!r}")
+                sid = s.snapshot_id
+            self._need(md, sid)
+            md.refs["main"] = SnapshotRef(sid, "branch")
+            md.current_snapshot_id = sid
+            md.snapshot_log.append(SnapshotLogEntry(int(time.time() * 1000), sid))
+        self._ops.append(op)
+        return self
+
+    def rollback_to_snapshot(self, snapshot_id: int):
+        """Set ``main`` back to an ancestor of the current snapshot."""
+        def op(md):
+            if snapshot_id not in {s.snapshot_id for s in md.ancestors()}:
+                raise InvalidArgumentError(f"snapshot {snapshot_id} is not an ancestor of the current snapshot")
+        self._ops.append(op)
+        return self.set_current_snapshot(snapshot_id)
+
+    def commit(self):
+        ops, self._ops = self._ops, []
+
+        def change(md):
+            for op in ops:
+                op(md)
+            return md
+        if ops:
+            commit_metadata_change(self.table, change)
+        return self.table

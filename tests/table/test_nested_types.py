@@ -79,3 +79,15 @@ def test_nested_rename_reorder_drop_promote_read_by_id(tmp_path):
     assert out[0]["s"] == {"b": "x", "alpha": 1, "c": None} and out[1]["s"] is None
     assert out[0]["l"] == [{"value": 1.5}] and out[1]["l"] is None
     assert out[0]["m"] == [("k", {"w2": None})]
+
+
+def test_promoted_list_and_map_values_read_from_sliced_arrays():
+    from paimon_engine.scan.reader import _conform
+    arr = pa.array([[{"v": 1.5}], None, [{"v": 2.5}, {"v": 3.5}]], pa.list_(pa.struct([
+        pa.field("v", pa.float32(), metadata={b"PARQUET:field_id": b"3"})])))
+    target = T.ArrayType(T.RowType([T.DataField(3, "value", T.DoubleType())]), element_id=2)
+    out = _conform(arr.slice(1), target, "l")
+    assert out.to_pylist() == [None, [{"value": 2.5}, {"value": 3.5}]]
+    m = pa.array([[("k", 1)], [("a", 2), ("b", 3)]], pa.map_(pa.string(), pa.int32()))
+    mt = T.MapType(T.STRING(), T.BigIntType(), key_id=5, value_id=6)
+    assert _conform(m.slice(1), mt, "m").to_pylist() == [[("a", 2), ("b", 3)]]

@@ -1,6 +1,6 @@
-"""A simple, complete reader of a table snapshot: live data files, projected by field id onto the read schema,
-minus position deletes and equality deletes (the spec's applicability rules). The scan planner
-(``paimon_engine.scan``) replaces this with pruning and parallel tasks; this module stays the reference.
+"""A slow, obviously-correct reader of a table snapshot, kept as a test oracle: live data files, projected by
+field id onto the read schema, minus position deletes and equality deletes (the spec's applicability rules). The
+package reads only through ``paimon_engine.scan``; tests compare the two on the same tables.
 
 Delete applicability ("seq" is the entry's data sequence number):
 position deletes apply when same spec and partition (or ``referenced_data_file`` equals the data file) and
@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import CorruptFileError, NotFoundError
-from .manifest import CONTENT_DATA, CONTENT_EQUALITY_DELETES, CONTENT_POSITION_DELETES, STATUS_DELETED, read_manifest
-from .manifest_list import read_manifest_list
+from paimon_engine.errors import CorruptFileError, NotFoundError
+from paimon_engine.table.manifest import CONTENT_DATA, CONTENT_EQUALITY_DELETES, CONTENT_POSITION_DELETES, STATUS_DELETED, read_manifest
+from paimon_engine.table.manifest_list import read_manifest_list
 
 __all__ = ["live_entries", "read_snapshot", "read_data_file", "delete_index", "SnapshotFiles"]
 
@@ -22,7 +22,7 @@ __all__ = ["live_entries", "read_snapshot", "read_data_file", "delete_index", "S
 def check_inside_table(md, path, what):
     """Metadata files must live under the table location (or ``write.metadata.path``) unless the table property
     ``read.allow-external-metadata`` is ``true``: a hostile metadata file must not make us read arbitrary files."""
-    from ..io import normalize_location
+    from paimon_engine.io import normalize_location
     if md.properties.get("read.allow-external-metadata", "false").lower() == "true":
         return
     p = normalize_location(path)
@@ -43,7 +43,7 @@ def live_entries(io, md, snapshot):
         check_inside_table(md, snapshot.manifest_list, "manifest list")
         manifests = read_manifest_list(io, snapshot.manifest_list)
     else:
-        from .manifest_list import ManifestFile
+        from paimon_engine.table.manifest_list import ManifestFile
         manifests = [ManifestFile(p, 0, 0, 0, 0, 0, snapshot.snapshot_id) for p in snapshot.manifests or []]
     specs = md.specs_by_id()
     data, deletes = [], []
@@ -104,7 +104,7 @@ def _read_file_table(io, path, fmt, columns=None, file_schema=None):
         if fmt == "ROW":
             if file_schema is None:
                 raise CorruptFileError("a row file needs its writer schema (pe_writer_schema_id)", path=path)
-            from ..formats.row import RowFileReader
+            from paimon_engine.formats.row import RowFileReader
             try:
                 with RowFileReader(path, file_schema, file_io=io) as r:
                     tbl = r.read_all()
@@ -127,8 +127,8 @@ def _read_file_table(io, path, fmt, columns=None, file_schema=None):
 
 def _row_file_schema(df, md, schema):
     """The RowType a ``row`` file was written with."""
-    from .data_writer import _PosDeleteSchema
-    from .. import types as T
+    from paimon_engine.table.data_writer import _PosDeleteSchema
+    from paimon_engine import types as T
     if df.content == CONTENT_POSITION_DELETES:
         return T.RowType(_PosDeleteSchema.fields)
     if df.content == CONTENT_EQUALITY_DELETES:
@@ -306,7 +306,7 @@ def read_snapshot(io, md, snapshot, schema=None, row_filter=None, with_positions
         if not keep.all():
             tbl = tbl.filter(pa.array(keep))
         if bound is not None:
-            from ..expressions import evaluate_arrow
+            from paimon_engine.expressions import evaluate_arrow
             tbl = tbl.filter(evaluate_arrow(bound, tbl))
         pieces.append(tbl)
     if not pieces:

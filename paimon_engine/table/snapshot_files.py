@@ -1,0 +1,156 @@
+"""The live files of a snapshot, for the write operations that rewrite or delete rows file by file.
+
+Listing (which data and delete files are live) comes from the manifests; reading goes through the scan
+layer's :class:`~paimon_engine.scan.reader.TaskReader`, with deletes assigned by the planner's delete-file
+index, so there is one reader in the package.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from ..errors import CorruptFileError
+from .manifest import CONTENT_DATA, CONTENT_EQUALITY_DELETES, CONTENT_POSITION_DELETES, read_manifest
+from .manifest_list import read_manifest_list
+
+__all__ = ["SnapshotFiles", "live_entries", "read_data_file", "check_inside_table", "partition_type_of",
+           "row_file_schema"]
+
+
+def check_inside_table(md, path, what):
+    """Metadata files must live under the table location (or ``write.metadata.path``) unless the table property
+    ``read.allow-external-metadata`` is ``true``: a hostile metadata file must not make us read arbitrary files."""
+    from ..io import normalize_location
+    if md.properties.get("read.allow-external-metadata", "false").lower() == "true":
+        return
+    p = normalize_location(path)
+    roots = [normalize_location(md.location).rstrip("/") + "/"]
+    extra = md.properties.get("write.metadata.path")
+    if extra:
+        roots.append(normalize_location(extra).rstrip("/") + "/")
+    if ".." in p.split("/") or not any(p.startswith(r) for r in roots):
+        raise CorruptFileError(f"{what} {path!r} is outside the table location {md.location!r} "
+                               f"(set read.allow-external-metadata=true to allow)", path=md.metadata_location)
+
+
+def partition_type_of(spec, md):
+    """The partition tuple type of ``spec``; its source columns may have been dropped from the current schema,
+    so every schema is tried."""
+    for s in [md.schema()] + list(reversed(md.schemas)):
+        try:
+            return spec.partition_type(s)
+        except Exception:
+            continue
+    return spec.partition_type(md.schema())
+
+
+def live_entries(io, md, snapshot):
+    """(data entries, delete entries) live in ``snapshot`` (ManifestEntry lists with inherited seq numbers)."""
+    if snapshot is None:
+        return [], []
+    if snapshot.manifest_list:
+        check_inside_table(md, snapshot.manifest_list, "manifest list")
+        manifests = read_manifest_list(io, snapshot.manifest_list)
+    else:
+        from .manifest_list import ManifestFile
+        manifests = [ManifestFile(p, 0, 0, 0, 0, 0, snapshot.snapshot_id) for p in snapshot.manifests or []]
+    specs = md.specs_by_id()
+    data, deletes = [], []
+    for m in manifests:
+        check_inside_table(md, m.manifest_path, "manifest")
+        spec = specs.get(m.partition_spec_id)
+        if spec is None:
+            raise CorruptFileError(f"manifest {m.manifest_path} uses unknown partition spec {m.partition_spec_id}",
+                                   path=snapshot.manifest_list)
+        for e in read_manifest(io, m, partition_type_of(spec, md), include_deleted=False):
+            (data if e.data_file.content == CONTENT_DATA else deletes).append(e)
+    return data, deletes
+
+
+def row_file_schema(df, md, schema):
+    """The RowType a ``row`` file was written with (row files store no schema)."""
+    from .data_writer import _PosDeleteSchema
+    from .. import types as T
+    if df.content == CONTENT_POSITION_DELETES:
+        return T.RowType(_PosDeleteSchema.fields)
+    if df.content == CONTENT_EQUALITY_DELETES:
+        base = md.schema() if md is not None else schema
+        return T.RowType([base.find_field(i) for i in df.equality_ids or []])
+    if df.writer_schema_id is not None and md is not None:
+        return md.schema(df.writer_schema_id).struct
+    return schema.struct
+
+
+def _all_fields(md, schema):
+    out = {}
+    for s in reversed(md.schemas):
+        for fid, entry in s.by_id().items():
+            out.setdefault(fid, entry[1])
+    for f in schema.struct.fields:
+        out[f.id] = f
+    return out
+
+
+def _bare_task(io, df, md, schema):
+    from ..scan.tasks import FileScanTask
+    fmt = (df.file_format or "parquet").lower()
+    return FileScanTask(df.file_path, fmt, df.record_count, df.file_size_in_bytes, df.spec_id,
+                        tuple(df.partition or ()), 0, [],
+                        file_schema=row_file_schema(df, md, schema) if fmt == "row" else None)
+
+
+def _read_all(reader, task):
+    import pyarrow as pa
+    return pa.Table.from_batches(list(reader.read_task(task)), schema=reader.output_schema)
+
+
+def read_data_file(io, df, schema, md):
+    """One data file (no deletes applied) as an Arrow table with the columns of ``schema``, matched by field id."""
+    from ..scan.reader import TaskReader
+    reader = TaskReader(io, schema.struct, schema.struct, (), _all_fields(md, schema))
+    return _read_all(reader, _bare_task(io, df, md, schema))
+
+
+class SnapshotFiles:
+    """The live files of a snapshot: ``data`` and ``deletes`` (manifest entries), ``pos_by_file`` (position
+    deletes by referenced data file) and ``read(entry, schema)`` -> (whole file, keep mask after deletes)."""
+
+    def __init__(self, io, md, snapshot):
+        self.io = io
+        self.md = md
+        self.snapshot = snapshot
+        self.data, self.deletes = live_entries(io, md, snapshot)
+        self.pos_by_file = {}
+        for e in self.deletes:
+            ref = e.data_file.referenced_data_file
+            if e.data_file.content == CONTENT_POSITION_DELETES and ref:
+                self.pos_by_file.setdefault(ref, []).append(e)
+        self._tasks = None
+
+    def _task_for(self, path):
+        if self._tasks is None:
+            from ..scan.planner import TableScan
+            self._tasks = {} if self.snapshot is None else {
+                t.path: t for t in TableScan(self.md, self.io, snapshot_id=self.snapshot.snapshot_id).plan_files()}
+        return self._tasks.get(path)
+
+    def read(self, entry, schema):
+        """(table of the whole file in ``schema``, keep mask: the rows no delete file removes)."""
+        from ..expressions import AlwaysTrue
+        from ..scan.reader import POS_COLUMN, TaskReader
+        from .. import types as T
+        fields = _all_fields(self.md, schema)
+        df = entry.data_file
+        tbl = _read_all(TaskReader(self.io, schema.struct, schema.struct, (), fields),
+                        _bare_task(self.io, df, self.md, schema))
+        task = self._task_for(df.file_path)
+        if task is None or not task.deletes:
+            return tbl, np.ones(tbl.num_rows, dtype=bool)
+        task = dataclasses.replace(task, residual=AlwaysTrue(), selection=None, start=None, length=None)
+        live = _read_all(TaskReader(self.io, schema.struct, T.RowType([]), (POS_COLUMN,), fields), task)
+        keep = np.zeros(tbl.num_rows, dtype=bool)
+        pos = np.asarray(live.column(POS_COLUMN).to_numpy(), dtype=np.int64)
+        keep[pos[(pos >= 0) & (pos < tbl.num_rows)]] = True
+        return tbl, keep
