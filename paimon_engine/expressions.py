@@ -368,6 +368,7 @@ def _resolve(schema, name, case_sensitive):
     parts = name.split(".")
     current = schema
     field = None
+    resolved = []
     for i, part in enumerate(parts):
         if not isinstance(current, T.RowType):
             raise SchemaError(f"cannot resolve {name!r}: {'.'.join(parts[:i])} is not a struct")
@@ -378,8 +379,10 @@ def _resolve(schema, name, case_sensitive):
                 break
         if field is None:
             raise SchemaError(f"no column named {name!r}; columns are {schema.names}")
+        resolved.append(field.name)
         current = field.type
-    return field, ".".join(parts) if case_sensitive else name
+    # the schema's own spelling, so a case-insensitive match finds the column in the data too
+    return field, ".".join(resolved)
 
 
 _INT_RANGES = {T.TinyIntType: 8, T.SmallIntType: 16, T.IntType: 32, T.BigIntType: 64}

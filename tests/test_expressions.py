@@ -121,3 +121,17 @@ def test_evaluate_matches_python(values, op, lit, negate):
           "ge": operator.ge}[op]
     expected = [v is not None and (fn(v, lit) != negate) for v in values]
     assert evaluate_arrow(e, table).to_pylist() == expected
+
+
+def test_case_insensitive_binding_reads_the_schemas_spelling(tmp_path):
+    import pyarrow as pa
+
+    from paimon_engine.expressions import EqualTo
+    from paimon_engine.table.catalog import FileSystemCatalog
+    t = FileSystemCatalog(str(tmp_path)).create_table("db.t", pa.schema([("id", pa.int64()), ("v", pa.string())]))
+    t.append(pa.table({"id": pa.array([1, 2, 3, 4, 5], pa.int64()), "v": list("abcde")}))
+    t.append(pa.table({"id": pa.array([4, 6], pa.int64()), "v": list("xy")}))
+    got = t.scan(row_filter=EqualTo("ID", 4), case_sensitive=False).to_arrow()
+    assert sorted(got.column("v").to_pylist()) == ["d", "x"]
+    with pytest.raises(SchemaError):
+        t.scan(row_filter=EqualTo("ID", 4)).to_arrow()
