@@ -242,19 +242,25 @@ class SnapshotProducer:
         for m in added:
             m.sequence_number = None
             m.min_sequence_number = None
+            m.first_row_id = None         # row ids are assigned from the base this attempt commits on
         if self.operation == "append" and base.properties.get("commit.manifest-merge.enabled", "false") == "true":
             added, kept = self._merge_manifests(base, added, kept, attempt, attempt_files)
         manifests = list(added) + kept
         list_path = f"{self.table.metadata_dir}/snap-{self.snapshot_id}-{attempt}-{uuid.uuid4()}.avro"
-        write_manifest_list(io, list_path, manifests, format_version=fv, snapshot_id=self.snapshot_id,
-                            parent_snapshot_id=parent.snapshot_id if parent else None, sequence_number=seq)
+        first_row_id = base.next_row_id if fv >= 3 else None
+        next_row_id = write_manifest_list(io, list_path, manifests, format_version=fv, snapshot_id=self.snapshot_id,
+                                          parent_snapshot_id=parent.snapshot_id if parent else None,
+                                          sequence_number=seq, next_row_id=first_row_id)
         attempt_files.append(list_path)
 
         summary = self._summary(parent, removed_data_files, removed_delete_files)
         now = int(time.time() * 1000)
+        lineage = {"first-row-id": first_row_id, "added-rows": next_row_id - first_row_id} if fv >= 3 else None
         snap = Snapshot(self.snapshot_id, parent.snapshot_id if parent else None, seq,
-                        max(now, base.last_updated_ms), list_path, None, summary, base.current_schema_id)
+                        max(now, base.last_updated_ms), list_path, None, summary, base.current_schema_id, lineage)
         md = base.copy()
+        if fv >= 3:
+            md.next_row_id = next_row_id
         md.snapshots.append(snap)
         md.last_sequence_number = seq if fv >= 2 else base.last_sequence_number
         md.last_updated_ms = snap.timestamp_ms

@@ -410,12 +410,16 @@ class Table:
         commit_metadata_change(self, change)
 
     def upgrade_format_version(self, version: int = 2):
+        """Raise the table's format version (1 -> 2 -> 3). Existing snapshots stay as they are and readable;
+        upgrading to 3 starts row lineage at ``next-row-id`` 0 (rows of older snapshots have no row ids)."""
         if version < self.format_version:
             raise InvalidArgumentError(f"cannot downgrade format version {self.format_version} to {version}")
-        if version not in (1, 2):
+        if version not in (1, 2, 3):
             raise InvalidArgumentError(f"unsupported format version {version}")
 
         def change(md):
+            if version >= 3 and md.format_version < 3:
+                md.next_row_id = 0
             md.format_version = version
             return md
         commit_metadata_change(self, change)
