@@ -620,8 +620,8 @@ class TaskReader:
             return True
 
     def _task_positions(self, task):
-        arrays = [self._positions_for(d, task.path, task.record_count if task.record_count >= 0 else None) for d in task.deletes
-                  if d.content == POSITION]
+        rows = task.record_count if task.record_count >= 0 else None
+        arrays = [self._positions_for(d, task.path, rows) for d in task.deletes if d.content == POSITION]
         if not arrays:
             return None
         return arrays[0] if len(arrays) == 1 else merge_positions(arrays)
