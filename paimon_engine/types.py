@@ -25,7 +25,7 @@ __all__ = [
     "DataType", "BooleanType", "TinyIntType", "SmallIntType", "IntType", "BigIntType",
     "FloatType", "DoubleType", "CharType", "VarCharType", "BinaryType", "VarBinaryType",
     "DecimalType", "DateType", "TimeType", "TimestampType", "LocalZonedTimestampType",
-    "VariantType", "UuidType", "ArrayType", "MapType", "MultisetType", "RowType", "DataField",
+    "VariantType", "UnknownType", "UuidType", "ArrayType", "MapType", "MultisetType", "RowType", "DataField",
     "STRING", "BYTES", "MAX_LENGTH", "parse_paimon_type", "from_iceberg", "from_arrow",
     "schema_from_arrow",
 ]
@@ -214,6 +214,28 @@ class VariantType(_Simple):
         import pyarrow as pa
         return pa.struct([pa.field("value", pa.binary(), nullable=False),
                           pa.field("metadata", pa.binary(), nullable=False)])
+
+
+class UnknownType(_Simple):
+    """Iceberg v3 ``unknown``: a column whose type is not known yet; every value is null (Arrow ``null``).
+    Always optional; it can later be promoted to any type."""
+    __slots__ = ()
+    root = "UNKNOWN"
+    iceberg_name = "unknown"
+
+    def __init__(self, nullable: bool = True):
+        if not nullable:
+            raise SchemaError("an unknown-type column must be optional (its values are always null)")
+        super().__init__(True)
+
+    def copy(self, nullable: bool | None = None):
+        if nullable is False:
+            raise SchemaError("an unknown-type column must be optional (its values are always null)")
+        return UnknownType()
+
+    def to_arrow(self):
+        import pyarrow as pa
+        return pa.null()
 
 
 class UuidType(_Simple):
@@ -828,7 +850,7 @@ def parse_paimon_type(text: str) -> DataType:
 
 _ICEBERG_PRIMITIVES = {
     "boolean": BooleanType, "int": IntType, "long": BigIntType, "float": FloatType,
-    "double": DoubleType, "date": DateType, "uuid": UuidType, "variant": VariantType,
+    "double": DoubleType, "date": DateType, "uuid": UuidType, "variant": VariantType, "unknown": UnknownType,
     "string": STRING, "binary": BYTES,
     "time": lambda: TimeType(6),
     "timestamp": lambda: TimestampType(6), "timestamptz": lambda: LocalZonedTimestampType(6),
@@ -836,6 +858,7 @@ _ICEBERG_PRIMITIVES = {
 }
 _DECIMAL = re.compile(r"^decimal\(\s*(\d+)\s*,\s*(\d+)\s*\)$")
 _FIXED = re.compile(r"^fixed\[\s*(\d+)\s*\]$")
+_GEO = re.compile(r"^(geometry|geography)\s*(\(.*\))?$")
 
 
 def from_iceberg(obj, nullable: bool = True) -> DataType:
@@ -851,6 +874,9 @@ def from_iceberg(obj, nullable: bool = True) -> DataType:
         m = _FIXED.match(s)
         if m:
             return BinaryType(int(m.group(1)), nullable)
+        if _GEO.match(s):
+            raise UnsupportedTypeError(f"Iceberg v3 type {s!r} (geospatial) is not supported: its values cannot "
+                                       f"be decoded yet")
         raise UnsupportedTypeError(f"unknown Iceberg type {obj!r}")
     if not isinstance(obj, dict):
         raise SchemaError(f"Iceberg type must be a string or an object, got {obj!r}")
@@ -934,6 +960,8 @@ def from_arrow(arrow_type, nullable: bool = True) -> DataType:
         r = RowType([_field_from_arrow(at.field(i), i) for i in range(at.num_fields)])
     elif t.is_dictionary(at):
         return from_arrow(at.value_type, nullable)
+    elif t.is_null(at):
+        return UnknownType()
     else:
         raise UnsupportedTypeError(f"Arrow type {at} has no logical type")
     return r.copy(nullable)

@@ -6,7 +6,8 @@ number, inherited from the manifest when null):
 * position-delete file: same spec id and partition, data seq <= delete seq, and ``referenced_data_file`` equal
   to the data file's path when that field is set (its ``file_path`` bounds, when present, must cover the path);
 * deletion vector (a position delete stored in Puffin, always with ``referenced_data_file``): as a position
-  delete; once a deletion vector applies, position-delete files for that data file are ignored;
+  delete; once a deletion vector applies, position-delete files for that data file are ignored; a snapshot
+  holds at most one deletion vector per data file (two are a :class:`CorruptFileError` naming both);
 * equality-delete file: data seq < delete seq (strictly), and same spec id and partition, or the delete file
   was written with an unpartitioned spec (a global delete); skipped when its key ranges cannot meet the data
   file's;
@@ -18,6 +19,7 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass, field
 
+from ..errors import CorruptFileError
 from .evaluators import FileStats
 
 __all__ = ["DeleteFile", "DeleteFileIndex", "POSITION", "EQUALITY", "FILE_PATH_ID", "POS_ID"]
@@ -90,7 +92,17 @@ class DeleteFileIndex:
         self.size += 1
         if d.content == POSITION:
             if d.is_deletion_vector:
-                self._dv_by_path.setdefault(d.referenced_data_file, []).append(d)
+                if d.referenced_data_file is None:
+                    raise CorruptFileError("deletion vector entry without referenced_data_file", path=d.path,
+                                           offset=d.content_offset)
+                have = self._dv_by_path.setdefault(d.referenced_data_file, [])
+                if have:
+                    o = have[0]
+                    raise CorruptFileError(
+                        f"two deletion vectors for data file {d.referenced_data_file} in one snapshot: "
+                        f"{o.path} at offset {o.content_offset} and {d.path} at offset {d.content_offset}",
+                        path=d.path, offset=d.content_offset)
+                have.append(d)
             elif d.referenced_data_file is not None:
                 self._pos_by_path.setdefault(d.referenced_data_file, []).append(d)
             else:

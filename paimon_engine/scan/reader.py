@@ -13,9 +13,7 @@ across tasks) and turns one :class:`~paimon_engine.scan.tasks.FileScanTask` into
 
 from __future__ import annotations
 
-import struct
 import threading
-import zlib
 
 import numpy as np
 import pyarrow as pa
@@ -37,48 +35,15 @@ _PARTIAL = object()  # marks a position cache built from the statistics shortcut
 POS_COLUMN = "_pos"
 METADATA_COLUMNS = (FILE_COLUMN, POS_COLUMN)
 
-_DV_MAGIC = b"\xd1\xd3\x39\x64"
-
-
-_MAX_POSITION = (1 << 63) - 1
-
-
-def read_deletion_vector(raw: bytes, path: str = "?", offset: int = 0, cardinality: int | None = None) -> np.ndarray:
-    """Positions of an Iceberg ``deletion-vector-v1`` blob (length, magic, portable Roaring64, CRC-32).
+def read_deletion_vector(raw: bytes, path: str = "?", offset: int = 0, cardinality: int | None = None,
+                         record_count: int | None = None) -> np.ndarray:
+    """Sorted int64 positions of an Iceberg ``deletion-vector-v1`` blob (see
+    :func:`paimon_engine.index.iceberg_deletion_vector.deserialize_deletion_vector`).
 
     ``cardinality``: the deleted-row count the manifest records for the vector (checked before the positions
-    are expanded, so a small blob of run containers cannot turn into a huge array)."""
-    import pyroaring
-    if len(raw) < 12:
-        raise CorruptFileError("deletion vector blob shorter than its framing", path=path, offset=offset)
-    (length,) = struct.unpack(">I", raw[:4])
-    if length + 8 != len(raw) or length < 4:
-        raise CorruptFileError(f"deletion vector length {length} does not match the blob size {len(raw)}",
-                               path=path, offset=offset)
-    if raw[4:8] != _DV_MAGIC:
-        raise CorruptFileError("bad deletion vector magic", path=path, offset=offset + 4)
-    body = raw[4:4 + length]
-    (crc,) = struct.unpack(">I", raw[4 + length:8 + length])
-    if zlib.crc32(body) & 0xFFFFFFFF != crc:
-        raise CorruptFileError("deletion vector checksum mismatch", path=path, offset=offset + 4 + length)
-    vec = body[4:]
-    if len(vec) < 8:
-        raise CorruptFileError("deletion vector bitmap truncated", path=path, offset=offset + 8)
-    (count,) = struct.unpack("<Q", vec[:8])
-    if count > len(vec) // 4:
-        raise CorruptFileError(f"deletion vector claims {count} bitmaps", path=path, offset=offset + 8)
-    try:
-        bm = pyroaring.BitMap64.deserialize(bytes(vec))
-    except Exception as exc:
-        raise CorruptFileError(f"bad deletion vector bitmap: {exc}", path=path, offset=offset + 8) from None
-    n = len(bm)   # the cardinality, from the container headers: nothing is expanded yet
-    if cardinality is not None and n != cardinality:
-        raise CorruptFileError(f"deletion vector holds {n} positions, its manifest entry records {cardinality}",
-                               path=path, offset=offset + 8)
-    if n and bm.max() > _MAX_POSITION:
-        raise CorruptFileError(f"deletion vector position {bm.max()} is beyond any row position (>= 2**63)",
-                               path=path, offset=offset + 8)
-    return np.fromiter(iter(bm), dtype=np.int64, count=n) if n else np.zeros(0, np.int64)
+    are expanded); ``record_count``: the data file's row count (no position may reach it)."""
+    from ..index.iceberg_deletion_vector import deserialize_deletion_vector
+    return deserialize_deletion_vector(raw, path, offset, cardinality=cardinality, record_count=record_count)
 
 
 # ---------------------------------------------------------------------------
@@ -414,21 +379,21 @@ class TaskReader:
         return pa.schema(fields)
 
     # -- delete files ------------------------------------------------------
-    def _positions_for(self, delete_file, data_path):
+    def _positions_for(self, delete_file, data_path, record_count=None):
         key = delete_file.path if not delete_file.is_deletion_vector else \
             (delete_file.path, delete_file.content_offset)
         with self._lock:
             cached = self._pos_cache.get(key)
         if cached is None or (not delete_file.is_deletion_vector and _norm_path(data_path) not in cached
                               and cached.get(_PARTIAL)):
-            cached = self._load_positions(delete_file, data_path if cached is None else None)
+            cached = self._load_positions(delete_file, data_path if cached is None else None, record_count)
             with self._lock:
                 self._pos_cache[key] = cached
         if delete_file.is_deletion_vector:
             return cached
         return cached.get(_norm_path(data_path), np.zeros(0, np.int64))
 
-    def _load_positions(self, d, data_path=None):
+    def _load_positions(self, d, data_path=None, record_count=None):
         if d.is_deletion_vector:
             off, size = d.content_offset, d.content_size
             if off is None or size is None:
@@ -438,7 +403,8 @@ class TaskReader:
                     raise CorruptFileError(f"deletion vector range {off}+{size} outside the file ({f.size} bytes)",
                                            path=d.path, offset=off)
                 raw = f.read_at(off, size)
-            return read_deletion_vector(raw, d.path, off, d.record_count or None)
+            rc = record_count if record_count is not None and record_count >= 0 else None
+            return read_deletion_vector(raw, d.path, off, d.record_count or None, rc)
         pf = _open(self.io, d.path, d.file_format, d.file_schema)
         names = {}
         for fid, want in ((2147483546, "file_path"), (2147483545, "pos")):
@@ -680,7 +646,8 @@ class TaskReader:
             return True
 
     def _task_positions(self, task):
-        arrays = [self._positions_for(d, task.path) for d in task.deletes if d.content == POSITION]
+        rows = task.record_count if task.record_count >= 0 else None
+        arrays = [self._positions_for(d, task.path, rows) for d in task.deletes if d.content == POSITION]
         if not arrays:
             return None
         return arrays[0] if len(arrays) == 1 else merge_positions(arrays)

@@ -26,9 +26,22 @@ from .manifest import (CONTENT_DATA, CONTENT_EQUALITY_DELETES, CONTENT_POSITION_
 from .manifest_list import read_manifest_list, write_manifest_list
 from .metadata import Snapshot, SnapshotLogEntry, SnapshotRef
 
-__all__ = ["SnapshotProducer", "commit_metadata_change", "new_snapshot_id", "retry_policy"]
+__all__ = ["SnapshotProducer", "commit_metadata_change", "new_snapshot_id", "retry_policy", "file_key",
+           "is_deletion_vector"]
 
 MAIN = "main"
+
+
+def file_key(df):
+    """The identity of a content file in a snapshot: its path; for a deletion vector also its blob offset (one
+    Puffin file holds the vectors of many data files, each removable on its own)."""
+    if df.content == CONTENT_POSITION_DELETES and df.content_offset is not None:
+        return (df.file_path, df.content_offset)
+    return df.file_path
+
+
+def is_deletion_vector(df) -> bool:
+    return df.content == CONTENT_POSITION_DELETES and str(df.file_format).upper() == "PUFFIN"
 
 
 def new_snapshot_id() -> int:
@@ -87,15 +100,29 @@ class SnapshotProducer:
     def add_delete_file(self, df):
         if df.content == CONTENT_DATA:
             raise InvalidArgumentError(f"{df.file_path} is a data file; use add_data_file")
-        if self.table.metadata.format_version < 2:
+        fv = self.table.metadata.format_version
+        if fv < 2:
             raise InvalidArgumentError("delete files need format version 2 (upgrade the table first)")
+        if df.content == CONTENT_POSITION_DELETES:
+            if fv >= 3 and not is_deletion_vector(df):
+                raise InvalidArgumentError(f"{df.file_path}: format version 3 tables take deletion vectors, not "
+                                           f"position-delete files")
+            if is_deletion_vector(df):
+                if fv < 3:
+                    raise InvalidArgumentError(f"{df.file_path}: deletion vectors need format version 3")
+                if df.referenced_data_file is None or df.content_offset is None or df.content_size_in_bytes is None:
+                    raise InvalidArgumentError(f"{df.file_path}: a deletion vector needs referenced_data_file, "
+                                               f"content_offset and content_size_in_bytes")
+                if any(is_deletion_vector(d) and d.referenced_data_file == df.referenced_data_file
+                       for d in self.added_deletes):
+                    raise InvalidArgumentError(f"two deletion vectors for {df.referenced_data_file} in one commit")
         self.added_deletes.append(df)
         if df.content == CONTENT_POSITION_DELETES and df.referenced_data_file:
             self.required_data_paths.add(df.referenced_data_file)
         return self
 
     def remove_file(self, df):
-        self.removed[df.file_path] = df
+        self.removed[file_key(df)] = df
         return self
 
     def set(self, key, value):
@@ -199,6 +226,8 @@ class SnapshotProducer:
         seq = base.last_sequence_number + 1 if fv >= 2 else 0
         if self.validate_no_new_deletes and self.removed:
             self._check_no_new_deletes(base, parent)
+        if any(is_deletion_vector(d) for d in self.added_deletes):
+            self._check_no_concurrent_dvs(base, parent)
         if self.conflict_filter is not None:
             self._check_no_conflicting_data(base, parent)
         added = self._write_added_manifests(base)
@@ -226,7 +255,7 @@ class SnapshotProducer:
             spec = specs.get(m.partition_spec_id)
             entries = read_manifest(io, m, spec.partition_type(schema) if spec else None)
             live = [e for e in entries if e.status != STATUS_DELETED]
-            hit = [e for e in live if e.data_file.file_path in removed_paths]
+            hit = [e for e in live if file_key(e.data_file) in removed_paths]
             if m.content == CONTENT_DATA:
                 for e in live:
                     required.discard(e.data_file.file_path)
@@ -235,7 +264,7 @@ class SnapshotProducer:
                 continue
             w = ManifestWriter(spec, schema, fv, self.snapshot_id, m.content)
             for e in live:
-                p = e.data_file.file_path
+                p = file_key(e.data_file)
                 if p in removed_paths:
                     found_removed[p] = e.data_file
                     w.add(e.data_file, STATUS_DELETED, sequence_number=e.sequence_number,
@@ -253,7 +282,8 @@ class SnapshotProducer:
         missing = removed_paths - set(found_removed)
         if missing:
             raise CommitFailedError(f"{self.operation} on {self.table.name}: {len(missing)} file(s) to remove are "
-                                    f"no longer live (removed by a concurrent commit), e.g. {sorted(missing)[0]}")
+                                    f"no longer live (removed by a concurrent commit), e.g. "
+                                    f"{sorted(map(str, missing))[0]}")
         if required:
             raise CommitFailedError(f"{self.operation} on {self.table.name}: data file(s) referenced by new "
                                     f"position deletes are no longer live, e.g. {sorted(required)[0]}")
@@ -261,19 +291,25 @@ class SnapshotProducer:
         for m in added:
             m.sequence_number = None
             m.min_sequence_number = None
+            m.first_row_id = None         # row ids are assigned from the base this attempt commits on
         if self.operation == "append" and base.properties.get("commit.manifest-merge.enabled", "false") == "true":
             added, kept = self._merge_manifests(base, added, kept, attempt, attempt_files)
         manifests = list(added) + kept
         list_path = f"{self.table.metadata_dir}/snap-{self.snapshot_id}-{attempt}-{uuid.uuid4()}.avro"
-        write_manifest_list(io, list_path, manifests, format_version=fv, snapshot_id=self.snapshot_id,
-                            parent_snapshot_id=parent.snapshot_id if parent else None, sequence_number=seq)
+        first_row_id = base.next_row_id if fv >= 3 else None
+        next_row_id = write_manifest_list(io, list_path, manifests, format_version=fv, snapshot_id=self.snapshot_id,
+                                          parent_snapshot_id=parent.snapshot_id if parent else None,
+                                          sequence_number=seq, next_row_id=first_row_id)
         attempt_files.append(list_path)
 
         summary = self._summary(parent, removed_data_files, removed_delete_files)
         now = int(time.time() * 1000)
+        lineage = {"first-row-id": first_row_id, "added-rows": next_row_id - first_row_id} if fv >= 3 else None
         snap = Snapshot(self.snapshot_id, parent.snapshot_id if parent else None, seq,
-                        max(now, base.last_updated_ms), list_path, None, summary, base.current_schema_id)
+                        max(now, base.last_updated_ms), list_path, None, summary, base.current_schema_id, lineage)
         md = base.copy()
+        if fv >= 3:
+            md.next_row_id = next_row_id
         md.snapshots.append(snap)
         md.last_sequence_number = seq if fv >= 2 else base.last_sequence_number
         md.last_updated_ms = snap.timestamp_ms
@@ -320,6 +356,30 @@ class SnapshotProducer:
             new_added = [m for m in new_added if m not in group] + [merged]
             new_kept = [m for m in new_kept if m not in group]
         return new_added, new_kept
+
+    def _check_no_concurrent_dvs(self, base, parent):
+        """Fail when a snapshot committed since this operation started added a deletion vector (or a
+        position-delete file) for a data file this operation writes a deletion vector for: the table would hold
+        two vectors for one file, or the new vector would miss the other commit's deletes."""
+        if parent is None or parent.snapshot_id == self.started_from:
+            return
+        targets = {d.referenced_data_file for d in self.added_deletes if is_deletion_vector(d)}
+        for snap in base.ancestors(parent.snapshot_id):
+            if snap.snapshot_id == self.started_from:
+                return
+            if int(snap.summary.get("added-delete-files", "0") or 0) <= 0 or not snap.manifest_list:
+                continue
+            for m in read_manifest_list(self.table.io, snap.manifest_list):
+                if m.content == CONTENT_DATA or m.added_snapshot_id != snap.snapshot_id:
+                    continue
+                for e in read_manifest(self.table.io, m, full=False, metrics=False):
+                    d = e.data_file
+                    if e.status == STATUS_ADDED and d.content == CONTENT_POSITION_DELETES and \
+                            d.referenced_data_file in targets:
+                        raise CommitFailedError(
+                            f"{self.operation} on {self.table.name}: concurrent snapshot {snap.snapshot_id} added "
+                            f"deletes for {d.referenced_data_file}, which this operation writes a deletion vector "
+                            f"for ({d.file_path})")
 
     def _check_no_new_deletes(self, base, parent):
         """Fail when a snapshot committed since this operation started added delete files that apply to a data
@@ -421,11 +481,13 @@ class SnapshotProducer:
         put("added-data-files", len(add_data))
         put("deleted-data-files", len(removed_data))
         put("added-delete-files", len(self.added_deletes))
-        put("added-position-delete-files", len(add_pos))
+        put("added-position-delete-files", sum(1 for d in add_pos if not is_deletion_vector(d)))
         put("added-equality-delete-files", len(add_eq))
         put("removed-delete-files", len(removed_deletes))
-        put("removed-position-delete-files", len(rem_pos))
+        put("removed-position-delete-files", sum(1 for d in rem_pos if not is_deletion_vector(d)))
         put("removed-equality-delete-files", len(rem_eq))
+        put("added-dvs", sum(1 for d in add_pos if is_deletion_vector(d)))
+        put("removed-dvs", sum(1 for d in rem_pos if is_deletion_vector(d)))
         added_records = sum(d.record_count for d in add_data)
         deleted_records = sum(d.record_count for d in removed_data)
         put("added-records", added_records)

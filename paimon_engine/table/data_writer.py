@@ -15,7 +15,7 @@ from .manifest import CONTENT_DATA, CONTENT_EQUALITY_DELETES, CONTENT_POSITION_D
 
 __all__ = ["to_arrow_table", "prepare_arrow", "partition_groups", "write_data_files", "write_parquet_file",
            "file_index_options", "load_file_index",
-           "write_position_deletes", "write_equality_deletes", "POSITION_DELETE_SCHEMA", "column_metrics"]
+           "write_position_deletes", "write_equality_deletes", "write_deletion_vectors", "POSITION_DELETE_SCHEMA", "column_metrics"]
 
 DELETE_FILE_PATH_ID = 2147483546
 DELETE_POS_ID = 2147483545
@@ -373,6 +373,33 @@ def write_position_deletes(io, path, data_file_path, positions, partition, spec_
     return _write_one(io, path, tbl, _PosDeleteSchema, partition, spec_id, fmt, 1 << 30, compression,
                       CONTENT_POSITION_DELETES, encodings={"pos": "DELTA_BINARY_PACKED"},
                       referenced_data_file=data_file_path)
+
+
+def write_deletion_vectors(io, path, vectors, created_by="paimon_engine"):
+    """One Puffin file holding a ``deletion-vector-v1`` blob per data file; ``vectors``: ``(data DataFile,
+    sorted positions)`` pairs, at most one per data file. -> one DataFile (content 1, format PUFFIN) per vector,
+    with the data file's partition and spec, ``referenced_data_file``, ``content_offset`` and
+    ``content_size_in_bytes`` set and ``record_count`` = the vector's cardinality."""
+    from ..formats.puffin import PuffinWriter
+    from ..index.iceberg_deletion_vector import deletion_vector_blob
+    w = PuffinWriter(created_by=created_by)
+    seen = set()
+    placed = []
+    for df, positions in vectors:
+        if df.file_path in seen:
+            raise InvalidArgumentError(f"two deletion vectors for {df.file_path} in one Puffin file")
+        seen.add(df.file_path)
+        pos = np.asarray(positions, dtype=np.int64)
+        if pos.size and (int(pos.min()) < 0 or int(pos.max()) >= df.record_count):
+            raise InvalidArgumentError(f"deletion vector positions outside {df.file_path} "
+                                       f"({df.record_count} rows)")
+        blob = deletion_vector_blob(pos, df.file_path)
+        placed.append((df, w.add(blob), int(blob.properties["cardinality"])))
+    data = w.finish()
+    io.write_bytes(path, data)
+    return [DataFile(path, "PUFFIN", df.partition, card, len(data), content=CONTENT_POSITION_DELETES,
+                     referenced_data_file=df.file_path, spec_id=df.spec_id, content_offset=m.offset,
+                     content_size_in_bytes=m.length) for df, m, card in placed]
 
 
 def write_equality_deletes(io, path, key_table, equality_ids, partition, spec_id, fmt="parquet",

@@ -1,10 +1,13 @@
 """Manifests: Avro files of :class:`ManifestEntry` records, each holding a :class:`DataFile` (data or delete file).
 
-Avro schemas are exactly the spec's for format versions 1 and 2 (record names ``manifest_entry``, ``r2``,
+Avro schemas are exactly the spec's for format versions 1, 2 and 3 (v3 adds ``first_row_id`` 142,
+``content_offset`` 144 and ``content_size_in_bytes`` 145 to ``data_file``; record names ``manifest_entry``, ``r2``,
 ``r102``, ``k117_v118``..., field ids as ``field-id`` attributes, int-keyed maps as arrays with
 ``logicalType: map``). Reading tolerates other writers' deviations (``equality_ids`` as ``list<long>``, missing
 ``schema-id``, v1 column names) and applies the inheritance rules: a null snapshot id comes from the manifest's
-``added_snapshot_id``; a null sequence number is inherited only by ADDED entries.
+``added_snapshot_id``; a null sequence number is inherited only by ADDED entries; a live data file's
+null ``first_row_id`` is the manifest's ``first_row_id`` plus the record counts of the live files before it that
+had none.
 
 Two optional extension fields (ids 2100000001, 2100000002) record what ``row`` data files need and Iceberg has no
 field for; see ``docs/format-extensions.md``. They are written only when set, and other readers ignore them.
@@ -37,13 +40,15 @@ class DataFile:
     __slots__ = ("content", "file_path", "file_format", "partition", "record_count", "file_size_in_bytes",
                  "column_sizes", "value_counts", "null_value_counts", "nan_value_counts", "lower_bounds",
                  "upper_bounds", "key_metadata", "split_offsets", "equality_ids", "sort_order_id",
-                 "referenced_data_file", "spec_id", "writer_schema_id", "file_index", "block_size_in_bytes")
+                 "referenced_data_file", "spec_id", "writer_schema_id", "file_index", "block_size_in_bytes",
+                 "first_row_id", "content_offset", "content_size_in_bytes")
 
     def __init__(self, file_path, file_format="PARQUET", partition=(), record_count=0, file_size_in_bytes=0, *,
                  content=CONTENT_DATA, column_sizes=None, value_counts=None, null_value_counts=None,
                  nan_value_counts=None, lower_bounds=None, upper_bounds=None, key_metadata=None,
                  split_offsets=None, equality_ids=None, sort_order_id=None, referenced_data_file=None, spec_id=0,
-                 writer_schema_id=None, file_index=None, block_size_in_bytes=None):
+                 writer_schema_id=None, file_index=None, block_size_in_bytes=None, first_row_id=None,
+                 content_offset=None, content_size_in_bytes=None):
         self.content = int(content)
         self.file_path = file_path
         self.file_format = str(file_format).upper()
@@ -65,6 +70,9 @@ class DataFile:
         self.writer_schema_id = writer_schema_id
         self.file_index = file_index
         self.block_size_in_bytes = block_size_in_bytes
+        self.first_row_id = first_row_id                    # v3 row lineage (data files)
+        self.content_offset = content_offset                # v3 deletion vectors: the blob in the Puffin file
+        self.content_size_in_bytes = content_size_in_bytes
 
     def __repr__(self):
         kind = ("data", "position-deletes", "equality-deletes")[self.content]
@@ -208,8 +216,13 @@ def data_file_avro(partition_type: T.RowType, format_version: int, extensions: b
         fields = [_f("content", 134, "int"), _f("file_path", 100, "string"), _f("file_format", 101, "string"),
                   part, _f("record_count", 103, "long"), _f("file_size_in_bytes", 104, "long")] + common_metrics + [
                   _f("equality_ids", 135, {"type": "array", "items": "int", "element-id": 136}, optional=True),
-                  _f("sort_order_id", 140, "int", optional=True),
-                  _f("referenced_data_file", 143, "string", optional=True)]
+                  _f("sort_order_id", 140, "int", optional=True)]
+        if format_version >= 3:
+            fields.append(_f("first_row_id", 142, "long", optional=True))
+        fields.append(_f("referenced_data_file", 143, "string", optional=True))
+        if format_version >= 3:
+            fields += [_f("content_offset", 144, "long", optional=True),
+                       _f("content_size_in_bytes", 145, "long", optional=True)]
     if extensions:
         fields += [_f("pe_writer_schema_id", EXT_WRITER_SCHEMA_ID, "int", optional=True),
                    _f("pe_file_index", EXT_FILE_INDEX, "string", optional=True)]
@@ -323,6 +336,12 @@ class ManifestWriter:
                 rec["content"] = df.content
                 rec["equality_ids"] = list(df.equality_ids) if df.equality_ids is not None else None
                 rec["referenced_data_file"] = df.referenced_data_file
+            if fv >= 3:
+                rec["first_row_id"] = df.first_row_id
+                rec["content_offset"] = df.content_offset
+                rec["content_size_in_bytes"] = df.content_size_in_bytes
+            elif df.content_offset is not None:
+                raise InvalidArgumentError(f"{df.file_path}: deletion vectors need format version 3")
             if ext:
                 rec["pe_writer_schema_id"] = df.writer_schema_id
                 rec["pe_file_index"] = df.file_index
@@ -379,7 +398,8 @@ _V1_NAMES = {"added_data_files_count": "added_files_count"}
 #: data_file fields every read needs; the metric maps only when a filter or a delete index needs them; the rest
 #: (column sizes, key metadata, sort order id, v1 block size) only for a full read (commits, ``Table.data_files``)
 DATA_FILE_BASE = ("content", "file_path", "file_format", "partition", "record_count", "file_size_in_bytes",
-                  "split_offsets", "equality_ids", "referenced_data_file", "pe_writer_schema_id", "pe_file_index")
+                  "split_offsets", "equality_ids", "referenced_data_file", "pe_writer_schema_id", "pe_file_index",
+                  "first_row_id", "content_offset", "content_size_in_bytes")
 DATA_FILE_METRICS = ("value_counts", "null_value_counts", "nan_value_counts", "lower_bounds", "upper_bounds")
 MANIFEST_FIELDS = ("status", "snapshot_id", "sequence_number", "file_sequence_number", "data_file")
 
@@ -421,17 +441,29 @@ def read_manifest(io, manifest, partition_type: T.RowType | None = None, schema=
     inherited_snap = manifest.added_snapshot_id
     manifest_seq = manifest.sequence_number or 0
     spec_id = manifest.partition_spec_id
+    next_row_id = getattr(manifest, "first_row_id", None)
     out = []
     for i, rec in enumerate(records):
         try:
             status = rec.get("status")
             if status not in (0, 1, 2):
                 raise CorruptFileError(f"bad manifest entry status {status}", path=path, row=i, field="status")
-            if not include_deleted and status == STATUS_DELETED:
-                continue
             df = rec.get("data_file")
             if not isinstance(df, dict) or not isinstance(df.get("file_path"), str):
                 raise CorruptFileError("manifest entry without a data file", path=path, row=i, field="data_file")
+            first_row_id = df.get("first_row_id")
+            if first_row_id is not None and (type(first_row_id) is not int or first_row_id < 0):
+                raise CorruptFileError(f"bad first_row_id {first_row_id!r}", path=path, row=i,
+                                       field="first_row_id")
+            if first_row_id is None and next_row_id is not None and not df.get("content") \
+                    and status != STATUS_DELETED:
+                rc0 = df.get("record_count")
+                if type(rc0) is not int or rc0 < 0:
+                    raise CorruptFileError("bad record count", path=path, row=i, field="record_count")
+                first_row_id = next_row_id
+                next_row_id += rc0
+            if not include_deleted and status == STATUS_DELETED:
+                continue
             part = df.get("partition") or {}
             pvals = [None] * width
             for name, idx, conv in convert:
@@ -455,7 +487,11 @@ def read_manifest(io, manifest, partition_type: T.RowType | None = None, schema=
                 equality_ids=[int(x) for x in eq] if eq is not None else None,
                 sort_order_id=df.get("sort_order_id"), referenced_data_file=df.get("referenced_data_file"),
                 spec_id=spec_id, writer_schema_id=df.get("pe_writer_schema_id"),
-                file_index=df.get("pe_file_index"), block_size_in_bytes=df.get("block_size_in_bytes"))
+                file_index=df.get("pe_file_index"), block_size_in_bytes=df.get("block_size_in_bytes"),
+                first_row_id=first_row_id, content_offset=df.get("content_offset"),
+                content_size_in_bytes=df.get("content_size_in_bytes"))
+            if content == CONTENT_POSITION_DELETES and str(datafile.file_format).upper() == "PUFFIN":
+                _check_dv_entry(datafile, path, i)
         except CorruptFileError:
             raise
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
@@ -474,6 +510,20 @@ def read_manifest(io, manifest, partition_type: T.RowType | None = None, schema=
             seq = 0
         out.append(ManifestEntry(status, snap, datafile, seq, fseq))
     return out
+
+
+def _check_dv_entry(df, path, row):
+    """A deletion vector entry names its data file and a blob range inside its Puffin file."""
+    off, size = df.content_offset, df.content_size_in_bytes
+    if df.referenced_data_file is None:
+        raise CorruptFileError("deletion vector entry without referenced_data_file", path=path, row=row,
+                               field="referenced_data_file")
+    if off is None or size is None:
+        raise CorruptFileError("deletion vector entry without content_offset/content_size_in_bytes", path=path,
+                               row=row, field="content_offset")
+    if type(off) is not int or type(size) is not int or off < 0 or size < 0 or off + size > df.file_size_in_bytes:
+        raise CorruptFileError(f"deletion vector range {off}+{size} lies outside its Puffin file "
+                               f"({df.file_size_in_bytes} bytes)", path=path, row=row, field="content_offset")
 
 
 def _writer_partition_fields(writer_schema):

@@ -38,12 +38,13 @@ class ManifestFile:
     __slots__ = ("manifest_path", "manifest_length", "partition_spec_id", "content", "sequence_number",
                  "min_sequence_number", "added_snapshot_id", "added_files_count", "existing_files_count",
                  "deleted_files_count", "added_rows_count", "existing_rows_count", "deleted_rows_count",
-                 "partitions", "key_metadata")
+                 "partitions", "key_metadata", "first_row_id")
 
     def __init__(self, manifest_path, manifest_length=0, partition_spec_id=0, content=CONTENT_DATA,
                  sequence_number=0, min_sequence_number=0, added_snapshot_id=None, added_files_count=None,
                  existing_files_count=None, deleted_files_count=None, added_rows_count=None,
-                 existing_rows_count=None, deleted_rows_count=None, partitions=None, key_metadata=None):
+                 existing_rows_count=None, deleted_rows_count=None, partitions=None, key_metadata=None,
+                 first_row_id=None):
         self.manifest_path = manifest_path
         self.manifest_length = manifest_length
         self.partition_spec_id = partition_spec_id
@@ -59,6 +60,7 @@ class ManifestFile:
         self.deleted_rows_count = deleted_rows_count
         self.partitions = partitions
         self.key_metadata = key_metadata
+        self.first_row_id = first_row_id      # v3: first row id of the data files without one (inherited)
 
     def has_added_files(self):
         return self.added_files_count is None or self.added_files_count > 0
@@ -110,6 +112,8 @@ def manifest_list_schema(format_version: int) -> dict:
                   _f("existing_files_count", 505, "int"), _f("deleted_files_count", 506, "int"),
                   _f("added_rows_count", 512, "long"), _f("existing_rows_count", 513, "long"),
                   _f("deleted_rows_count", 514, "long"), parts, _f("key_metadata", 519, "bytes", optional=True)]
+        if format_version >= 3:
+            fields.append(_f("first_row_id", 520, "long", optional=True))
     return {"type": "record", "name": "manifest_file", "fields": fields}
 
 
@@ -151,10 +155,22 @@ def summarize_partitions(partition_type: T.RowType, partitions) -> list:
 
 
 def write_manifest_list(io, path, manifests, *, format_version: int, snapshot_id: int,
-                        parent_snapshot_id, sequence_number: int) -> None:
+                        parent_snapshot_id, sequence_number: int, next_row_id: int | None = None) -> int | None:
     """Write a manifest list. Manifests added by this commit (``sequence_number is None``) get the commit's
-    sequence number; their ``min_sequence_number`` too when they hold only added entries."""
+    sequence number; their ``min_sequence_number`` too when they hold only added entries.
+
+    v3 (row lineage): every data manifest without a ``first_row_id`` gets one, starting at ``next_row_id`` and
+    advancing by the manifest's added and existing row counts; returns the table's new ``next-row-id``
+    (None below v3)."""
     import fastavro
+    if format_version >= 3:
+        next_row_id = int(next_row_id or 0)
+        for m in manifests:
+            if m.content == CONTENT_DATA and m.first_row_id is None:
+                m.first_row_id = next_row_id
+                next_row_id += (m.added_rows_count or 0) + (m.existing_rows_count or 0)
+    else:
+        next_row_id = None
     records = []
     for m in manifests:
         seq = m.sequence_number if m.sequence_number is not None else sequence_number
@@ -181,6 +197,8 @@ def write_manifest_list(io, path, manifests, *, format_version: int, snapshot_id
                       "existing_rows_count", "deleted_rows_count"):
                 if rec[k] is None:
                     rec[k] = 0
+            if format_version >= 3:
+                rec["first_row_id"] = m.first_row_id
         elif m.content != CONTENT_DATA:
             raise InvalidArgumentError("format version 1 tables cannot hold delete manifests")
         records.append(rec)
@@ -192,6 +210,7 @@ def write_manifest_list(io, path, manifests, *, format_version: int, snapshot_id
     buf = _io.BytesIO()
     fastavro.writer(buf, _parsed(format_version), records, metadata=meta, codec="deflate")
     io.write_bytes(path, buf.getvalue())
+    return next_row_id
 
 
 def read_manifest_list(io, path) -> list:
@@ -213,11 +232,13 @@ def read_manifest_list(io, path) -> list:
                 None if parts is None else [PartitionFieldSummary(p["contains_null"], p.get("contains_nan"),
                                                                   p.get("lower_bound"), p.get("upper_bound"))
                                             for p in parts],
-                r.get("key_metadata"))
+                r.get("key_metadata"), r.get("first_row_id"))
         except (KeyError, TypeError, AttributeError) as exc:
             raise CorruptFileError(f"bad manifest list entry: {type(exc).__name__}: {exc}", path=path,
                                    row=i) from None
         if not isinstance(m.manifest_path, str) or m.content not in (0, 1):
             raise CorruptFileError("bad manifest list entry", path=path, row=i)
+        if m.first_row_id is not None and (type(m.first_row_id) is not int or m.first_row_id < 0):
+            raise CorruptFileError(f"bad first_row_id {m.first_row_id!r}", path=path, row=i, field="first_row_id")
         out.append(m)
     return out

@@ -1,9 +1,10 @@
-"""Table metadata JSON (format versions 1 and 2): :class:`TableMetadata`, :class:`Snapshot`, :class:`SnapshotRef`,
+"""Table metadata JSON (format versions 1, 2 and 3): :class:`TableMetadata`, :class:`Snapshot`, :class:`SnapshotRef`,
 snapshot and metadata logs.
 
 ``from_dict`` validates and raises :class:`~paimon_engine.errors.CorruptFileError` naming the bad field;
-``to_dict`` writes the spec's layout for the table's format version. Every v1/v2 difference is handled in
-:func:`_read_versioned` and :func:`_write_versioned`. Unknown top-level, snapshot and ref fields are kept and
+``to_dict`` writes the spec's layout for the table's format version. Every v1/v2/v3 difference is handled in
+:func:`_read_versioned` and :func:`_write_versioned` (v3 adds the table's ``next-row-id`` and, on snapshots,
+``first-row-id`` and ``added-rows``). Unknown top-level, snapshot and ref fields are kept and
 written back unchanged. :func:`parse_metadata` reads plain or gzip-compressed JSON.
 """
 
@@ -23,7 +24,7 @@ from .sorting import SortOrder
 __all__ = ["TableMetadata", "Snapshot", "SnapshotRef", "SnapshotLogEntry", "MetadataLogEntry",
            "parse_metadata", "serialize_metadata", "new_table_metadata", "SUPPORTED_FORMAT_VERSIONS"]
 
-SUPPORTED_FORMAT_VERSIONS = (1, 2)
+SUPPORTED_FORMAT_VERSIONS = (1, 2, 3)
 MAIN_BRANCH = "main"
 
 
@@ -129,6 +130,19 @@ class Snapshot:
     def operation(self) -> str:
         return self.summary.get("operation", "append")
 
+    @property
+    def first_row_id(self) -> int | None:
+        """v3: the first row id assigned to the rows this snapshot added (None before v3 or for snapshots from
+        before an upgrade)."""
+        v = self.extra.get("first-row-id")
+        return v if type(v) is int else None
+
+    @property
+    def added_rows(self) -> int | None:
+        """v3: how many row ids this snapshot assigned."""
+        v = self.extra.get("added-rows")
+        return v if type(v) is int else None
+
     @classmethod
     def from_dict(cls, d, format_version: int):
         fast = cls._fast(d, format_version)
@@ -230,7 +244,7 @@ class MetadataLogEntry:
 _KNOWN = {"format-version", "table-uuid", "location", "last-sequence-number", "last-updated-ms", "last-column-id",
           "schema", "schemas", "current-schema-id", "partition-spec", "partition-specs", "default-spec-id",
           "last-partition-id", "properties", "current-snapshot-id", "snapshots", "snapshot-log", "metadata-log",
-          "sort-orders", "default-sort-order-id", "refs", "statistics", "partition-statistics"}
+          "sort-orders", "default-sort-order-id", "refs", "statistics", "partition-statistics", "next-row-id"}
 
 
 class TableMetadata:
@@ -239,7 +253,7 @@ class TableMetadata:
     __slots__ = ("format_version", "table_uuid", "location", "last_sequence_number", "last_updated_ms",
                  "last_column_id", "schemas", "current_schema_id", "specs", "default_spec_id", "last_partition_id",
                  "properties", "current_snapshot_id", "snapshots", "snapshot_log", "metadata_log", "sort_orders",
-                 "default_sort_order_id", "refs", "statistics", "partition_statistics", "extra",
+                 "default_sort_order_id", "refs", "statistics", "partition_statistics", "next_row_id", "extra",
                  "metadata_location", "_snap_by_id")
 
     def __init__(self, **kw):
@@ -339,6 +353,12 @@ class TableMetadata:
         _read_versioned(md, d, fv)
         snaps = _opt(d, "snapshots", list, [])
         md.snapshots = [Snapshot.from_dict(s, fv) for s in snaps]
+        if fv >= 3:
+            for s in md.snapshots:
+                for key in ("first-row-id", "added-rows"):
+                    v = s.extra.get(key)
+                    if v is not None and (type(v) is not int or v < 0):
+                        raise _bad(f"snapshot {s.snapshot_id}: {key!r} must be a non-negative long, got {v!r}", key)
         ids = [s.snapshot_id for s in md.snapshots]
         if len(set(ids)) != len(ids):
             raise _bad("duplicate snapshot ids", "snapshots")
@@ -373,6 +393,8 @@ class TableMetadata:
         d = {"format-version": self.format_version, "table-uuid": self.table_uuid, "location": self.location}
         if self.format_version >= 2:
             d["last-sequence-number"] = self.last_sequence_number
+        if self.format_version >= 3:
+            d["next-row-id"] = self.next_row_id or 0
         d["last-updated-ms"] = self.last_updated_ms
         d["last-column-id"] = self.last_column_id
         _write_versioned(self, d)
@@ -396,10 +418,16 @@ def _read_versioned(md: TableMetadata, d: dict, fv: int) -> None:
         for key in ("schemas", "current-schema-id", "partition-specs", "default-spec-id", "last-partition-id",
                     "sort-orders", "default-sort-order-id"):
             if d.get(key) is None:
-                raise _bad(f"format version 2 requires field {key!r}", key)
+                raise _bad(f"format version {fv} requires field {key!r}", key)
     else:
         md.table_uuid = _opt(d, "table-uuid", str, None) or str(uuid.uuid4())
         md.last_sequence_number = 0
+    if fv >= 3:
+        md.next_row_id = _req(d, "next-row-id", int)
+        if md.next_row_id < 0:
+            raise _bad(f"next-row-id {md.next_row_id} is negative", "next-row-id")
+    else:
+        md.next_row_id = None
     # schemas
     if d.get("schemas") is not None:
         md.schemas = [_schema(s, i) for i, s in enumerate(_typed(d["schemas"], "schemas", list))]
@@ -505,4 +533,4 @@ def new_table_metadata(schema: Schema, spec: PartitionSpec, location: str, *, so
         default_spec_id=0, last_partition_id=max(spec.last_assigned_field_id, PARTITION_FIELD_ID_START - 1),
         properties=dict(properties or {}), current_snapshot_id=None, snapshots=[], snapshot_log=[],
         metadata_log=[], sort_orders=[order], default_sort_order_id=order.order_id, refs={}, statistics=[],
-        partition_statistics=[], extra={}, metadata_location=None)
+        partition_statistics=[], next_row_id=0 if format_version >= 3 else None, extra={}, metadata_location=None)

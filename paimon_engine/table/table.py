@@ -300,8 +300,9 @@ class Table:
         """Delete rows matching ``filter``.
 
         ``mode`` (default: table property ``write.delete.mode``, else ``merge-on-read``):
-        ``merge-on-read`` writes one sorted position-delete file per affected data file (a data file whose rows
-        all go is removed instead); ``equality`` writes equality-delete files on ``equality_columns`` (default
+        ``merge-on-read`` writes one sorted position-delete file per affected data file (format version 3: one
+        deletion vector per affected data file, merged with its current one, all in one Puffin file; a data file
+        whose rows all go is removed instead); ``equality`` writes equality-delete files on ``equality_columns`` (default
         the identifier fields); ``copy-on-write`` rewrites the affected data files.
         Returns the new snapshot (or the current one when nothing matched).
         """
@@ -343,6 +344,7 @@ class Table:
                     raise SchemaError(f"float/double column {c!r} cannot be an equality-delete column")
         eq_keys = {}
         changed = 0
+        vectors = []       # v3: (data entry, newly deleted positions) -> one merged deletion vector per data file
         for e in files.data:
             tbl, keep = files.read(e, schema)
             match = np.asarray(evaluate_arrow(bound, tbl), dtype=bool) & keep
@@ -360,9 +362,14 @@ class Table:
                 for d in files.pos_by_file.get(df.file_path, []):
                     p.remove_file(d.data_file)
                 continue
+            if self.format_version >= 3:
+                vectors.append((e, np.flatnonzero(match)))
+                continue
             path = f"{self.location}/data/{self._part_dir(df)}{uuid.uuid4()}-deletes.{self._ext(fmt)}"
             p.add_delete_file(write_position_deletes(self.io, path, df.file_path, np.flatnonzero(match),
                                                      df.partition, df.spec_id, fmt))
+        if vectors:
+            self._add_deletion_vectors(p, files, vectors)
         if mode == "equality":
             ids = [schema.find_field(c).id for c in eq_cols]
             for (spec_id, part), tables in eq_keys.items():
@@ -374,6 +381,23 @@ class Table:
             return self.current_snapshot()
         p.commit()
         return self.current_snapshot()
+
+    def _add_deletion_vectors(self, producer, files, vectors):
+        """v3 merge-on-read: one Puffin file with a deletion vector per changed data file, each holding the new
+        positions merged with the file's current vector or position deletes; the replaced vector and the
+        position-delete files scoped to that data file are removed in the same commit."""
+        from .commit import is_deletion_vector
+        from .data_writer import write_deletion_vectors
+        merged = []
+        for e, new in vectors:
+            old, old_entries = files.deleted_positions(e)
+            merged.append((e.data_file, np.union1d(old, new)))
+            for d in old_entries:
+                if is_deletion_vector(d.data_file) or d.data_file.referenced_data_file == e.data_file.file_path:
+                    producer.remove_file(d.data_file)
+        path = f"{self.location}/data/{uuid.uuid4()}-dv.puffin"
+        for dv in write_deletion_vectors(self.io, path, merged):
+            producer.add_delete_file(dv)
 
     @staticmethod
     def _ext(fmt):
@@ -513,12 +537,16 @@ class Table:
         commit_metadata_change(self, change)
 
     def upgrade_format_version(self, version: int = 2):
+        """Raise the table's format version (1 -> 2 -> 3). Existing snapshots stay as they are and readable;
+        upgrading to 3 starts row lineage at ``next-row-id`` 0 (rows of older snapshots have no row ids)."""
         if version < self.format_version:
             raise InvalidArgumentError(f"cannot downgrade format version {self.format_version} to {version}")
-        if version not in (1, 2):
+        if version not in (1, 2, 3):
             raise InvalidArgumentError(f"unsupported format version {version}")
 
         def change(md):
+            if version >= 3 and md.format_version < 3:
+                md.next_row_id = 0
             md.format_version = version
             return md
         commit_metadata_change(self, change)

@@ -216,10 +216,30 @@ def project_by_id(arr, file_field, target_field):
     return arr.cast(tt)
 
 
-def _positions(io, entries, data_path, cache):
+def _dv_positions(io, df, record_count=None):
+    """Positions of a deletion-vector entry: its blob read by range and decoded by the one DV codec."""
+    from ..index.iceberg_deletion_vector import deserialize_deletion_vector
+    off, size = df.content_offset, df.content_size_in_bytes
+    with io.open_input(df.file_path) as f:
+        if off is None or size is None or off < 0 or size < 0 or off + size > f.size:
+            raise CorruptFileError(f"deletion vector range {off}+{size} outside the file ({f.size} bytes)",
+                                   path=df.file_path, offset=off)
+        raw = f.read_at(off, size)
+    return deserialize_deletion_vector(raw, df.file_path, off, cardinality=df.record_count,
+                                       record_count=record_count)
+
+
+def _positions(io, entries, data_path, cache, record_count=None):
     import pyarrow.compute as pc
     out = []
     for e in entries:
+        if e.data_file.content == CONTENT_POSITION_DELETES and e.data_file.file_format == "PUFFIN":
+            key = ("dv", e.data_file.file_path, e.data_file.content_offset)
+            pos = cache.get(key)
+            if pos is None:
+                pos = cache[key] = _dv_positions(io, e.data_file, record_count)
+            out.append(pos)
+            continue
         key = e.data_file.file_path
         t = cache.get(key)
         if t is None:
@@ -260,6 +280,13 @@ class SnapshotFiles:
         seq = entry.sequence_number or 0
         pos = [d for d in self.pos_by_file.get(df.file_path, []) + self.pos_by_part.get((df.spec_id, df.partition), [])
                if seq <= (d.sequence_number or 0)]
+        dvs = [d for d in pos if d.data_file.file_format == "PUFFIN"]
+        if dvs:
+            if len(dvs) > 1:
+                raise CorruptFileError(f"two deletion vectors for data file {df.file_path} in one snapshot: "
+                                       f"{dvs[0].data_file.file_path} and {dvs[1].data_file.file_path}",
+                                       path=dvs[1].data_file.file_path, offset=dvs[1].data_file.content_offset)
+            pos = dvs      # a deletion vector replaces the position-delete files of its data file
         eqs = []
         for d, is_global in self.eq:
             if not (seq < (d.sequence_number or 0)):
@@ -269,13 +296,24 @@ class SnapshotFiles:
             eqs.append(d)
         return pos, eqs
 
+    def deleted_positions(self, entry):
+        """(sorted positions that the position deletes or deletion vector of a data entry delete, those delete
+        entries)."""
+        pos_entries, _ = self.deletes_for(entry)
+        if not pos_entries:
+            return np.zeros(0, np.int64), []
+        pos = _positions(self.io, pos_entries, entry.data_file.file_path, self._cache, entry.data_file.record_count)
+        pos = np.unique(pos[(pos >= 0) & (pos < entry.data_file.record_count)])
+        return pos, pos_entries
+
     def read(self, entry, schema):
         """(table of the whole file in ``schema``, keep mask after deletes)."""
         tbl = read_data_file(self.io, entry.data_file, schema, self.md)
         keep = np.ones(tbl.num_rows, dtype=bool)
         pos_entries, eq_entries = self.deletes_for(entry)
         if pos_entries:
-            pos = _positions(self.io, pos_entries, entry.data_file.file_path, self._cache)
+            pos = _positions(self.io, pos_entries, entry.data_file.file_path, self._cache,
+                             entry.data_file.record_count)
             pos = pos[(pos >= 0) & (pos < tbl.num_rows)]
             keep[pos] = False
         for d in eq_entries:

@@ -36,11 +36,19 @@ def test_referenced_data_file_and_path_bounds():
 
 
 def test_deletion_vector_hides_position_files():
-    idx = DeleteFileIndex([pos("p", 5), pos("dv1", 6, ref="f", fmt="puffin"), pos("dv0", 2, ref="f", fmt="puffin")])
+    idx = DeleteFileIndex([pos("p", 5), pos("dv1", 6, ref="f", fmt="puffin"), pos("pf", 6, ref="f")])
     assert names(idx.for_data_file("f", 1, 1, (1,))) == ["dv1"]
     assert names(idx.for_data_file("f", 6, 1, (1,))) == ["dv1"]
     assert names(idx.for_data_file("f", 7, 1, (1,))) == []
     assert names(idx.for_data_file("g", 1, 1, (1,))) == ["p"]
+
+
+def test_two_deletion_vectors_for_one_data_file_are_refused():
+    import pytest
+    from paimon_engine.errors import CorruptFileError
+    with pytest.raises(CorruptFileError, match="two deletion vectors for data file f") as ei:
+        DeleteFileIndex([pos("dv1", 6, ref="f", fmt="puffin"), pos("dv0", 2, ref="f", fmt="puffin")])
+    assert ei.value.path == "dv0" and "dv1" in str(ei.value)
 
 
 def test_equality_strictly_newer_partition_and_global():

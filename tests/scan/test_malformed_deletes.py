@@ -4,6 +4,7 @@ import struct
 import zlib
 
 import pyarrow as pa
+import pyroaring
 import pytest
 
 from paimon_engine import types as T
@@ -31,7 +32,9 @@ def test_deletion_vector_position_beyond_int64(position):
     blob = deletion_vector_blob([1, position])
     with pytest.raises(CorruptFileError) as ei:
         read_deletion_vector(blob, "dv.puffin", 4)
-    assert ei.value.path == "dv.puffin" and ei.value.offset == 12 and "2**63" in str(ei.value)
+    # the offset of the second bitmap's key: blob start 4, length and magic, bitmap count, key 0 and its bitmap
+    key_at = 4 + 8 + 8 + 4 + len(pyroaring.BitMap([1]).serialize())
+    assert ei.value.path == "dv.puffin" and ei.value.offset == key_at and "2**63" in str(ei.value)
     assert read_deletion_vector(deletion_vector_blob([1, 2 ** 63 - 1])).tolist() == [1, 2 ** 63 - 1]
 
 
@@ -58,7 +61,7 @@ def test_deletion_vector_beyond_int64_through_a_scan(tmp_path):
     task.deletes = [DeleteFile(str(puffin), POSITION, "puffin", 5, 0, (), 2, 100, df.file_path, (), 4, len(blob))]
     with pytest.raises(CorruptFileError) as ei:
         scan.to_arrow(tasks=[task])
-    assert ei.value.path == str(puffin) and ei.value.offset == 12
+    assert ei.value.path == str(puffin) and ei.value.offset == 4 + 8 + 8 + 4 + len(pyroaring.BitMap([3]).serialize())
 
 
 def test_parquet_delete_file_with_a_non_utf8_column_name(tmp_path):

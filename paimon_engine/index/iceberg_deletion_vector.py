@@ -1,0 +1,191 @@
+"""Iceberg deletion vectors: the ``deletion-vector-v1`` Puffin blob.
+
+Blob bytes (Puffin spec)::
+
+    int32 BE  length of magic + vector
+    4 bytes   magic D1 D3 39 64
+    vector    64-bit Roaring bitmap, portable format:
+                uint64 LE  number of 32-bit bitmaps
+                per bitmap, keys ascending: uint32 LE key (the high 32 bits of the positions), portable Roaring32
+    int32 BE  CRC-32 of magic + vector
+
+Positions are row positions in one data file (the key's most significant bit must be 0). Every bitmap is
+run-optimized before it is written, as Iceberg Java does. The blob is stored uncompressed, with ``snapshot-id``
+and ``sequence-number`` -1 and the properties ``referenced-data-file`` and ``cardinality``.
+
+Decoding validates the framing, the CRC, every bitmap's structure (before the Roaring library sees it), key
+order, the cardinality recorded for the vector and, when given, that no position reaches the data file's record
+count; it then expands the positions with NumPy (one array per 32-bit bitmap), never per position in Python.
+Paimon's own deletion vectors (32-bit and 64-bit, in Paimon index files) live in :mod:`.deletion_vector`.
+"""
+
+from __future__ import annotations
+
+import array
+import struct
+import zlib
+
+import numpy as np
+from pyroaring import BitMap
+
+from ..errors import CorruptFileError, InvalidArgumentError
+from . import roaring
+
+__all__ = ["DV_MAGIC", "BLOB_TYPE", "ROW_POSITION_FIELD_ID", "serialize_deletion_vector",
+           "deserialize_deletion_vector", "deletion_vector_blob", "deletion_vector_cardinality"]
+
+DV_MAGIC = b"\xd1\xd3\x39\x64"
+BLOB_TYPE = "deletion-vector-v1"
+ROW_POSITION_FIELD_ID = 2147483545          # the ``pos`` metadata column Java lists in the blob's fields
+PROPERTY_REFERENCED_DATA_FILE = "referenced-data-file"
+PROPERTY_CARDINALITY = "cardinality"
+_MAX_KEY = (1 << 31) - 1                    # positions are positive 64-bit longs
+
+
+def _positions(positions) -> np.ndarray:
+    if isinstance(positions, np.ndarray):
+        a = positions
+    else:
+        try:
+            a = np.asarray(positions) if hasattr(positions, "__array__") else np.array(list(positions))
+        except OverflowError:
+            raise InvalidArgumentError("deletion vector position beyond 2**63 - 1") from None
+    if a.dtype == object:
+        raise InvalidArgumentError("deletion vector position beyond 2**63 - 1")
+    if a.size and a.dtype.kind not in "iu":
+        raise InvalidArgumentError(f"deletion vector positions must be integers, not {a.dtype}")
+    if a.dtype == np.uint64 and a.size and int(a.max()) > (1 << 63) - 1:
+        raise InvalidArgumentError("deletion vector position beyond 2**63 - 1")
+    a = np.ascontiguousarray(a, dtype=np.int64)
+    if a.size and int(a.min()) < 0:
+        raise InvalidArgumentError(f"negative deletion vector position {int(a.min())}")
+    if a.size > 1 and not bool(np.all(a[1:] > a[:-1])):
+        a = np.unique(a)
+    return a
+
+
+def serialize_deletion_vector(positions) -> bytes:
+    """The ``deletion-vector-v1`` blob of ``positions`` (any integer iterable or array; duplicates are
+    merged)."""
+    a = _positions(positions)
+    keys = (a >> 32) if a.size else a
+    parts = []
+    count = 0
+    if a.size:
+        bounds = np.flatnonzero(np.diff(keys)) + 1
+        starts = np.concatenate(([0], bounds))
+        ends = np.concatenate((bounds, [a.size]))
+        for s, e in zip(starts.tolist(), ends.tolist()):
+            lows = (a[s:e] & 0xFFFFFFFF).astype(np.uint32)
+            bm = BitMap(array.array("I", lows.tobytes()))
+            bm.run_optimize()
+            parts.append(struct.pack("<I", int(keys[s])))
+            parts.append(bm.serialize())
+            count += 1
+    body = DV_MAGIC + struct.pack("<Q", count) + b"".join(parts)
+    return struct.pack(">i", len(body)) + body + struct.pack(">I", zlib.crc32(body) & 0xFFFFFFFF)
+
+
+def _split(raw, path, offset):
+    """The vector bytes of a blob after checking length, magic and CRC."""
+    if len(raw) < 12:
+        raise CorruptFileError(f"deletion vector blob of {len(raw)} bytes is shorter than its framing",
+                               path=path, offset=offset)
+    (length,) = struct.unpack(">i", raw[:4])
+    if length < 4 or length + 8 != len(raw):
+        raise CorruptFileError(f"deletion vector length {length} does not match the blob size {len(raw)}",
+                               path=path, offset=offset)
+    if raw[4:8] != DV_MAGIC:
+        raise CorruptFileError(f"bad deletion vector magic {bytes(raw[4:8]).hex()}", path=path, offset=offset + 4)
+    body = raw[4:4 + length]
+    (crc,) = struct.unpack(">I", raw[4 + length:8 + length])
+    if zlib.crc32(body) & 0xFFFFFFFF != crc:
+        raise CorruptFileError("deletion vector checksum mismatch", path=path, offset=offset + 4 + length)
+    return memoryview(raw)[8:4 + length]
+
+
+def _bitmaps(raw, path, offset):
+    vec = _split(raw, path, offset)
+    base = offset + 8
+    if len(vec) < 8:
+        raise CorruptFileError("deletion vector bitmap truncated", path=path, offset=base)
+    (count,) = struct.unpack_from("<Q", vec, 0)
+    if count > (len(vec) - 8) // 12:      # every bitmap takes at least a key and an 8-byte header
+        raise CorruptFileError(f"deletion vector claims {count} bitmaps in {len(vec)} bytes", path=path,
+                               offset=base)
+    pos = 8
+    last = -1
+    out = []
+    for _ in range(count):
+        if pos + 4 > len(vec):
+            raise CorruptFileError("deletion vector bitmap truncated", path=path, offset=base + pos)
+        (key,) = struct.unpack_from("<I", vec, pos)
+        if key > _MAX_KEY:
+            raise CorruptFileError(f"deletion vector key {key} is beyond any row position (>= 2**63)",
+                                   path=path, offset=base + pos)
+        if key <= last:
+            raise CorruptFileError("deletion vector keys out of order", path=path, offset=base + pos)
+        last = key
+        pos += 4
+        try:
+            bm, end = roaring.deserialize(vec, pos)
+        except CorruptFileError as exc:
+            raise CorruptFileError(f"deletion vector bitmap for key {key}: {exc.reason}", path=path,
+                                   offset=base + (exc.offset if exc.offset is not None else pos)) from None
+        out.append((key, bm, base + pos))
+        pos = end
+    if pos != len(vec):
+        raise CorruptFileError(f"{len(vec) - pos} bytes after the last deletion vector bitmap", path=path,
+                               offset=base + pos)
+    return out
+
+
+def deletion_vector_cardinality(raw, path=None, offset: int = 0) -> int:
+    """The number of positions in a blob (validated, nothing expanded)."""
+    return sum(len(bm) for _, bm, _ in _bitmaps(raw, path, offset))
+
+
+def deserialize_deletion_vector(raw, path=None, offset: int = 0, *, cardinality: int | None = None,
+                                record_count: int | None = None) -> np.ndarray:
+    """Sorted int64 positions of a ``deletion-vector-v1`` blob.
+
+    ``path``/``offset``: where the blob sits (for errors). ``cardinality``: the deleted-row count the manifest
+    or blob metadata records (checked before anything is expanded, so a small blob of run containers cannot turn
+    into a huge array). ``record_count``: the data file's row count; a position at or beyond it is corrupt.
+    """
+    bitmaps = _bitmaps(raw, path, offset)
+    n = sum(len(bm) for _, bm, _ in bitmaps)
+    if cardinality is not None and n != cardinality:
+        raise CorruptFileError(f"deletion vector holds {n} positions, its metadata records {cardinality}",
+                               path=path, offset=offset + 8)
+    if record_count is not None and n:
+        key, bm, at = bitmaps[-1]
+        top = (key << 32) | bm.max()
+        if top >= record_count:
+            raise CorruptFileError(f"deletion vector position {top} is beyond the data file's {record_count} rows",
+                                   path=path, offset=at)
+    if not n:
+        return np.zeros(0, np.int64)
+    out = np.empty(n, np.int64)
+    i = 0
+    for key, bm, _ in bitmaps:
+        k = len(bm)
+        if not k:
+            continue
+        lows = np.frombuffer(bm.to_array(), dtype=np.uint32)
+        if key:
+            np.add(lows, np.int64(key) << 32, out=out[i:i + k], dtype=np.int64, casting="unsafe")
+        else:
+            out[i:i + k] = lows
+        i += k
+    return out
+
+
+def deletion_vector_blob(positions, referenced_data_file: str):
+    """A :class:`~paimon_engine.formats.puffin.Blob` holding the deletion vector of one data file, with the
+    metadata Iceberg Java writes (fields ``[pos]``, snapshot id and sequence number -1, uncompressed)."""
+    from ..formats.puffin import Blob
+    a = _positions(positions)
+    return Blob(BLOB_TYPE, serialize_deletion_vector(a), fields=[ROW_POSITION_FIELD_ID], snapshot_id=-1,
+                sequence_number=-1, compression_codec=None,
+                properties={PROPERTY_REFERENCED_DATA_FILE: referenced_data_file, PROPERTY_CARDINALITY: str(a.size)})
