@@ -50,4 +50,4 @@ def theirs(tmp_path, sql_uri, ours):
     return PySqlCatalog("default", uri=sql_uri, warehouse=f"file://{tmp_path}/wh")
 
 
-from .pg_fixture import pg_server, pg_uri  # noqa: E402,F401  (PostgreSQL for the SQL catalog tests)
+from .pg_fixture import _pg_database_for_pg_kind, pg_server, pg_uri  # noqa: E402,F401  (PostgreSQL for the SQL catalog tests)

@@ -23,6 +23,7 @@ import pytest
 
 PG_URI_ENV = "PAIMON_ENGINE_TEST_PG_URI"
 _DB_COUNTER = itertools.count()
+PG_CATALOG_ENV = "PAIMON_ENGINE_TEST_PG_CATALOG"   # the database of the running kind="pg" test
 
 
 def _free_port() -> int:
@@ -143,3 +144,24 @@ def pg_uri(pg_server):
     """A fresh, empty PostgreSQL database for one test (SQLAlchemy URL)."""
     return pg_server.new_database()
 
+
+
+def sql_catalog_uri(kind, root) -> str:
+    """The catalog uri of a test parametrized on ``kind``: a SQLite file in ``root`` for ``"sql"``, for ``"pg"``
+    the fresh PostgreSQL database the fixture below made for this test (passed in the environment, so the test's
+    worker processes find it too)."""
+    if kind == "pg":
+        uri = os.environ.get(PG_CATALOG_ENV)
+        if not uri:
+            raise RuntimeError(f"{PG_CATALOG_ENV} is not set: a kind='pg' test runs under the fixture in "
+                               f"tests/table/pg_fixture.py")
+        return uri
+    return f"sqlite:///{root}/cat.db"
+
+
+@pytest.fixture(autouse=True)
+def _pg_database_for_pg_kind(request, monkeypatch):
+    """A test parametrized with ``kind="pg"`` gets a fresh PostgreSQL database."""
+    callspec = getattr(request.node, "callspec", None)
+    if callspec is not None and callspec.params.get("kind") == "pg":
+        monkeypatch.setenv(PG_CATALOG_ENV, request.getfixturevalue("pg_uri"))
