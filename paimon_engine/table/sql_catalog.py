@@ -277,6 +277,7 @@ class SqlCatalog(Catalog):
                     for t in _EXPECTED if insp.has_table(t)}
 
         found = self._run(inspect, write=False)
+        self._check_columns(found)             # an existing table that differs: refused before any change
         missing = [t for t in _EXPECTED if t not in found]
         if missing:
             try:
@@ -285,11 +286,16 @@ class SqlCatalog(Catalog):
             except (PaimonEngineError, sa.exc.DBAPIError):
                 pass          # another process created them at the same moment; the check below decides
             found = self._run(inspect, write=False)
-        for table, columns in _EXPECTED.items():
+            self._check_columns(found)
+        for table in _EXPECTED:
             if table not in found:
                 raise CatalogUnreachableError(f"could not create the catalog table {table} in {self._where}")
-            have = found[table]
-            for column, required in columns.items():
+        self._has_type = "iceberg_type" in found["iceberg_tables"]
+
+    def _check_columns(self, found):
+        import sqlalchemy as sa
+        for table, have in found.items():
+            for column, required in _EXPECTED[table].items():
                 if column not in have:
                     if required:
                         raise CatalogSchemaError(
@@ -300,7 +306,6 @@ class SqlCatalog(Catalog):
                     raise CatalogSchemaError(
                         f"column {table}.{column} in {self._where} is {have[column]['type']}, expected a string "
                         f"type (nothing was changed)", table=table, column=column)
-        self._has_type = "iceberg_type" in found["iceberg_tables"]
 
     def default_location(self, namespace, name) -> str:
         if not self.warehouse:
