@@ -15,6 +15,9 @@ __all__ = [
     "SchemaError",
     "CommitConflictError",
     "CommitFailedError",
+    "CommitStateUnknownError",
+    "CatalogUnreachableError",
+    "CatalogSchemaError",
     "NotFoundError",
     "AlreadyExistsError",
     "InvalidArgumentError",
@@ -111,6 +114,26 @@ class CommitConflictError(PaimonEngineError):
 
 class CommitFailedError(PaimonEngineError):
     """A commit could not be completed (retries exhausted or validation failed)."""
+
+
+class CommitStateUnknownError(CommitFailedError):
+    """A commit was sent to the catalog but whether it took effect could not be confirmed (the connection was lost
+    while it committed). It is not retried: reload the table to see whether the change is there. The new metadata
+    file is left in place, since the catalog may point at it."""
+
+
+class CatalogUnreachableError(PaimonEngineError, ConnectionError):
+    """The catalog's database could not be reached. The message names host and port, never credentials."""
+
+
+class CatalogSchemaError(SchemaError):
+    """A catalog table in the database lacks a column the catalog needs, or has it with another type. ``table``
+    and ``column`` name it; nothing was changed."""
+
+    def __init__(self, message, *, table=None, column=None):
+        self.table = table
+        self.column = column
+        super().__init__(message)
 
 
 class NotFoundError(PaimonEngineError, LookupError):

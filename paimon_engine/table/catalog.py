@@ -4,9 +4,10 @@
   ``version-hint.text``. A commit creates ``v<N+1>.metadata.json`` with an atomic create-if-absent
   (``FileIO.create_exclusive``); whoever creates it first wins, the other sees a conflict. Never an overwriting
   rename. The hint is only a hint: loading probes past it.
-* :class:`SqlCatalog` — a SQLite database with the same tables as pyiceberg's ``SqlCatalog`` (``iceberg_tables``,
-  ``iceberg_namespace_properties``), so either library opens the other's catalog. A commit is a compare-and-swap
-  ``UPDATE ... WHERE metadata_location = <the one we started from>``. Metadata files are named
+* :class:`SqlCatalog` (in :mod:`.sql_catalog`, importable from here) — a SQLite or PostgreSQL database with the
+  tables of Iceberg's JDBC catalog and pyiceberg's ``SqlCatalog`` (``iceberg_tables``,
+  ``iceberg_namespace_properties``), so Java, pyiceberg and this library open each other's catalog. A commit is a
+  compare-and-swap ``UPDATE ... WHERE metadata_location = <the one we started from>``. Metadata files are named
   ``<NNNNN>-<uuid>.metadata.json``.
 """
 
@@ -14,11 +15,9 @@ from __future__ import annotations
 
 import os
 import re
-import sqlite3
 import time
-import uuid
 
-from ..errors import (AlreadyExistsError, CommitConflictError, InvalidArgumentError, InvalidIdentifierError,
+from ..errors import (AlreadyExistsError, CommitConflictError, InvalidArgumentError,
                       NamespaceNotEmptyError, NotFoundError, PaimonEngineError, UnsafeLocationError)
 from ..io import FileIO, normalize_location
 from .identifiers import check_namespace, parse_identifier
@@ -430,338 +429,8 @@ class FileSystemCatalog(Catalog):
 
 
 # ---------------------------------------------------------------------------
-# SQL catalog (SQLite), compatible with pyiceberg's SqlCatalog
+# metadata file versions, and load_catalog (the SQL catalog is in sql_catalog.py)
 # ---------------------------------------------------------------------------
-
-_DDL = (
-    "CREATE TABLE IF NOT EXISTS iceberg_tables ("
-    "catalog_name VARCHAR(255) NOT NULL, table_namespace VARCHAR(255) NOT NULL, "
-    "table_name VARCHAR(255) NOT NULL, metadata_location VARCHAR(1000), "
-    "previous_metadata_location VARCHAR(1000), iceberg_type VARCHAR(5), "
-    "PRIMARY KEY (catalog_name, table_namespace, table_name))",
-    "CREATE TABLE IF NOT EXISTS iceberg_namespace_properties ("
-    "catalog_name VARCHAR(255) NOT NULL, namespace VARCHAR(255) NOT NULL, "
-    "property_key VARCHAR(255) NOT NULL, property_value VARCHAR(1000) NOT NULL, "
-    "PRIMARY KEY (catalog_name, namespace, property_key))",
-)
-
-
-class SqlCatalog(Catalog):
-    """A catalog in a SQLite database file (``uri`` = ``sqlite:///path`` or a path), tables under ``warehouse``.
-
-    ``name`` is the ``catalog_name`` column (pyiceberg's catalog name) so several catalogs can share a database.
-    """
-
-    def __init__(self, name: str = "default", uri: str | None = None, warehouse: str | None = None,
-                 io: FileIO | None = None, properties: dict | None = None):
-        props = dict(properties or {})
-        uri = uri or props.get("uri")
-        warehouse = warehouse or props.get("warehouse")
-        if not uri:
-            raise InvalidArgumentError("SqlCatalog needs a uri (sqlite:///path/to/catalog.db)")
-        super().__init__(io, props)
-        self.name = name
-        self.db_path = self._sqlite_path(uri)
-        self.warehouse = normalize_location(warehouse).rstrip("/") if warehouse else None
-        self._has_type = True
-        with self._connect() as conn:
-            for ddl in _DDL:
-                conn.execute(ddl)
-            cols = [r[1] for r in conn.execute("PRAGMA table_info(iceberg_tables)")]
-            self._has_type = "iceberg_type" in cols
-
-    @staticmethod
-    def _sqlite_path(uri):
-        if uri.startswith("sqlite:///"):
-            return uri[len("sqlite:///"):]   # SQLAlchemy form: sqlite:///rel.db, sqlite:////abs/path.db
-        if uri.startswith("sqlite:"):
-            raise InvalidArgumentError(f"unsupported SQLite uri {uri!r}; use sqlite:///path")
-        if "://" in uri:
-            raise InvalidArgumentError(f"SqlCatalog supports SQLite only, got {uri!r}")
-        return uri
-
-    def _connect(self):
-        conn = sqlite3.connect(self.db_path, timeout=60, isolation_level=None)
-        return _Conn(conn)
-
-    def default_location(self, namespace, name) -> str:
-        if not self.warehouse:
-            raise InvalidArgumentError("SqlCatalog needs a warehouse (or an explicit table location)")
-        return f"{self.warehouse}/{'.'.join(namespace)}.db/{name}"
-
-    # -- namespaces ------------------------------------------------------------
-    def create_namespace(self, namespace, properties=None):
-        ns = ".".join(_ns(namespace))
-        if len(ns.encode("utf-8")) > MAX_SQL_NAMESPACE_BYTES:
-            raise InvalidIdentifierError(
-                f"namespace {ns[:40]!r}... is {len(ns.encode('utf-8'))} bytes joined with dots; a SQL catalog "
-                f"keeps at most {MAX_SQL_NAMESPACE_BYTES} (its tables live in the directory <namespace>.db)",
-                part=ns, reason="too long")
-        if self.namespace_exists(ns):
-            raise AlreadyExistsError(f"namespace {ns} exists already")
-        props = dict(properties or {}) or {"exists": "true"}
-        with self._connect() as conn:
-            for k, v in props.items():
-                conn.execute("INSERT INTO iceberg_namespace_properties VALUES (?, ?, ?, ?)",
-                             (self.name, ns, str(k), str(v)))
-
-    def namespace_exists(self, namespace) -> bool:
-        ns = ".".join(_ns(namespace))
-        with self._connect() as conn:
-            row = conn.execute("SELECT 1 FROM iceberg_namespace_properties WHERE catalog_name=? AND "
-                               "(namespace=? OR substr(namespace, 1, ?)=?) LIMIT 1",
-                               (self.name, ns, len(ns) + 1, ns + ".")).fetchone()
-            if row:
-                return True
-            row = conn.execute("SELECT 1 FROM iceberg_tables WHERE catalog_name=? AND "
-                               "(table_namespace=? OR substr(table_namespace, 1, ?)=?) LIMIT 1",
-                               (self.name, ns, len(ns) + 1, ns + ".")).fetchone()
-        return row is not None
-
-    def list_namespaces(self):
-        with self._connect() as conn:
-            rows = conn.execute("SELECT DISTINCT namespace FROM iceberg_namespace_properties WHERE catalog_name=? "
-                                "UNION SELECT DISTINCT table_namespace FROM iceberg_tables WHERE catalog_name=?",
-                                (self.name, self.name)).fetchall()
-        return sorted(tuple(r[0].split(".")) for r in rows)
-
-    def load_namespace_properties(self, namespace) -> dict:
-        ns = ".".join(_ns(namespace))
-        with self._connect() as conn:
-            rows = conn.execute("SELECT property_key, property_value FROM iceberg_namespace_properties "
-                                "WHERE catalog_name=? AND namespace=?", (self.name, ns)).fetchall()
-        if not rows and not self.namespace_exists(ns):
-            raise NotFoundError(f"namespace {ns} does not exist")
-        return dict(rows)
-
-    def update_namespace_properties(self, namespace, removals=(), updates=None) -> dict:
-        """Remove and set namespace properties in one transaction -> ``{"updated", "removed", "missing"}``."""
-        ns = ".".join(_ns(namespace))
-        updates = {str(k): str(v) for k, v in (updates or {}).items()}
-        with self._connect() as conn:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                rows = dict(conn.execute("SELECT property_key, property_value FROM iceberg_namespace_properties "
-                                         "WHERE catalog_name=? AND namespace=?", (self.name, ns)).fetchall())
-                if not rows and not self.namespace_exists(ns):
-                    raise NotFoundError(f"namespace {ns} does not exist")
-                removed = sorted(k for k in set(removals) if k in rows)
-                missing = sorted(k for k in set(removals) if k not in rows)
-                for k in removed:
-                    conn.execute("DELETE FROM iceberg_namespace_properties WHERE catalog_name=? AND namespace=? "
-                                 "AND property_key=?", (self.name, ns, k))
-                for k, v in updates.items():
-                    conn.execute("INSERT OR REPLACE INTO iceberg_namespace_properties VALUES (?, ?, ?, ?)",
-                                 (self.name, ns, k, v))
-                if set(rows) <= set(removed) and not updates:    # keep the namespace when its last key goes
-                    conn.execute("INSERT INTO iceberg_namespace_properties VALUES (?, ?, 'exists', 'true')",
-                                 (self.name, ns))
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-        return {"updated": sorted(updates), "removed": removed, "missing": missing}
-
-    def drop_namespace(self, namespace):
-        """Drop an empty namespace; a table in it or in any namespace below it, or a namespace below it, raises
-        NamespaceNotEmptyError. Only catalog rows are deleted, never files."""
-        ns = ".".join(_ns(namespace))
-        below = (self.name, ns, len(ns) + 1, ns + ".")
-        with self._connect() as conn:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                table = conn.execute("SELECT table_namespace, table_name FROM iceberg_tables WHERE catalog_name=? "
-                                     "AND (table_namespace=? OR substr(table_namespace, 1, ?)=?) LIMIT 1",
-                                     below).fetchone()
-                child = conn.execute("SELECT namespace FROM iceberg_namespace_properties WHERE catalog_name=? "
-                                     "AND namespace<>? AND substr(namespace, 1, ?)=? LIMIT 1", below).fetchone()
-                if table is not None:
-                    raise NamespaceNotEmptyError(f"namespace {ns} is not empty: it holds table "
-                                                 f"{table[0]}.{table[1]}")
-                if child is not None:
-                    raise NamespaceNotEmptyError(f"namespace {ns} is not empty: it holds namespace {child[0]}")
-                cur = conn.execute("DELETE FROM iceberg_namespace_properties WHERE catalog_name=? AND "
-                                   "namespace=?", (self.name, ns))
-                if cur.rowcount == 0:
-                    raise NotFoundError(f"namespace {ns} does not exist")
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-
-    # -- tables ----------------------------------------------------------------
-    def _type_filter(self):
-        return " AND (iceberg_type = 'TABLE' OR iceberg_type IS NULL)" if self._has_type else ""
-
-    def list_tables(self, namespace):
-        ns = ".".join(_ns(namespace))
-        with self._connect() as conn:
-            rows = conn.execute("SELECT table_name FROM iceberg_tables WHERE catalog_name=? AND table_namespace=?"
-                                + self._type_filter(), (self.name, ns)).fetchall()
-        return sorted(tuple(ns.split(".")) + (r[0],) for r in rows)
-
-    def _location_of(self, namespace, name):
-        ns = ".".join(namespace)
-        with self._connect() as conn:
-            row = conn.execute("SELECT metadata_location FROM iceberg_tables WHERE catalog_name=? AND "
-                               "table_namespace=? AND table_name=?" + self._type_filter(),
-                               (self.name, ns, name)).fetchone()
-        if row is None or row[0] is None:
-            raise NotFoundError(f"table {ns}.{name} does not exist in catalog {self.name!r}")
-        return row[0]
-
-    def _load_metadata(self, namespace, name):
-        loc = self._location_of(namespace, name)
-        md = parse_metadata(self.io.read_bytes(loc), loc)
-        md.metadata_location = loc
-        return md
-
-    def _new_metadata_path(self, location, version):
-        return f"{location}/metadata/{version:05d}-{uuid.uuid4()}.metadata.json"
-
-    def _table_directories(self):
-        """(identifier, table directory) of every table in this catalog (the directory above ``metadata/``)."""
-        with self._connect() as conn:
-            rows = conn.execute("SELECT table_namespace, table_name, metadata_location FROM iceberg_tables WHERE "
-                                "catalog_name=? AND metadata_location IS NOT NULL", (self.name,)).fetchall()
-        return [(f"{r[0]}.{r[1]}", normalize_location(r[2]).rsplit("/", 2)[0]) for r in rows]
-
-    def _create(self, namespace, name, md):
-        ns = ".".join(namespace)
-        if not self.namespace_exists(ns):
-            raise NotFoundError(f"namespace {ns} does not exist")
-        for other, directory in self._table_directories():
-            if other == f"{ns}.{name}":
-                continue    # the same table: the insert below reports that it exists
-            if is_within(self.io, md.location, directory) or is_within(self.io, directory, md.location):
-                raise InvalidArgumentError(f"table location {md.location} overlaps table {other} at {directory}; "
-                                           f"one table's maintenance would delete the other's files")
-        path = self._new_metadata_path(md.location, 0)
-        self.io.write_bytes(path, self._write_new_metadata(path, md))
-        try:
-            with self._connect() as conn:
-                if self._has_type:
-                    conn.execute("INSERT INTO iceberg_tables (catalog_name, table_namespace, table_name, "
-                                 "metadata_location, previous_metadata_location, iceberg_type) "
-                                 "VALUES (?, ?, ?, ?, NULL, 'TABLE')", (self.name, ns, name, path))
-                else:
-                    conn.execute("INSERT INTO iceberg_tables (catalog_name, table_namespace, table_name, "
-                                 "metadata_location, previous_metadata_location) VALUES (?, ?, ?, ?, NULL)",
-                                 (self.name, ns, name, path))
-        except sqlite3.IntegrityError:
-            self.io.delete(path)
-            raise AlreadyExistsError(f"table {ns}.{name} exists already") from None
-        md.metadata_location = path
-        return md
-
-    def commit(self, identifier, base, new):
-        namespace, name = parse_identifier(identifier)
-        ns = ".".join(namespace)
-        check_deletable_root(self.io, new.location, self.warehouse, f"commit to table {ns}.{name} (its metadata "
-                                                                    f"names this location)")
-        version = _catalog_version(base.metadata_location) + 1
-        path = self._new_metadata_path(new.location, version)
-        dropped = _append_metadata_log(new, base)
-        self.io.write_bytes(path, self._write_new_metadata(path, new))
-        with self._connect() as conn:
-            cur = conn.execute("UPDATE iceberg_tables SET metadata_location=?, previous_metadata_location=? "
-                               "WHERE catalog_name=? AND table_namespace=? AND table_name=? AND "
-                               "metadata_location=?", (path, base.metadata_location, self.name, ns, name,
-                                                       base.metadata_location))
-            ok = cur.rowcount == 1
-        if not ok:
-            self.io.delete(path)
-            raise CommitConflictError(f"table {ns}.{name} changed since {base.metadata_location}")
-        new.metadata_location = path
-        _delete_old_metadata(self.io, new, dropped)
-        return new
-
-    def drop_table(self, identifier, purge: bool = False):
-        """Remove the table from the catalog. With ``purge`` also delete the files its metadata references (every
-        metadata file in the log, manifest lists, manifests, data and delete files, file indexes, statistics),
-        as Iceberg does; all of them must lie inside the table location (which may not be the warehouse, an
-        ancestor of it, or a file-system root), else UnsafeLocationError before anything is dropped or deleted.
-        Files nothing references (a killed writer's leftovers) stay: run ``remove_orphan_files`` first."""
-        namespace, name = parse_identifier(identifier)
-        full = ".".join(namespace + (name,))
-        files = []
-        if purge:
-            from .table import Table
-            md = self._load_metadata(namespace, name)
-            table = Table(namespace + (name,), md, self.io, self)
-            files = table._referenced_files(md)
-            check_deletable_root(self.io, md.location, self.warehouse, f"purge table {full}")
-            check_within(self.io, files, md.location, f"purge table {full}")
-        with self._connect() as conn:
-            cur = conn.execute("DELETE FROM iceberg_tables WHERE catalog_name=? AND table_namespace=? AND "
-                               "table_name=?", (self.name, ".".join(namespace), name))
-            if cur.rowcount == 0:
-                raise NotFoundError(f"table {full} does not exist")
-        for path in sorted(files, key=lambda p: p.endswith(".metadata.json")):   # metadata files last
-            try:
-                self.io.delete(path)
-            except OSError:
-                pass
-
-    def rename_table(self, from_identifier, to_identifier):
-        fns, fname = parse_identifier(from_identifier)
-        tns, tname = parse_identifier(to_identifier)
-        if not self.namespace_exists(".".join(tns)):
-            raise NotFoundError(f"namespace {'.'.join(tns)} does not exist")
-        try:
-            with self._connect() as conn:
-                cur = conn.execute("UPDATE iceberg_tables SET table_namespace=?, table_name=? WHERE catalog_name=? "
-                                   "AND table_namespace=? AND table_name=?",
-                                   (".".join(tns), tname, self.name, ".".join(fns), fname))
-                if cur.rowcount == 0:
-                    raise NotFoundError(f"table {'.'.join(fns + (fname,))} does not exist")
-        except sqlite3.IntegrityError:
-            raise AlreadyExistsError(f"table {'.'.join(tns + (tname,))} exists already") from None
-        return self.load_table(tns + (tname,))
-
-    def register_table(self, identifier, metadata_location: str):
-        namespace, name = parse_identifier(identifier)
-        md = parse_metadata(self.io.read_bytes(metadata_location), metadata_location)
-        try:
-            check_deletable_root(self.io, md.location, self.warehouse, "register a table there")
-        except UnsafeLocationError as exc:
-            raise InvalidArgumentError(f"cannot register {metadata_location}: its table location "
-                                       f"{md.location!r} cannot be owned by one table ({exc})") from None
-        try:
-            with self._connect() as conn:
-                conn.execute("INSERT INTO iceberg_tables (catalog_name, table_namespace, table_name, "
-                             "metadata_location) VALUES (?, ?, ?, ?)",
-                             (self.name, ".".join(namespace), name, metadata_location))
-        except sqlite3.IntegrityError:
-            raise AlreadyExistsError(f"table {'.'.join(namespace + (name,))} exists already") from None
-        return self.load_table(identifier)
-
-
-class _Conn:
-    """A SQLite connection as a context manager that commits (autocommit statements) and always closes."""
-
-    def __init__(self, conn):
-        self.conn = conn
-
-    def execute(self, *args):
-        for attempt in range(200):
-            try:
-                return self.conn.execute(*args)
-            except sqlite3.OperationalError as exc:
-                if "locked" not in str(exc) and "busy" not in str(exc):
-                    raise
-                time.sleep(0.01 * (1 + attempt % 10))
-        return self.conn.execute(*args)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.conn.close()
-
-
-MAX_SQL_NAMESPACE_BYTES = 252   # <namespace>.db must fit in one 255-byte directory name
-
 
 def _catalog_version(location) -> int:
     if not location:
@@ -774,6 +443,7 @@ def _catalog_version(location) -> int:
 
 
 def _sql_catalog(name, props):
+    from .sql_catalog import SqlCatalog
     props = dict(props)
     extra = props.pop("properties", None) or {}
     return SqlCatalog(name, uri=props.pop("uri", None), warehouse=props.pop("warehouse", None),
@@ -799,8 +469,8 @@ def _rest_catalog(name, props):
 
 
 #: catalog ``type`` -> factory(name, properties); other catalog types register here
-CATALOG_TYPES = {"sql": _sql_catalog, "sqlite": _sql_catalog, "filesystem": _fs_catalog, "fs": _fs_catalog,
-                 "hadoop": _fs_catalog, "rest": _rest_catalog}
+CATALOG_TYPES = {"sql": _sql_catalog, "sqlite": _sql_catalog, "postgresql": _sql_catalog,
+                 "filesystem": _fs_catalog, "fs": _fs_catalog, "hadoop": _fs_catalog, "rest": _rest_catalog}
 
 CONFIG_FILES = (".paimon-engine.yaml", ".pyiceberg.yaml")
 ENV_PREFIXES = ("PAIMON_ENGINE_", "PYICEBERG_")
@@ -857,7 +527,7 @@ def catalog_properties(name: str) -> dict:
 
 def _infer_type(name, props):
     uri = str(props.get("uri") or "")
-    if uri.startswith("sqlite") or uri.endswith(".db"):
+    if uri.startswith(("sqlite", "postgresql")) or uri.endswith(".db"):
         return "sql"
     if uri.startswith(("http://", "https://")):
         return "rest"
@@ -870,7 +540,8 @@ def load_catalog(name: str | None = None, **properties) -> Catalog:
     """A catalog by name, as pyiceberg's ``load_catalog``: ``properties`` (``type``, ``uri``, ``warehouse``, ...)
     merged over the ``catalog.<name>`` section of ``.paimon-engine.yaml`` / ``.pyiceberg.yaml`` and the
     ``PAIMON_ENGINE_CATALOG__<NAME>__<PROP>`` / ``PYICEBERG_CATALOG__<NAME>__<PROP>`` environment variables.
-    ``type`` is ``sql`` (SQLite), ``filesystem`` or ``rest``; without one it is inferred from ``uri``.
+    ``type`` is ``sql`` (SQLite or PostgreSQL, by the ``uri``), ``filesystem`` or ``rest``; without one it is
+    inferred from ``uri``.
 
     The older form ``load_catalog("sql", uri=...)`` / ``load_catalog("fs", warehouse=...)`` (a type as the
     name, no ``type`` property, no configured catalog of that name) still works."""
@@ -890,3 +561,11 @@ def load_catalog(name: str | None = None, **properties) -> Catalog:
     if factory is None:
         raise InvalidArgumentError(f"unknown catalog type {kind!r}; known: {', '.join(sorted(CATALOG_TYPES))}")
     return factory(name, props)
+
+
+def __getattr__(name):
+    # SqlCatalog lives in sql_catalog.py (which imports this module); it stays importable from here.
+    if name in ("SqlCatalog", "MAX_SQL_NAMESPACE_BYTES"):
+        from . import sql_catalog
+        return getattr(sql_catalog, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

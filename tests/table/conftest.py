@@ -48,3 +48,6 @@ def ours(tmp_path, sql_uri):
 def theirs(tmp_path, sql_uri, ours):
     from pyiceberg.catalog.sql import SqlCatalog as PySqlCatalog
     return PySqlCatalog("default", uri=sql_uri, warehouse=f"file://{tmp_path}/wh")
+
+
+from .pg_fixture import _pg_database_for_pg_kind, pg_server, pg_uri  # noqa: E402,F401  (PostgreSQL for the SQL catalog tests)

@@ -17,6 +17,7 @@ from paimon_engine.table.data_writer import prepare_arrow, write_data_files
 from paimon_engine.table.identifiers import MAX_PART_BYTES, check_part, parse_identifier
 
 from .conftest import sample
+from .pg_fixture import sql_catalog_uri
 
 BAD_PARTS = [
     ("..", "relative"), (".", "relative"), ("a/b", "separator"), ("a\\b", "separator"), ("a\x00b", "control"),
@@ -38,7 +39,7 @@ def tree(root):
 def make_catalog(kind, root):
     if kind == "fs":
         return FileSystemCatalog(str(root / "wh"))
-    return SqlCatalog("default", uri=f"sqlite:///{root}/cat.db", warehouse=str(root / "wh"))
+    return SqlCatalog("default", uri=sql_catalog_uri(kind, root), warehouse=str(root / "wh"))
 
 
 @pytest.mark.parametrize("part,why", BAD_PARTS, ids=[repr(p[:12]) for p, _ in BAD_PARTS])
@@ -91,7 +92,7 @@ def _calls(cat, part):
     return calls
 
 
-@pytest.mark.parametrize("kind", ["fs", "sql"])
+@pytest.mark.parametrize("kind", ["fs", "sql", "pg"])
 def test_every_catalog_method_refuses_bad_names_before_touching_storage(tmp_path, kind):
     cat = make_catalog(kind, tmp_path)
     cat.create_namespace("ok")
@@ -117,7 +118,7 @@ def test_every_catalog_method_refuses_bad_names_before_touching_storage(tmp_path
     assert cat.load_table("ok.t").to_arrow().num_rows == 5
 
 
-@pytest.mark.parametrize("kind", ["fs", "sql"])
+@pytest.mark.parametrize("kind", ["fs", "sql", "pg"])
 def test_dotdot_namespaces_cannot_reach_above_the_warehouse(tmp_path, kind):
     parent = tmp_path / "parent"
     parent.mkdir()
@@ -139,7 +140,7 @@ def test_dotdot_namespaces_cannot_reach_above_the_warehouse(tmp_path, kind):
     assert cat.load_table("db.t").to_arrow().num_rows == 3
 
 
-@pytest.mark.parametrize("kind", ["fs", "sql"])
+@pytest.mark.parametrize("kind", ["fs", "sql", "pg"])
 def test_drop_namespace_refuses_nested_tables_and_namespaces(tmp_path, kind):
     cat = make_catalog(kind, tmp_path)
     cat.create_namespace("a")
@@ -161,8 +162,9 @@ def test_drop_namespace_refuses_nested_tables_and_namespaces(tmp_path, kind):
         cat.drop_namespace("a")
 
 
-def test_sql_namespace_prefix_is_not_a_like_pattern(tmp_path):
-    cat = make_catalog("sql", tmp_path)
+@pytest.mark.parametrize("kind", ["sql", "pg"])
+def test_sql_namespace_prefix_is_not_a_like_pattern(tmp_path, kind):
+    cat = make_catalog(kind, tmp_path)
     cat.create_namespace("axb")
     cat.create_namespace(("axb", "c"))
     assert not cat.namespace_exists("a_b")       # '_' is a LIKE wildcard; it must not match 'axb'
@@ -172,8 +174,9 @@ def test_sql_namespace_prefix_is_not_a_like_pattern(tmp_path):
     assert cat.namespace_exists("axb")
 
 
-def test_sql_namespace_that_cannot_be_a_directory_name(tmp_path):
-    cat = make_catalog("sql", tmp_path)
+@pytest.mark.parametrize("kind", ["sql", "pg"])
+def test_sql_namespace_that_cannot_be_a_directory_name(tmp_path, kind):
+    cat = make_catalog(kind, tmp_path)
     with pytest.raises(InvalidIdentifierError, match="252"):
         cat.create_namespace(("x" * 200, "y" * 60))
     cat.create_namespace(("x" * 200, "y" * 51))
@@ -274,7 +277,7 @@ def test_purge_refuses_files_outside_the_table_and_deletes_nothing(tmp_path):
     assert all(os.path.exists(p) for p in ext)
 
 
-@pytest.mark.parametrize("kind", ["fs", "sql"])
+@pytest.mark.parametrize("kind", ["fs", "sql", "pg"])
 def test_table_location_cannot_be_a_root_or_the_warehouse(tmp_path, kind):
     cat = make_catalog(kind, tmp_path)
     cat.create_namespace("db")
@@ -284,8 +287,9 @@ def test_table_location_cannot_be_a_root_or_the_warehouse(tmp_path, kind):
     assert tree(tmp_path / "wh") <= {"db"}
 
 
-def test_sql_table_locations_do_not_overlap(tmp_path):
-    cat = make_catalog("sql", tmp_path)
+@pytest.mark.parametrize("kind", ["sql", "pg"])
+def test_sql_table_locations_do_not_overlap(tmp_path, kind):
+    cat = make_catalog(kind, tmp_path)
     cat.create_namespace("db")
     a = cat.create_table("db.a", sample().schema)
     with pytest.raises(InvalidArgumentError, match="overlaps"):

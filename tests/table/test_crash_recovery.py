@@ -23,6 +23,8 @@ from paimon_engine.errors import CommitConflictError, CommitFailedError, NotFoun
 from paimon_engine.expressions import col
 from paimon_engine.table.catalog import FileSystemCatalog, SqlCatalog
 
+from .pg_fixture import sql_catalog_uri
+
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCHEMA = pa.schema([("id", pa.int64()), ("w", pa.int32()), ("k", pa.int32())])
 RETRIES = {"commit.retry.num-retries": "40", "commit.retry.min-wait-ms": "5", "commit.retry.max-wait-ms": "150"}
@@ -31,12 +33,12 @@ RETRIES = {"commit.retry.num-retries": "40", "commit.retry.min-wait-ms": "5", "c
 def open_catalog(kind, root):
     if kind == "fs":
         return FileSystemCatalog(f"{root}/wh")
-    return SqlCatalog("default", uri=f"sqlite:///{root}/cat.db", warehouse=f"{root}/wh")
+    return SqlCatalog("default", uri=sql_catalog_uri(kind, root), warehouse=f"{root}/wh")
 
 
 def make_table(kind, root, partitioned=True):
     cat = open_catalog(kind, root)
-    if kind == "sql":
+    if kind != "fs":
         cat.create_namespace("db")
     return cat.create_table("db.t", SCHEMA, [("k", "identity")] if partitioned else None, properties=RETRIES)
 
@@ -82,7 +84,7 @@ def _snapshot_rows(t):
             for s in t.snapshots()}
 
 
-@pytest.mark.parametrize("kind", ["fs", "sql"])
+@pytest.mark.parametrize("kind", ["fs", "sql", "pg"])
 def test_killed_writers_leave_orphans_that_removal_cleans_safely(tmp_path, kind):
     root = str(tmp_path)
     make_table(kind, root).append(rows(range(10), 99))
@@ -214,7 +216,7 @@ def _mixed_worker(kind, root, worker, out):
         json.dump(log, f)
 
 
-@pytest.mark.parametrize("kind", ["fs", "sql"])
+@pytest.mark.parametrize("kind", ["fs", "sql", "pg"])
 def test_mixed_concurrent_operations_keep_every_acknowledged_effect(tmp_path, kind):
     root = str(tmp_path)
     t = make_table(kind, root)
@@ -270,7 +272,7 @@ def test_mixed_concurrent_operations_keep_every_acknowledged_effect(tmp_path, ki
            "errors": [e for log in logs for e in log["errors"]][:5]})
 
 
-@pytest.mark.parametrize("kind", ["fs", "sql"])
+@pytest.mark.parametrize("kind", ["fs", "sql", "pg"])
 def test_validation_fails_cleanly_when_the_history_it_needs_was_expired(tmp_path, kind):
     root = str(tmp_path)
     t = make_table(kind, root, partitioned=False)

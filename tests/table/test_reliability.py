@@ -14,6 +14,7 @@ from paimon_engine.expressions import col
 from paimon_engine.table.catalog import FileSystemCatalog, SqlCatalog
 
 from .conftest import canon, sample
+from .pg_fixture import sql_catalog_uri
 
 N_PROC, N_COMMITS, ROWS = 4, 5, 7
 
@@ -22,7 +23,7 @@ def _appender(kind, root, worker):
     if kind == "fs":
         t = FileSystemCatalog(root).load_table("db.t")
     else:
-        t = SqlCatalog("default", uri=f"sqlite:///{root}/cat.db", warehouse=f"{root}/wh").load_table("db.t")
+        t = SqlCatalog("default", uri=sql_catalog_uri(kind, root), warehouse=f"{root}/wh").load_table("db.t")
     for i in range(N_COMMITS):
         start = (worker * N_COMMITS + i) * ROWS
         t.append(sample(ROWS, start=start))
@@ -33,12 +34,12 @@ def _make(kind, root):
     if kind == "fs":
         cat = FileSystemCatalog(root)
     else:
-        cat = SqlCatalog("default", uri=f"sqlite:///{root}/cat.db", warehouse=f"{root}/wh")
+        cat = SqlCatalog("default", uri=sql_catalog_uri(kind, root), warehouse=f"{root}/wh")
         cat.create_namespace("db")
     return cat.create_table("db.t", sample().schema, [("qty", "identity")], properties=props)
 
 
-@pytest.mark.parametrize("kind", ["fs", "sql"])
+@pytest.mark.parametrize("kind", ["fs", "sql", "pg"])
 def test_concurrent_appends_lose_nothing(tmp_path, kind):
     root = str(tmp_path)
     t = _make(kind, root)
