@@ -131,6 +131,13 @@ class Table:
         """The snapshot a branch or tag points at, or None."""
         return self.metadata.snapshot_by_ref(name)
 
+    @property
+    def inspect(self):
+        """Metadata tables as Arrow (pyiceberg's ``table.inspect``): ``snapshots()``, ``refs()``, ``history()``,
+        ``manifests()``, ``files()``, ``data_files()``, ``delete_files()``, ``entries()``, ``partitions()``."""
+        from .inspect import InspectTable
+        return InspectTable(self)
+
     def manage_snapshots(self) -> "ManageSnapshots":
         """Tags, branches and rollback: ``t.manage_snapshots().create_tag(sid, "v1").commit()``."""
         return ManageSnapshots(self)

@@ -75,6 +75,26 @@ show("schema", [f.name for f in t.schema().fields])
 show("schemas", sorted(t.schemas()))
 show("spec", len(t.spec().fields))
 show("specs", sorted(t.specs()))
+for name in ("snapshots", "refs", "history", "manifests", "files", "data_files", "delete_files", "entries",
+             "partitions"):
+    meta = getattr(t.inspect, name)()
+    show(f"inspect {name} schema", [(f.name, str(f.type)) for f in meta.schema])
+    if name != "delete_files":           # pyiceberg rewrites data files where we write delete files
+        show(f"inspect {name} rows", meta.num_rows > 0)
+# pyiceberg writes more snapshots per overwrite/upsert and rewrites where we write delete files: compare what
+# both must agree on
+show("inspect refs", sorted((r["name"], r["type"]) for r in t.inspect.refs().to_pylist()))
+snap_rows = t.inspect.snapshots().to_pylist()
+show("inspect snapshots", (len(snap_rows) == len(t.snapshots()), snap_rows[0]["operation"],
+                           dict(snap_rows[0]["summary"])["added-records"]))
+show("inspect history", len(t.inspect.history()) == len(t.history()))
+show("inspect current ancestor", t.inspect.history().to_pylist()[-1]["is_current_ancestor"])
+show("inspect first files", sorted(r["record_count"] for r in t.inspect.files(first).to_pylist()))
+show("inspect first entries", [(r["status"], r["data_file"]["record_count"]) for r in t.inspect.entries(first).to_pylist()])
+show("inspect first metrics", [r["readable_metrics"]["id"]["upper_bound"] for r in t.inspect.data_files(first).to_pylist()])
+live = sum(r["record_count"] for r in t.inspect.data_files().to_pylist())
+show("inspect live", live >= t.scan().count())
+show("inspect partitions", sum(r["record_count"] for r in t.inspect.partitions().to_pylist()) == live)
 t2 = catalog.load_table(f"{ns}.people")
 show("reload", t2.scan().count() == t.scan().count())
 show("refresh", t.refresh().current_snapshot().snapshot_id == t2.current_snapshot().snapshot_id)
