@@ -183,12 +183,20 @@ class _ParquetFile:
         if self._chunk_problem is None:
             from .parquet_footer import column_chunk_problem
             try:
-                sink = pa.BufferOutputStream()
-                self.pf.metadata.write_metadata_file(sink)
-                footer = sink.getvalue().to_pybytes()[4:-8]     # PAR1, FileMetaData, length, PAR1
+                # the footer as stored (re-serializing pyarrow's copy of it can crash on such metadata):
+                # FileMetaData, its length, PAR1
+                size = self._file.size()
+                tail = self._file.read_at(8, size - 8) if size >= 12 else b""
+                n = struct.unpack("<I", tail[:4])[0] if len(tail) == 8 and tail[4:] == b"PAR1" else -1
+                if not 0 <= n <= size - 12:
+                    raise CorruptFileError("Parquet footer length outside the file", path=self.path,
+                                           offset=max(size - 8, 0))
+                footer = self._file.read_at(n, size - 8 - n)
                 schema = self.pf.schema
                 leaves = [(schema.column(j).physical_type, schema.column(j).length) for j in range(len(schema))]
             except (pa.ArrowException, OSError, ValueError) as exc:
+                if isinstance(exc, CorruptFileError):
+                    raise
                 raise CorruptFileError(f"cannot read Parquet metadata: {exc}", path=self.path) from None
             self._chunk_problem = column_chunk_problem(footer, leaves) or ""
         if self._chunk_problem:
