@@ -379,7 +379,10 @@ cdef class RowView:
             return None
         if sp[1] != 32:
             raise _corrupt(self._sch, BAD_LENGTH, self._base + c.off, c - self._sch.nodes)
-        return self._sch.convert[c - self._sch.nodes]((<const char*>self._p)[sp[0]:sp[0] + 32])
+        try:
+            return self._sch.convert[c - self._sch.nodes]((<const char*>self._p)[sp[0]:sp[0] + 32])
+        except ValueError:
+            raise _corrupt(self._sch, OUT_OF_RANGE, sp[0], c - self._sch.nodes) from None
 
     def get_struct(self, i):
         cdef VNode* c = self._childn(self._index(i))
@@ -563,7 +566,10 @@ cdef class ArrayView:
             return None
         if sp[1] != 32:
             raise _corrupt(self._sch, BAD_LENGTH, self._slot(self._index(k)), self._elem)
-        return self._sch.convert[self._elem]((<const char*>self._p)[sp[0]:sp[0] + 32])
+        try:
+            return self._sch.convert[self._elem]((<const char*>self._p)[sp[0]:sp[0] + 32])
+        except ValueError:
+            raise _corrupt(self._sch, OUT_OF_RANGE, sp[0], self._elem) from None
 
     def get_struct(self, Py_ssize_t k):
         if self._e.kind != CK_STRUCT:

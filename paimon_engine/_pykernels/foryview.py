@@ -215,7 +215,10 @@ class RowView:
             return None
         if sp[1] != 32:
             raise _corrupt(self._sch, BAD_LENGTH, self._base + self._sch.off[c], c)
-        return self._sch.convert[c](bytes(self._buf[sp[0]:sp[0] + 32]))
+        try:
+            return self._sch.convert[c](bytes(self._buf[sp[0]:sp[0] + 32]))
+        except ValueError:
+            raise _corrupt(self._sch, OUT_OF_RANGE, sp[0], c) from None
 
     def get_struct(self, i):
         c = self._child(i)
@@ -413,7 +416,10 @@ class ArrayView:
             return None
         if sp[1] != 32:
             raise _corrupt(self._sch, BAD_LENGTH, self._slot(self._index(k)), self._elem)
-        return self._sch.convert[self._elem](bytes(self._buf[sp[0]:sp[0] + 32]))
+        try:
+            return self._sch.convert[self._elem](bytes(self._buf[sp[0]:sp[0] + 32]))
+        except ValueError:
+            raise _corrupt(self._sch, OUT_OF_RANGE, sp[0], self._elem) from None
 
     def get_struct(self, k):
         sch = self._sch

@@ -227,7 +227,8 @@ class RowFileReader:
                 utf8 = 1 if isinstance(f.type, (T.CharType, T.VarCharType)) else 0
                 o = (k, utf8, validity, None, offsets, np.empty(max(data_cap, 1), dtype=np.uint8))
             elif k in (V.K_DEC_COMPACT, V.K_DEC_BIG):
-                o = (k, 0, validity, pool_array(16 * total), None, None)
+                # the kernel rejects an unscaled value outside (-10**precision, 10**precision)
+                o = (k, 10 ** f.type.precision, validity, pool_array(16 * total), None, None)
             elif k == V.K_TS_NANO:
                 o = (k, 1000 if f.type.precision <= 6 else 1_000_000, validity,
                      pool_array(total, np.int64), None, None)
@@ -297,7 +298,10 @@ class RowFileReader:
                         f"read it in smaller batches (read(batch_rows=...))")
                 row = int(state[0]) + int(self.index.row_starts[b])
                 fi = int(state[1])
-                raise CorruptFileError(f"{status.describe(r)} in a row", path=self.path, block=b, row=row,
+                what = f"{status.describe(r)} in a row"
+                if r == status.OUT_OF_RANGE and 0 <= fi < nf and isinstance(fields[fi].type, T.DecimalType):
+                    what = f"decimal value beyond the precision of {fields[fi].type}"
+                raise CorruptFileError(what, path=self.path, block=b, row=row,
                                        field=fields[fi].name if 0 <= fi < nf else None, offset=int(state[2]))
             for i in spans:
                 o = outs[i]
