@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from .errors import InvalidArgumentError, SchemaError
-from .types import DataType, RowType, from_arrow, schema_from_arrow
+from .types import RowType, schema_from_arrow
 
 __all__ = ["Column", "ColumnBatch", "concat_batches"]
 

@@ -13,6 +13,7 @@ across tasks) and turns one :class:`~paimon_engine.scan.tasks.FileScanTask` into
 
 from __future__ import annotations
 
+import struct
 import threading
 
 import numpy as np

@@ -318,3 +318,41 @@ def test_decimal_beyond_its_precision_is_corrupt(type_text, impl):
     with pytest.raises(CorruptFileError, match="precision") as ei:
         RowFileReader(io.BytesIO(data), nested).read_all()
     assert ei.value.field == "a" and ei.value.offset == 3
+
+
+@pytest.mark.parametrize("impl", ["compiled", "twin"])
+def test_time_of_day_outside_a_day_is_corrupt(tmp_path, impl, monkeypatch):
+    from paimon_engine.types import parse_paimon_type
+    k = _speedups.compiled("rowcodec") if impl == "compiled" else _speedups.twin("rowcodec")
+    if k is None:
+        pytest.skip("compiled kernels not built")
+    monkeypatch.setitem(_speedups._loaded, "rowcodec", k)
+    from paimon_engine.formats.row import writer
+    schema = parse_paimon_type("ROW<t TIME(3), i INT>")
+    # the writer refuses such values; bad bytes on disk are made by writing the raw milliseconds as they are
+    monkeypatch.setattr(writer, "_time_millis", lambda arr, field: arr)
+    for bad in (86_400_000, 1_056_966_304, -1):
+        path = str(tmp_path / f"t{bad}.row")
+        w = RowFileWriter(path, schema)
+        w.write(pa.table({"t": pa.array([1000, None, bad], pa.time32("ms")), "i": pa.array([1, 2, 3], pa.int32())}))
+        w.close()
+        with pytest.raises(CorruptFileError, match="outside a day") as ei:
+            RowFileReader(path, schema).read_all()
+        assert ei.value.field == "t" and ei.value.row == 2
+    # the last millisecond of the day is a valid value
+    path = str(tmp_path / "ok.row")
+    w = RowFileWriter(path, schema)
+    w.write(pa.table({"t": pa.array([86_399_999], pa.time32("ms")), "i": pa.array([1], pa.int32())}))
+    w.close()
+    got = RowFileReader(path, schema).read_all().to_arrow()
+    got.validate(full=True)
+    assert got.column("t").cast(pa.int32()).to_pylist() == [86_399_999]
+
+
+def test_the_writer_refuses_a_time_outside_a_day(tmp_path):
+    from paimon_engine.errors import SchemaError
+    from paimon_engine.types import parse_paimon_type
+    schema = parse_paimon_type("ROW<t TIME(3)>")
+    w = RowFileWriter(str(tmp_path / "t.row"), schema)
+    with pytest.raises(SchemaError, match="outside a day"):
+        w.write(pa.table({"t": pa.array([5, None, 86_400_000], pa.time32("ms"))}))

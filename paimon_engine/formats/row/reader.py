@@ -25,6 +25,8 @@ RUN_BYTES = 1 << 20
 #: a read of at least this many blocks is decoded on several threads (at least half of it per thread)
 PARALLEL_MIN_BLOCKS = 16
 
+MILLIS_PER_DAY = 86_400_000
+
 
 class _Source:
     """``size`` + ``read_at`` over a location, a seekable file object or a pyarrow input file."""
@@ -400,8 +402,15 @@ class RowFileReader:
             # UTF-8 of CHAR/VARCHAR values was checked by the kernel, value by value
             return Column(at, total, validity=validity, offsets=o[4], data=o[5])
         values = o[3]
-        if isinstance(t, T.TimeType) and t.precision > 3:
-            values = values.astype(np.int64) * (1000 if t.precision <= 6 else 1_000_000)
+        if isinstance(t, T.TimeType):
+            # milliseconds of the day; the kernel writes 0 for null rows, so any value outside is a bad byte
+            held = values[:total]   # an empty read may hand back a one-element buffer that holds nothing
+            bad = np.flatnonzero((held < 0) | (held >= MILLIS_PER_DAY))
+            if len(bad):
+                raise CorruptFileError(f"TIME value {int(values[bad[0]])} ms is outside a day [0, {MILLIS_PER_DAY})",
+                                       path=self.path, field=field.name, row=int(bad[0]))
+            if t.precision > 3:
+                values = values.astype(np.int64) * (1000 if t.precision <= 6 else 1_000_000)
         return Column(at, total, validity=validity, values=values)
 
     def _plan(self, selection):
