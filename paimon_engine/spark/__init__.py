@@ -28,6 +28,11 @@ def __getattr__(name):
 
 
 def register(spark) -> None:
-    """``spark.dataSource.register`` the ``paimon_engine`` source on a session."""
+    """``spark.dataSource.register`` the ``paimon_engine`` source on a session, bound to the session's split
+    settings (``spark.sql.files.maxPartitionBytes``, ``spark.sql.files.openCostInBytes``, default parallelism):
+    a Python data source cannot read the session's configuration by itself."""
+    from .options import session_split_defaults
     from .source import PaimonEngineDataSource
-    spark.dataSource.register(PaimonEngineDataSource)
+    bound = type("SessionBoundDataSource", (PaimonEngineDataSource,),
+                 {"session_defaults": session_split_defaults(spark), "__module__": __name__})
+    spark.dataSource.register(bound)
