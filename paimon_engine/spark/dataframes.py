@@ -5,7 +5,8 @@ Reading: the driver plans the scan and groups the tasks the way Spark sizes file
 rows of a small DataFrame (one row per Spark partition), and ``mapInArrow`` reads them in the executors with the
 scan's task reader, which is shipped once with the function. Writing: ``mapInArrow`` writes data files partitioned
 by the table's spec in the executors and returns their descriptions; the driver commits them in one snapshot. A
-failed job commits nothing and deletes every file its tasks wrote.
+failed job commits nothing and deletes every file its tasks wrote (they write under a directory of the job, see
+:mod:`.writing`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import pickle
 from ..errors import InvalidArgumentError, NotFoundError, SchemaError
 from . import options as O
 from .planning import plan_groups
+from .writing import abort_job, new_job_id, remove_job_files, write_job_files, written_locations
 
 __all__ = ["read_table", "write_table", "table_options"]
 
@@ -156,15 +158,6 @@ def check_write_schema(spark_schema, table_schema):
         raise SchemaError(f"column {missing[0]!r} is required by the table and missing from the DataFrame")
 
 
-def _locations(files):
-    out = []
-    for df in files:
-        out.append(df.file_path)
-        if df.file_index and not df.file_index.startswith("base64:"):
-            out.append(df.file_index)
-    return out
-
-
 def write_table(df, table, mode="append", overwrite_filter=None, **catalog_properties):
     """Write ``df`` into ``table`` (a catalog identifier or a table location) in one snapshot.
 
@@ -186,8 +179,9 @@ def write_table(df, table, mode="append", overwrite_filter=None, **catalog_prope
             raise InvalidArgumentError(f"overwrite_filter {overwrite_filter!r} does not bind to the table: "
                                        f"{exc}") from None
     spark = df.sparkSession
-    written = spark.sparkContext.accumulator([], _ListParam())
+    sc = spark.sparkContext
     schema_id = tbl.schema().schema_id
+    job_id = new_job_id()
 
     def write_part(batches):
         import pyarrow as pa
@@ -198,30 +192,54 @@ def write_table(df, table, mode="append", overwrite_filter=None, **catalog_prope
         try:
             pending = [b for b in batches if b.num_rows]
             if pending:
-                files = t._write(pa.Table.from_batches(pending))
+                files = write_job_files(t, pa.Table.from_batches(pending), job_id)
         except BaseException:
-            for loc in _locations(files):
+            for loc in written_locations(files):
                 t.io.delete(loc)
             raise
-        written.add(_locations(files))
         yield pa.record_batch([pa.array([pickle.dumps(files, protocol=pickle.HIGHEST_PROTOCOL)], pa.binary())],
                               names=["files"])
 
+    group = f"paimon_engine-write-{job_id}"
+    previous = sc.getLocalProperty("spark.jobGroup.id")
+    sc.setLocalProperty("spark.jobGroup.id", group)
     try:
         results = df.mapInArrow(write_part, "files binary").collect()
     except BaseException:
-        _delete_all(tbl.io, written.value)
+        _wait_for_tasks(sc, group)
+        abort_job(tbl.io, tbl, job_id)
         raise
+    finally:
+        sc.setLocalProperty("spark.jobGroup.id", previous)
     files = [f for r in results for f in pickle.loads(r.files)]
-    committed = set(_locations(files))
+    committed = written_locations(files)
     try:
         snap = _commit(O.load_table(opts), files, mode, bound)
     except BaseException:
-        _delete_all(tbl.io, written.value)
+        abort_job(tbl.io, tbl, job_id)
         raise
     # files of task attempts whose results Spark did not use (retried or speculative tasks)
-    _delete_all(tbl.io, [loc for loc in written.value if loc not in committed])
+    _wait_for_tasks(sc, group)
+    remove_job_files(tbl.io, tbl, job_id, keep=committed)
     return snap
+
+
+def _wait_for_tasks(sc, group, limit_s=120.0):
+    """Wait until no task of the job group runs any more (tasks of a failed job are killed asynchronously and
+    may still be writing), at most ``limit_s`` seconds."""
+    import time
+    tracker = sc.statusTracker()
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        active = 0
+        for jid in tracker.getJobIdsForGroup(group):
+            info = tracker.getJobInfo(jid)
+            for sid in (info.stageIds if info is not None else ()):
+                st = tracker.getStageInfo(sid)
+                active += st.numActiveTasks if st is not None else 0
+        if active == 0:
+            return
+        time.sleep(0.1)
 
 
 def _commit(tbl, files, mode, bound):
@@ -237,29 +255,3 @@ def _commit(tbl, files, mode, bound):
         p.add_data_file(f)
     p.commit()
     return tbl.current_snapshot()
-
-
-def _delete_all(io, locations):
-    for loc in locations:
-        try:
-            io.delete(loc)
-        except (FileNotFoundError, NotFoundError):
-            pass
-
-
-try:
-    from pyspark.accumulators import AccumulatorParam as _AccumulatorParam
-except ImportError:  # pragma: no cover - pyspark is an optional dependency
-    _AccumulatorParam = object
-
-
-class _ListParam(_AccumulatorParam):
-    """An accumulator of lists (the files each task wrote): Spark merges the updates of finished tasks even
-    when the job fails later, so the driver can delete them."""
-
-    def zero(self, value):
-        return []
-
-    def addInPlace(self, a, b):
-        a.extend(b)
-        return a

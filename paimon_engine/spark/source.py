@@ -9,6 +9,7 @@ from pyspark.sql.datasource import (DataSource, DataSourceArrowWriter, DataSourc
 
 from . import options as O
 from .planning import plan_groups
+from .writing import abort_job, new_job_id, write_job_files, written_locations
 
 __all__ = ["PaimonEngineDataSource", "TablePartition", "RowFilePartition", "DataFilesMessage",
            "translate_filters"]
@@ -246,13 +247,14 @@ class RowFilesReader(DataSourceReader):
 
 # -- writing -----------------------------------------------------------------
 class TableWriter(DataSourceArrowWriter):
-    """Executors write data files (``write``); the driver commits them in one snapshot (``commit``) or deletes
-    them (``abort``)."""
+    """Executors write data files under a directory of this job (``write``); the driver commits them in one
+    snapshot (``commit``) or deletes every file of the job (``abort``)."""
 
-    def __init__(self, options, overwrite, rows_per_file_batch=1 << 20):
+    def __init__(self, options, overwrite, rows_per_file_batch=1 << 20, job_id=None):
         self.options = dict(options)
         self.overwrite = overwrite
         self.rows_per_file_batch = rows_per_file_batch
+        self.job_id = job_id or new_job_id()
 
     def write(self, iterator):
         import pyarrow as pa
@@ -262,7 +264,7 @@ class TableWriter(DataSourceArrowWriter):
         def flush():
             nonlocal pending, n
             if pending:
-                files.extend(table._write(pa.Table.from_batches(pending)))
+                files.extend(write_job_files(table, pa.Table.from_batches(pending), self.job_id))
             pending, n = [], 0
 
         try:
@@ -275,10 +277,10 @@ class TableWriter(DataSourceArrowWriter):
             flush()
         except BaseException:
             io = table.io
-            for loc in _written_locations(files):
+            for loc in written_locations(files):
                 io.delete(loc)
             raise
-        return DataFilesMessage(files, _written_locations(files))
+        return DataFilesMessage(files, written_locations(files))
 
     def commit(self, messages):
         from ..table.commit import SnapshotProducer
@@ -302,16 +304,11 @@ class TableWriter(DataSourceArrowWriter):
                 continue
             for loc in m.locations:
                 io.delete(loc)
-
-
-def _written_locations(files):
-    """Every file a task wrote: data files and their ``.index`` files."""
-    out = []
-    for df in files:
-        out.append(df.file_path)
-        if df.file_index and not df.file_index.startswith("base64:"):
-            out.append(df.file_index)
-    return out
+        try:
+            table = O.load_table(self.options)
+        except Exception:   # nothing more to find without the table
+            return
+        abort_job(table.io, table, self.job_id)
 
 
 class PaimonEngineDataSource(DataSource):

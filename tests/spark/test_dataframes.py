@@ -138,8 +138,24 @@ def test_write_table_failed_job_commits_nothing_and_leaves_no_files(spark, tmp_p
         write_table(bad, loc)
     t.refresh()
     assert len(t.snapshots()) == 1 and t.scan().count() == 10
-    data_files = [p for p in (tmp_path / "t" / "data").rglob("*") if p.is_file()]
+    data_files = [p for p in (tmp_path / "t" / "data").rglob("*") if p.is_file() and p.name != "_aborted"]
     assert len(data_files) == len(t.data_files()) == 1
+
+
+def test_task_of_an_aborted_job_removes_its_own_files(tmp_path):
+    """Files under the job directory; the abort deletes them and leaves the marker; a task that reaches the
+    marker check after the abort writes nothing that stays."""
+    from paimon_engine.spark.writing import JobAbortedError, abort_job, job_data_path, write_job_files
+    loc = str(tmp_path / "t")
+    t = FileSystemCatalog(str(tmp_path)).create_table_at(loc, pa.schema([("id", pa.int64())]))
+    data = pa.table({"id": pa.array(range(10), pa.int64())})
+    files = write_job_files(t, data, "j1")
+    assert all(f.file_path.startswith(job_data_path(t, "j1") + "/") for f in files)
+    assert abort_job(t.io, t, "j1") == len(files)
+    with pytest.raises(JobAbortedError):
+        write_job_files(t, data, "j1")
+    assert [p.name for p in (tmp_path / "t").rglob("*") if p.is_file() and "metadata" not in p.parts] == \
+        ["_aborted"]
 
 
 def test_bad_input_is_reported_before_any_job(spark, wh, tmp_path):

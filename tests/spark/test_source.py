@@ -134,7 +134,7 @@ def test_failed_write_leaves_nothing(spark, tmp_path):
     from paimon_engine.table.catalog import FileSystemCatalog
     t = FileSystemCatalog(str(tmp_path)).load_table_at(loc)
     assert len(t.snapshots()) == 1 and t.scan().count() == 10
-    data_files = [p for p in (tmp_path / "tbl" / "data").rglob("*") if p.is_file()]
+    data_files = [p for p in (tmp_path / "tbl" / "data").rglob("*") if p.is_file() and p.name != "_aborted"]
     assert len(data_files) == len(t.data_files())     # no orphaned data files
 
 
@@ -149,7 +149,8 @@ def test_abort_deletes_what_tasks_reported(tmp_path):
     msg = w.write(iter(batches))
     assert len(msg.locations) == 3 and all((tmp_path / "tbl").exists() for _ in msg.locations)
     w.abort([msg, None])
-    assert not any(p.is_file() for p in (tmp_path / "tbl" / "data").rglob("*"))
+    assert [p.name for p in (tmp_path / "tbl" / "data").rglob("*") if p.is_file()] == ["_aborted"]
+    w = TableWriter({"path": loc}, overwrite=False, rows_per_file_batch=100)
     msg2 = w.write(iter(batches))
     w.commit([msg2, None])
     assert sorted(cat.load_table_at(loc).to_arrow().column("id").to_pylist()) == list(range(300))
@@ -168,7 +169,8 @@ def test_abort_deletes_file_indexes_too(tmp_path):
     msg = w.write(iter(batches))
     assert sum(x.endswith(".index") for x in msg.locations) == 2
     w.abort([msg])
-    assert not any(p.is_file() for p in (tmp_path / "tbl" / "data").rglob("*"))
+    assert [p.name for p in (tmp_path / "tbl" / "data").rglob("*") if p.is_file()] == ["_aborted"]
+    w = TableWriter({"path": loc}, overwrite=False, rows_per_file_batch=100)
     msg = w.write(iter(batches))
     w.commit([msg])
     from paimon_engine.expressions import col
