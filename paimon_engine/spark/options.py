@@ -217,6 +217,8 @@ def row_type_option(text: str):
 def conform_batch(batch, target):
     """Select ``target``'s columns from ``batch`` in order and cast each to exactly ``target``'s type."""
     import pyarrow as pa
+    if batch.schema.equals(target):
+        return batch                       # what the engine produced is what Spark expects: no copy, no cast
     cols = []
     for f in target:
         arr = batch.column(batch.schema.get_field_index(f.name))
