@@ -22,6 +22,12 @@ def new_job_id() -> str:
 
 
 def job_data_path(table, job_id: str) -> str:
+    """The directory a job writes under; the job id is one path segment of letters, digits, ``-`` and ``_``, so
+    every file a job writes, and every file its abort deletes, stays inside the table's data directory."""
+    if not isinstance(job_id, str) or not job_id or not all(c.isascii() and (c.isalnum() or c in "-_")
+                                                            for c in job_id):
+        from ..errors import InvalidArgumentError
+        raise InvalidArgumentError(f"bad Spark job id {job_id!r}: letters, digits, '-' and '_' only")
     base = table.properties.get("write.data.path", f"{table.location}/data").rstrip("/")
     return f"{base}/spark-{job_id}"
 

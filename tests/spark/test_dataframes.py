@@ -178,3 +178,16 @@ def test_bad_input_is_reported_before_any_job(spark, wh, tmp_path):
     t.refresh()
     assert len(t.snapshots()) == 3
     assert {p for p in (tmp_path.parent).rglob("*") if p.is_file()} == before
+
+
+def test_job_ids_cannot_leave_the_data_directory():
+    from types import SimpleNamespace
+
+    from paimon_engine.errors import InvalidArgumentError
+    from paimon_engine.spark.writing import job_data_path, new_job_id
+    t = SimpleNamespace(properties={}, location="/wh/db/t")
+    assert job_data_path(t, "abc-1_2") == "/wh/db/t/data/spark-abc-1_2"
+    assert job_data_path(t, new_job_id()).startswith("/wh/db/t/data/spark-")
+    for bad in ("../../x", "a/b", "", "..", "a\x00b", "é"):
+        with pytest.raises(InvalidArgumentError):
+            job_data_path(t, bad)
