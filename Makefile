@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 SOURCES := setup.py pyproject.toml $(wildcard paimon_engine/_kernels/*.pyx paimon_engine/_kernels/*.pxd)
 
-.PHONY: demo test test-compiled test-pure test-spark35 test-docs bench bench-quick docs build clean bench-report wheel fuzz
+.PHONY: demo test test-compiled test-pure test-spark35 test-docs pg-tools bench bench-quick docs build clean bench-report wheel fuzz
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -28,8 +28,16 @@ demo: build
 # test-spark35 runs the Spark tests again on PySpark 3.5.
 test: build test-compiled test-pure test-spark35
 
-test-compiled:
+test-compiled: pg-tools
 	$(PY) -m pytest -q -p no:cacheprovider
+
+# The SQL catalog tests start a throwaway PostgreSQL server (initdb, pg_ctl): installed from the system's
+# packages when the machine has none and this runs as root.
+pg-tools:
+	@command -v initdb >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || \
+	  { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; } || \
+	  echo "PostgreSQL (initdb, pg_ctl) is missing: the SQL catalog tests on PostgreSQL will fail"
 
 # The kernel-level tests again with the pure-Python twins.
 test-pure:
