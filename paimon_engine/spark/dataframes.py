@@ -20,12 +20,15 @@ from .writing import abort_job, new_job_id, remove_job_files, write_job_files, w
 
 __all__ = ["read_table", "write_table", "table_options"]
 
-_CATALOG_KEYS = ("uri", "warehouse", "name")
+#: read_table / write_table keywords that are catalog properties (they become ``catalog.<key>`` options)
+_CATALOG_KEYS = ("uri", "warehouse", "name", "type", "token", "credential", "prefix", "connect-timeout",
+                 "pool-size", "commit-retries")
 
 
 def table_options(table: str, catalog_properties: dict) -> dict:
     """Data source options for ``table`` and the ``catalog_properties`` of :func:`read_table` /
-    :func:`write_table`: ``uri``, ``warehouse`` and ``name`` (or their ``catalog.`` forms) name the catalog,
+    :func:`write_table`: ``uri``, ``warehouse``, ``name``, ``type``, ``token``, ``credential`` and the SQL
+    catalog's ``connect-timeout`` / ``pool-size`` / ``commit-retries`` (or their ``catalog.`` forms) name the catalog,
     ``s3.*`` and the like configure file I/O, split options (``split-size``, ...) pass through."""
     if not isinstance(table, str) or not table:
         raise InvalidArgumentError(f"table must be a catalog identifier or a table location, got {table!r}")
@@ -33,7 +36,8 @@ def table_options(table: str, catalog_properties: dict) -> dict:
     for k, v in catalog_properties.items():
         if v is None:
             continue
-        key = k.replace("_", "-") if k in ("split_size", "max_partition_bytes", "open_cost_bytes") else k
+        key = k.replace("_", "-") if k in ("split_size", "max_partition_bytes", "open_cost_bytes", "connect_timeout",
+                                           "pool_size", "commit_retries") else k
         opts[f"catalog.{key}" if key in _CATALOG_KEYS else key] = str(v)
     opts["path"] = table
     return opts
@@ -42,7 +46,9 @@ def table_options(table: str, catalog_properties: dict) -> dict:
 def _describe_catalog(opts) -> str:
     uri, wh = O._opt(opts, "catalog.uri"), O._opt(opts, "catalog.warehouse")
     if uri:
-        return f"SQL catalog {O._opt(opts, 'catalog.name', default='default')!r} at {uri}"
+        from ..table.sql_catalog import mask_uri
+        kind = "REST" if str(uri).startswith(("http://", "https://")) else "SQL"
+        return f"{kind} catalog {O._opt(opts, 'catalog.name', default='default')!r} at {mask_uri(uri)}"
     if wh:
         return f"file-system catalog at {wh}"
     return "no catalog (a table location was expected)"

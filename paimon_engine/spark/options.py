@@ -27,18 +27,25 @@ def _opt(options, *names, default=None):
 
 
 def catalog_from_options(options):
-    """The catalog the options name, or None: ``catalog.uri`` (SQLite, with ``catalog.warehouse``) or
-    ``catalog.warehouse`` alone (file-system catalog). ``catalog.name`` names the SQL catalog (default
-    ``default``)."""
-    from ..table.catalog import FileSystemCatalog, SqlCatalog
-    uri = _opt(options, "catalog.uri")
-    warehouse = _opt(options, "catalog.warehouse")
-    io = file_io(options)
-    if uri:
-        return SqlCatalog(_opt(options, "catalog.name", default="default"), uri=uri, warehouse=warehouse, io=io)
-    if warehouse:
-        return FileSystemCatalog(warehouse, io=io)
-    return None
+    """The catalog the options name, or None. Every ``catalog.<property>`` option is a catalog property of
+    :func:`~paimon_engine.table.catalog.load_catalog` (``catalog.type``, ``catalog.uri``, ``catalog.warehouse``,
+    ``catalog.token``, ``catalog.connect-timeout``, ...; ``catalog.name`` names the catalog, default
+    ``default``): ``catalog.uri`` alone picks the type from the URL (``sqlite:`` / ``postgresql+psycopg:`` a SQL
+    catalog, ``http(s):`` a REST catalog), ``catalog.warehouse`` alone a file-system catalog."""
+    from ..table.catalog import load_catalog
+    props = {}
+    for k, v in options.items():
+        low = str(k).lower()
+        if low.startswith("catalog.") and v is not None and low != "catalog.name":
+            props[low[len("catalog."):]] = v
+    if not props.get("uri") and not props.get("warehouse") and not props.get("type"):
+        return None
+    name = _opt(options, "catalog.name", default="default")
+    if not props.get("type"):
+        uri = str(props.get("uri") or "")
+        props["type"] = "rest" if uri.startswith(("http://", "https://")) else ("sql" if uri else "filesystem")
+    props["io"] = file_io(options)
+    return load_catalog(name, **props)
 
 
 def table_path(options) -> str:
