@@ -18,12 +18,31 @@ from .footer import FOOTER_SIZE, BlockIndex, Footer
 
 __all__ = ["RowFileReader"]
 
+
+def _zstandard():
+    import zstandard
+    return zstandard
+
 DEFAULT_MAX_BLOCK_SIZE = 256 << 20
-TAIL_READ = 64 << 10
+#: the first read of a file takes this many bytes from its end: the footer and, for files of up to ~3000 blocks,
+#: the whole block index (a larger index takes a second read)
+TAIL_READ = 16 << 10
 #: adjacent blocks are read in one call of at most this many compressed bytes
 RUN_BYTES = 1 << 20
 #: a read of at least this many blocks is decoded on several threads (at least half of it per thread)
 PARALLEL_MIN_BLOCKS = 16
+
+
+_DEFAULT_IO = None
+
+
+def _default_io():
+    """One FileIO shared by readers given no ``file_io`` (it caches its filesystems; thread-safe)."""
+    global _DEFAULT_IO
+    if _DEFAULT_IO is None:
+        from ...io import FileIO
+        _DEFAULT_IO = FileIO()
+    return _DEFAULT_IO
 
 
 class _Source:
@@ -32,8 +51,7 @@ class _Source:
     def __init__(self, source, file_io):
         self._close = None
         if isinstance(source, str):
-            from ...io import FileIO
-            f = (file_io or FileIO()).open_input(source)
+            f = (file_io or _default_io()).open_input(source)
             self.name, self.size, self._read = source, f.size, f.read_at
             self._close = f.close
         elif hasattr(source, "read_at") and hasattr(source, "size") and callable(source.size):
@@ -77,7 +95,6 @@ class RowFileReader:
 
     def __init__(self, source, schema: T.RowType, file_io=None, max_block_size: int = DEFAULT_MAX_BLOCK_SIZE,
                  cache_blocks: int = 8, threads: int | None = None):
-        import zstandard
         if not isinstance(schema, T.RowType):
             raise InvalidArgumentError("schema must be a RowType")
         for f in schema.fields:
@@ -86,15 +103,14 @@ class RowFileReader:
         self.max_block_size = int(max_block_size)
         self._src = _Source(source, file_io)
         self.path = self._src.name
-        self._dctx = zstandard.ZstdDecompressor()
-        self._zerr = zstandard.ZstdError
-        self._zframe_size = zstandard.frame_content_size
+        self._zstd = None
         self._kernel = _speedups.kernel("rowcodec")
-        self._program = V.program(schema)
+        self._prog = None
+        self._lists = None
+        self._arrow_types = None
         self._cache = OrderedDict()
         self._cache_blocks = cache_blocks
         self._threads = thread_count() if threads is None else max(1, int(threads))
-        self._starts = None
         #: blocks read and decompressed so far (cache hits not counted)
         self.blocks_read = 0
         size = self._src.size
@@ -109,12 +125,48 @@ class RowFileReader:
             index_bytes = tail[rel:rel + ft.index_length]
         else:
             index_bytes = self._src.read_at(ft.index_offset, ft.index_length)
+        # the index stays NumPy arrays: opening costs one kernel call however many blocks the file has
         self.index = BlockIndex.parse(index_bytes, ft, path=self.path, max_block_size=self.max_block_size)
-        ix = self.index
-        self._offsets = ix.offsets.tolist()
-        self._csizes = ix.compressed_sizes.tolist()
-        self._usizes = ix.uncompressed_sizes.tolist()
-        self._block_rows = [ix.block_rows(b) for b in range(ix.block_count)]
+
+    # -- the block index as Python lists, for the per-block loops of multi-block reads (built on first use) --
+    def _index_lists(self):
+        lists = self._lists
+        if lists is None:
+            ix = self.index
+            rows = np.diff(ix.row_starts, append=ix.row_count) if ix.block_count else ix.row_starts
+            lists = self._lists = (ix.offsets.tolist(), ix.compressed_sizes.tolist(),
+                                   ix.uncompressed_sizes.tolist(), rows.tolist())
+        return lists
+
+    @property
+    def _offsets(self):
+        return self._index_lists()[0]
+
+    @property
+    def _csizes(self):
+        return self._index_lists()[1]
+
+    @property
+    def _usizes(self):
+        return self._index_lists()[2]
+
+    @property
+    def _block_rows(self):
+        return self._index_lists()[3]
+
+    @property
+    def _dctx(self):
+        """The calling thread's decompressor (made on first use; parts decoded on other threads make theirs)."""
+        if self._zstd is None:
+            import zstandard
+            self._zstd = zstandard.ZstdDecompressor()
+        return self._zstd
+
+    @property
+    def _program(self):
+        if self._prog is None:
+            self._prog = V.program(self.schema)
+        return self._prog
 
     # -- basic facts ---------------------------------------------------------
     @property
@@ -152,27 +204,30 @@ class RowFileReader:
 
     def _read_run(self, run):
         """{block: compressed frame} of one run, from one read."""
-        start = self._offsets[run[0]]
-        raw = memoryview(self._src.read_at(start, self._offsets[run[-1]] + self._csizes[run[-1]] - start))
-        return {b: raw[self._offsets[b] - start:self._offsets[b] - start + self._csizes[b]] for b in run}
+        offs, csz = self._offsets, self._csizes
+        start = offs[run[0]]
+        raw = memoryview(self._src.read_at(start, offs[run[-1]] + csz[run[-1]] - start))
+        return {b: raw[offs[b] - start:offs[b] - start + csz[b]] for b in run}
 
     def _decompress(self, b, raw, dctx):
-        off, usz = self._offsets[b], self._usizes[b]
+        ix = self.index
+        off, usz = int(ix.offsets[b]), int(ix.uncompressed_sizes[b])
         try:
             # a frame that states its content size must state the indexed size (never trust it for allocation)
-            declared = self._zframe_size(raw)
+            declared = _zstandard().frame_content_size(raw)
             if declared not in (-1, usz):
                 raise CorruptFileError(f"zstd frame declares {declared} bytes, the index says {usz}",
                                        path=self.path, block=b, offset=off)
             data = dctx.decompress(raw, max_output_size=usz)
-        except self._zerr as e:
+        except _zstandard().ZstdError as e:
             raise CorruptFileError(f"zstd: {e}", path=self.path, block=b, offset=off) from None
         if len(data) != usz:
             raise CorruptFileError(f"block decompressed to {len(data)} bytes, the index says {usz}",
                                    path=self.path, block=b, offset=off)
         nrows = int.from_bytes(data[-4:], "little", signed=True)
-        if nrows != self._block_rows[b]:
-            raise CorruptFileError(f"block holds {nrows} rows, the index says {self._block_rows[b]}",
+        want = ix.block_rows(b)
+        if nrows != want:
+            raise CorruptFileError(f"block holds {nrows} rows, the index says {want}",
                                    path=self.path, block=b, offset=off)
         return data
 
@@ -180,7 +235,8 @@ class RowFileReader:
         if cached and b in self._cache:
             self._cache.move_to_end(b)
             return self._cache[b]
-        raw = self._src.read_at(self._offsets[b], self._csizes[b])
+        ix = self.index
+        raw = self._src.read_at(int(ix.offsets[b]), int(ix.compressed_sizes[b]))
         self.blocks_read += 1
         data = self._decompress(b, raw, self._dctx)
         if cached:
@@ -248,11 +304,12 @@ class RowFileReader:
             return [(plan, 0)]
         parts, cur, base, start = [], [], 0, 0
         goal = sorted({g for g in ((total * (k + 1) // nparts) & ~7 for k in range(nparts - 1)) if 0 < g < total})
+        block_rows = self._block_rows
         for b, rows in plan:
-            n = self._block_rows[b] if rows is None else len(rows)
+            n = block_rows[b] if rows is None else len(rows)
             while goal and base + n > goal[0] > base:
                 cut = goal.pop(0) - base
-                sel = np.arange(self._block_rows[b], dtype=np.int32) if rows is None else rows
+                sel = np.arange(block_rows[b], dtype=np.int32) if rows is None else rows
                 cur.append((b, sel[:cut]))
                 parts.append((cur, start))
                 cur, start, rows, base, n = [], base + cut, sel[cut:], base + cut, n - cut
@@ -319,14 +376,15 @@ class RowFileReader:
         fields = self.schema.fields
         nf = len(fields)
         total = 0
+        block_rows, usizes = self._block_rows, self._usizes
         for b, rows in plan:
-            total += self._block_rows[b] if rows is None else len(rows)
+            total += block_rows[b] if rows is None else len(rows)
         wanted = sorted(set(proj))
         # every row of a block lies inside the block and rows are unique: the string bytes of a set of steps
         # fit in the uncompressed size of their blocks, so each part gets that much room in one data buffer
         # per column (address space only: pages never written are never backed)
         parts = self._parts(plan, total)
-        room = [sum(self._usizes[b] for b in {b for b, _ in steps}) for steps, _ in parts]
+        room = [sum(usizes[b] for b in {b for b, _ in steps}) for steps, _ in parts]
         if len(parts) > 1 and sum(room) > 0x7FFFFFFF:
             parts = [(plan, 0)]
             room = [sum(room)]
@@ -433,9 +491,10 @@ class RowFileReader:
         proj = self._projection(columns)
         plan = self._plan(selection)
         group, n = [], 0
+        block_rows = self._block_rows
         for step in plan:
             group.append(step)
-            n += self._block_rows[step[0]] if step[1] is None else len(step[1])
+            n += block_rows[step[0]] if step[1] is None else len(step[1])
             if batch_rows is None or n >= batch_rows:
                 yield self._decode(group, proj)
                 group, n = [], 0
@@ -484,23 +543,21 @@ class RowFileReader:
         The block comes from the LRU cache or is read and decompressed once; the
         row is then located through the block's offset array and decoded alone.
         """
-        import bisect
-
         import pyarrow as pa
         n = int(n)
         if not 0 <= n < self.num_rows:
             raise InvalidArgumentError(f"row {n} is out of range for a file of {self.num_rows} rows")
-        if self._starts is None:
-            self._starts = self.index.row_starts.tolist()
+        if self._arrow_types is None:
             # None where the decoded Python value is already what Arrow's to_pylist gives
             plain = (T.BooleanType, T.TinyIntType, T.SmallIntType, T.IntType, T.BigIntType, T.FloatType,
                      T.DoubleType, T.CharType, T.VarCharType, T.BinaryType, T.VarBinaryType, T.DecimalType)
             self._arrow_types = [None if isinstance(f.type, plain) else f.type.to_arrow()
                                  for f in self.schema.fields]
-        b = bisect.bisect_right(self._starts, n) - 1
+        ix = self.index
+        b = int(ix.row_starts.searchsorted(n, side="right")) - 1
         data = self._block(b, cached=True)
-        nrows = self._block_rows[b]
-        local = n - self._starts[b]
+        nrows = ix.block_rows(b)
+        local = n - int(ix.row_starts[b])
         data_end = len(data) - 4 - 4 * nrows
         at = data_end + 4 * local
         pos = int.from_bytes(data[at:at + 4], "little", signed=True)
