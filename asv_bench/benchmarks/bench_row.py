@@ -228,6 +228,89 @@ class RowLookup:
             self.dctx.decompress(self.frames[3], max_output_size=self.usizes[3])
 
 
+def _open_floor(path, block=None):
+    """What any reader pays to open ``path``: open, stat, read its 16 KiB tail, close (plain system calls). With
+    ``block`` = (offset, compressed size, uncompressed size): also read and decompress that block."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        size = os.fstat(fd).st_size
+        os.pread(fd, min(size, 16384), max(0, size - 16384))
+        if block is not None:
+            import zstandard
+            off, csz, usz = block
+            zstandard.ZstdDecompressor().decompress(os.pread(fd, csz, off), max_output_size=usz)
+    finally:
+        os.close(fd)
+
+
+class RowOpen:
+    """Cold reads on the 1M-row file (574 blocks): open it (engine: ``RowFileReader``, which reads the footer and
+    checks the block index; pypaimon: ``FormatRowReader``), and open + one random row from that fresh reader
+    (engine ``get_row``; pypaimon ``row_indices=[n]``). ``floor`` is the system calls alone: open, stat, a 16 KiB
+    tail read, close (+ reading and decompressing the row's block). The ``timeraw_`` variant runs open + one row
+    in a fresh process (imports in its setup, every lazy first-use cost in the timing)."""
+    params = (["paimon_engine", "pypaimon", "floor"],)
+    param_names = ["impl"]
+    timeout = 300
+    number = 1
+    repeat = (20, 200, 30.0)
+    warmup_time = 1.0
+
+    def setup_cache(self):
+        return _big_file("bench_row_open_")
+
+    def setup(self, path, impl):
+        from paimon_engine.formats.row import RowFileReader
+        if impl == "pypaimon":
+            try:
+                import pypaimon  # noqa: F401
+            except ImportError:
+                raise NotImplementedError("pypaimon not installed")
+        self.schema = _schema()
+        self.one = iter(np.random.default_rng(11).integers(0, N, 10**6).tolist())
+        ix = RowFileReader(path, self.schema).index
+        self.blocks = (ix.row_starts, ix.offsets.tolist(), ix.compressed_sizes.tolist(),
+                       ix.uncompressed_sizes.tolist())
+
+    def time_open(self, path, impl):
+        if impl == "paimon_engine":
+            from paimon_engine.formats.row import RowFileReader
+            RowFileReader(path, self.schema).close()
+        elif impl == "pypaimon":
+            _pp_reader(path)
+        else:
+            _open_floor(path)
+
+    def time_open_get_row(self, path, impl):
+        n = next(self.one)
+        if impl == "paimon_engine":
+            from paimon_engine.formats.row import RowFileReader
+            with RowFileReader(path, self.schema) as r:
+                r.get_row(n)
+        elif impl == "pypaimon":
+            _pp_read_all(_pp_reader(path, row_indices=[n]))
+        else:
+            starts, offs, csz, usz = self.blocks
+            b = int(np.searchsorted(starts, n, side="right")) - 1
+            _open_floor(path, (offs[b], csz[b], usz[b]))
+
+    def timeraw_open_get_row(self, path, impl):
+        # the libraries both sides load (numpy, pyarrow, zstandard) are imported before the timing starts
+        setup = (f"import sys; sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r})\n"
+                 "import numpy, pyarrow, zstandard\n"
+                 "import bench_row as B\n"
+                 "from paimon_engine.formats.row import RowFileReader\n")
+        if impl == "pypaimon":
+            setup += "from pypaimon.read.reader.format_row_reader import FormatRowReader\n"
+            code = f"B._pp_read_all(B._pp_reader({path!r}, row_indices=[123457]))"
+        elif impl == "paimon_engine":
+            code = f"RowFileReader({path!r}, B._schema()).get_row(123457)"
+        else:
+            b = int(np.searchsorted(self.blocks[0], 123457, side="right")) - 1
+            code = f"B._open_floor({path!r}, {(self.blocks[1][b], self.blocks[2][b], self.blocks[3][b])!r})"
+        return code, setup
+
+
 class RowWrite:
     """Writing the workload (pypaimon_x50: N/50 rows; zstd: compressing the engine's blocks alone)."""
     params = ["paimon_engine", "pypaimon_x50", "zstd"]

@@ -37,7 +37,7 @@ cdef enum:
     C_RATIO = 13
     C_MAX = 14
     C_EMPTY = 15
-    C_RATIO_MAX = 32768
+    C_RATIO_MAX = 32768  # 1 << 15
 
 IX_ARGS, IX_LEN_VARINT, IX_LEN_FIT, IX_COUNT_FIT, IX_VALUES, IX_EXTRA, IX_STRAY, IX_NEGATIVE, IX_CSZ_BIG, \
     IX_SUM, IX_STARTS, IX_SMALL, IX_RATIO, IX_MAX, IX_EMPTY = range(1, 16)
@@ -101,6 +101,7 @@ cdef int _check(const uint8_t* p, Py_ssize_t end, int64_t n, int64_t row_count, 
                 int64_t max_block_size, int64_t* o, Py_ssize_t out_len, int64_t* st) noexcept nogil:
     cdef Py_ssize_t pos = 0, pos2, stop, r
     cdef int64_t a, b, total, rows, c, u
+    cdef bint bad
     cdef int32_t length
     cdef uint32_t lv = 0
     cdef uint64_t v = 0, acc
@@ -133,6 +134,24 @@ cdef int _check(const uint8_t* p, Py_ssize_t end, int64_t n, int64_t row_count, 
     if n == 0:
         if row_count != 0 or index_offset != 0:
             return _fail(st, C_EMPTY, 0, 0, 0, 0, BAD_VALUE)
+        return 0
+    # one pass over every invariant; only a broken index goes through the ordered passes below, which find the
+    # first broken one (the loop stops at the first bad block, before any sum can wrap)
+    total = 0
+    bad = 0
+    for b in range(n):
+        c = o[b]
+        u = o[n + b]
+        a = o[2 * n + b]
+        rows = (o[2 * n + b + 1] if b + 1 < n else row_count) - a
+        o[3 * n + b] = total
+        bad = ((c < 0) | (u < 0) | (c > index_offset - total) | (a < 0) | (a >= row_count) | (rows <= 0)
+               | (rows > ((u - 4) >> 2)) | (((u - 1025) >> 15) >= (c if c > 1 else 1))
+               | (max_block_size >= 0 and u > max_block_size))
+        if bad:
+            break
+        total += c
+    if not bad and total == index_offset and o[2 * n] == 0:
         return 0
     # every comparison below is between values already known to be in range: no sum or product wraps
     for b in range(2 * n):

@@ -103,3 +103,22 @@ def test_compiled_and_twin_agree_on_well_framed_indexes(values, rows, ioff, max_
         assert got[0] == expect[0] and got[1] == expect[1]
         if expect[0] == 0:
             assert got[2].tolist() == expect[2].tolist()
+
+
+def test_compiled_and_twin_agree_next_to_every_boundary():
+    """A valid index with each value moved by -1, +1 and to the nearest edge of its invariant: the compiled
+    kernel's one-pass check and the twin's ordered checks give the same status and location."""
+    twin = _speedups.twin("rowindex")
+    base = [[30, 2, 40], [4 * 5 + 4, 2 * 32768 + 1024, 4 * 7 + 4], [0, 5, 6]]  # rows 5, 1, 7 -> 13
+    for impl in IMPLS:
+        for a in range(3):
+            for b in range(3):
+                for new in {base[a][b] - 1, base[a][b] + 1, 0, 1, 3, 4, 12, 13, 72, 73, 2 * 32768 + 1025}:
+                    arrs = [list(x) for x in base]
+                    arrs[a][b] = new
+                    data = index_bytes(*arrs)
+                    for ioff, mb in ((72, -1), (72, 2 * 32768 + 1023), (71, -1)):
+                        expect = run(twin, data, 3, 13, ioff, mb)
+                        got = run(impl.values[0], data, 3, 13, ioff, mb)
+                        assert got[0] == expect[0] and got[1] == expect[1], (a, b, new, ioff, mb)
+    assert run(twin, index_bytes(*base), 3, 13, 72)[0] == 0

@@ -6,6 +6,7 @@ import struct
 
 import numpy as np
 
+from ... import _speedups
 from ..._pykernels import status
 from ...encoding import encode_delta_varint, encode_uvarint32
 from ...errors import CorruptFileError
@@ -124,7 +125,6 @@ _WHAT = ("compressed sizes", "uncompressed sizes", "row starts")
 
 
 def _rowindex():
-    from ... import _speedups
     return _speedups.kernel("rowindex")
 
 

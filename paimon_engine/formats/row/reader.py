@@ -23,6 +23,18 @@ def _zstandard():
     import zstandard
     return zstandard
 
+
+_LOCAL = threading.local()
+
+
+def _thread_dctx():
+    """The calling thread's zstd decompressor, shared by every reader (a decompressor is not thread-safe; one
+    per thread keeps its window buffers allocated between blocks and between readers)."""
+    d = getattr(_LOCAL, "dctx", None)
+    if d is None:
+        d = _LOCAL.dctx = _zstandard().ZstdDecompressor()
+    return d
+
 DEFAULT_MAX_BLOCK_SIZE = 256 << 20
 #: the first read of a file takes this many bytes from its end: the footer and, for files of up to ~3000 blocks,
 #: the whole block index (a larger index takes a second read)
@@ -103,14 +115,13 @@ class RowFileReader:
         self.max_block_size = int(max_block_size)
         self._src = _Source(source, file_io)
         self.path = self._src.name
-        self._zstd = None
         self._kernel = _speedups.kernel("rowcodec")
         self._prog = None
         self._lists = None
         self._arrow_types = None
         self._cache = OrderedDict()
         self._cache_blocks = cache_blocks
-        self._threads = thread_count() if threads is None else max(1, int(threads))
+        self._threads_arg = threads
         #: blocks read and decompressed so far (cache hits not counted)
         self.blocks_read = 0
         size = self._src.size
@@ -155,12 +166,12 @@ class RowFileReader:
         return self._index_lists()[3]
 
     @property
+    def _threads(self):
+        return thread_count() if self._threads_arg is None else max(1, int(self._threads_arg))
+
+    @property
     def _dctx(self):
-        """The calling thread's decompressor (made on first use; parts decoded on other threads make theirs)."""
-        if self._zstd is None:
-            import zstandard
-            self._zstd = zstandard.ZstdDecompressor()
-        return self._zstd
+        return _thread_dctx()
 
     @property
     def _program(self):
@@ -371,8 +382,7 @@ class RowFileReader:
     def _decode(self, plan, proj, cached=False) -> ColumnBatch:
         """Decode ``plan`` = [(block, ascending unique local rows int32 array or None)] into one batch of the
         projected columns. Large plans are cut into parts decoded on several threads at once (no block cache
-        then); each part has its own decompressor and reads its runs of blocks itself."""
-        import zstandard
+        then); each part decompresses with its thread's decompressor and reads its runs of blocks itself."""
         fields = self.schema.fields
         nf = len(fields)
         total = 0
@@ -395,12 +405,11 @@ class RowFileReader:
         data_starts = [[int(starts[k]) if o is not None and o[0] == V.K_BYTES else 0 for o in outs]
                        for k in range(len(parts))]
         if len(parts) == 1:
-            results = [self._decode_part(parts[0][0], 0, outs, total, data_starts[0], cached, self._dctx)]
+            results = [self._decode_part(parts[0][0], 0, outs, total, data_starts[0], cached, _thread_dctx())]
         else:
             def run(k):
                 steps, base = parts[k]
-                return self._decode_part(steps, base, outs, total, data_starts[k], False,
-                                         zstandard.ZstdDecompressor())
+                return self._decode_part(steps, base, outs, total, data_starts[k], False, _thread_dctx())
             results = parallel_map("row", run, range(len(parts)))
         if not cached:
             self.blocks_read += sum(r[2] for r in results)
