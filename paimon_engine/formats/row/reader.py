@@ -221,8 +221,12 @@ class RowFileReader:
         return {b: raw[offs[b] - start:offs[b] - start + csz[b]] for b in run}
 
     def _decompress(self, b, raw, dctx):
-        ix = self.index
-        off, usz = int(ix.offsets[b]), int(ix.uncompressed_sizes[b])
+        lists = self._lists
+        if lists is None:  # a single-block read: no lists are built for it
+            ix = self.index
+            off, usz, want = int(ix.offsets[b]), int(ix.uncompressed_sizes[b]), ix.block_rows(b)
+        else:
+            off, usz, want = lists[0][b], lists[2][b], lists[3][b]
         try:
             # a frame that states its content size must state the indexed size (never trust it for allocation)
             declared = _zstandard().frame_content_size(raw)
@@ -236,7 +240,6 @@ class RowFileReader:
             raise CorruptFileError(f"block decompressed to {len(data)} bytes, the index says {usz}",
                                    path=self.path, block=b, offset=off)
         nrows = int.from_bytes(data[-4:], "little", signed=True)
-        want = ix.block_rows(b)
         if nrows != want:
             raise CorruptFileError(f"block holds {nrows} rows, the index says {want}",
                                    path=self.path, block=b, offset=off)
@@ -255,6 +258,30 @@ class RowFileReader:
             if len(self._cache) > self._cache_blocks:
                 self._cache.popitem(last=False)
         return data
+
+    def _cached_blocks(self, steps, dctx):
+        """(block, decompressed bytes) for each step: from the LRU cache, or read (adjacent blocks missing from
+        the cache in one call, as ``_blocks_of`` does) and decompressed, then cached."""
+        cache, limit = self._cache, self._cache_blocks
+        blocks = [b for b, _ in steps]
+        hit = {b: cache[b] for b in blocks if b in cache}  # taken now: the blocks cached below may evict them
+        runs = iter(self._runs([b for b in blocks if b not in hit]))
+        frames = {}
+        for b in blocks:
+            data = hit.get(b)
+            if data is not None:
+                if b in cache:
+                    cache.move_to_end(b)
+                yield b, data
+                continue
+            if b not in frames:
+                frames = self._read_run(next(runs))
+            data = self._decompress(b, frames.pop(b), dctx)
+            self.blocks_read += 1
+            cache[b] = data
+            if len(cache) > limit:
+                cache.popitem(last=False)
+            yield b, data
 
     def _blocks_of(self, plan, dctx):
         """(block, decompressed bytes) for each step of ``plan``, reading adjacent blocks in one call."""
@@ -348,7 +375,7 @@ class RowFileReader:
         base = out_base
         read = 0
         if cached:
-            blocks = ((b, self._block(b, True)) for b, _ in steps)
+            blocks = self._cached_blocks(steps, dctx)
         else:
             blocks = self._blocks_of(steps, dctx)
         # plans go through blocks in ascending order, each block once: blocks come in the order of the steps
@@ -532,13 +559,13 @@ class RowFileReader:
         proj = self._projection(columns)
         # each distinct row is decoded once, in file order, then put in request order
         uniq, inv = np.unique(req, return_inverse=True)
-        blocks = self.index.block_of(uniq)
         plan = []
         if len(uniq):
-            cuts = np.flatnonzero(np.diff(blocks)) + 1
-            for seg in np.split(np.arange(len(uniq)), cuts):
-                b = int(blocks[seg[0]])
-                plan.append((b, (uniq[seg] - self.index.row_starts[b]).astype(np.int32)))
+            blocks = self.index.block_of(uniq)
+            local = (uniq - self.index.row_starts[blocks]).astype(np.int32)
+            firsts = np.flatnonzero(np.diff(blocks, prepend=-1)).tolist()  # first row of each block's run
+            ends = firsts[1:] + [len(uniq)]
+            plan = [(b, local[lo:hi]) for b, lo, hi in zip(blocks[firsts].tolist(), firsts, ends)]
         batch = self._decode(plan, proj, cached=True)
         if len(uniq) == len(req) and (len(req) < 2 or (np.diff(req) > 0).all()):
             return batch
