@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import struct
 import threading
 from collections import OrderedDict
 
@@ -25,6 +26,9 @@ def _zstandard():
 
 
 _LOCAL = threading.local()
+_I32 = struct.Struct("<i")
+_FIXED = {T.SmallIntType: struct.Struct("<h"), T.IntType: struct.Struct("<i"), T.BigIntType: struct.Struct("<q"),
+          T.FloatType: struct.Struct("<f"), T.DoubleType: struct.Struct("<d")}
 
 
 def _thread_dctx():
@@ -589,6 +593,8 @@ class RowFileReader:
                      T.DoubleType, T.CharType, T.VarCharType, T.BinaryType, T.VarBinaryType, T.DecimalType)
             self._arrow_types = [None if isinstance(f.type, plain) else f.type.to_arrow()
                                  for f in self.schema.fields]
+            # fixed-width numbers are read in place with a precompiled struct (decode_value does the rest)
+            self._fixed = [_FIXED.get(type(f.type)) for f in self.schema.fields]
         ix = self.index
         b = int(ix.row_starts.searchsorted(n, side="right")) - 1
         data = self._block(b, cached=True)
@@ -596,8 +602,8 @@ class RowFileReader:
         local = n - int(ix.row_starts[b])
         data_end = len(data) - 4 - 4 * nrows
         at = data_end + 4 * local
-        pos = int.from_bytes(data[at:at + 4], "little", signed=True)
-        end = int.from_bytes(data[at + 4:at + 8], "little", signed=True) if local + 1 < nrows else data_end
+        pos = _I32.unpack_from(data, at)[0]
+        end = _I32.unpack_from(data, at + 4)[0] if local + 1 < nrows else data_end
         if not 0 <= pos <= end <= data_end:
             raise CorruptFileError(f"row offset {pos} outside the block's rows", path=self.path, block=b, row=n,
                                    offset=at)
@@ -608,9 +614,18 @@ class RowFileReader:
         bits = data[pos:pos + nb]
         pos += nb
         out = {}
+        fixed = self._fixed
         for i, f in enumerate(fields):
             if bits[i >> 3] & (1 << (i & 7)):
                 out[f.name] = None
+                continue
+            st = fixed[i]
+            if st is not None:
+                if st.size > end - pos:
+                    raise CorruptFileError("truncated value", path=self.path, block=b, row=n, field=f.name,
+                                           offset=pos)
+                out[f.name] = st.unpack_from(data, pos)[0]
+                pos += st.size
                 continue
             start = pos
             try:
