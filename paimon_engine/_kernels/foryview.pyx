@@ -330,10 +330,10 @@ cdef class RowView:
         # the node of field ``i`` (index or name): the typed getters' one resolution step
         cdef Py_ssize_t k
         if PyLong_CheckExact(i):
-            k = _as_ssize_t(i)
-            if k == -1 and PyErr_Occurred():
-                PyErr_Clear()
-                raise IndexError(f"field index {i} out of range for {self._n.nchild} fields")
+            try:
+                k = i
+            except OverflowError:
+                raise IndexError(f"field index {i} out of range for {self._n.nchild} fields") from None
         else:
             k = self._named(i)
         if k < 0 or k >= self._n.nchild:
@@ -394,7 +394,7 @@ cdef class RowView:
         if self._null(c):
             return None
         memcpy(&v, self._p + self._base + c.off, 8)
-        return PyLong_FromLongLong(v)
+        return v
 
     @cython.always_allow_keywords(False)
     def get_float32(self, i):
