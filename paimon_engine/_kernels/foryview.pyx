@@ -9,8 +9,7 @@ from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE
 from cpython.mem cimport PyMem_Malloc as _alloc, PyMem_Free as _free
 from libc.stdint cimport uint8_t, uint32_t, int8_t, int16_t, int32_t, int64_t, uint64_t
 from libc.string cimport memcpy
-from cpython.exc cimport PyErr_Clear, PyErr_Occurred
-from cpython.long cimport PyLong_CheckExact, PyLong_FromLongLong
+from cpython.long cimport PyLong_CheckExact
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 
 from paimon_engine._pykernels.status import describe as _describe
@@ -70,7 +69,6 @@ cdef object _out_of_range(ViewSchema sch, Py_ssize_t node, raw):
 cdef extern from "Python.h":
     object PyUnicode_New(Py_ssize_t size, Py_UCS4 maxchar)
     void* PyUnicode_DATA(object)
-    Py_ssize_t _as_ssize_t "PyLong_AsSsize_t"(object) noexcept
 
 
 cdef inline bint _is_ascii(const uint8_t* q, Py_ssize_t n) noexcept nogil:
@@ -310,10 +308,10 @@ cdef class RowView:
     cdef Py_ssize_t _index(self, i) except? -1:
         cdef Py_ssize_t k
         if PyLong_CheckExact(i):
-            k = _as_ssize_t(i)
-            if k == -1 and PyErr_Occurred():  # beyond Py_ssize_t: out of range like any other index
-                PyErr_Clear()
-                raise IndexError(f"field index {i} out of range for {self._n.nchild} fields")
+            try:
+                k = i
+            except OverflowError:  # beyond Py_ssize_t: out of range like any other index
+                raise IndexError(f"field index {i} out of range for {self._n.nchild} fields") from None
             return k
         return self._named(i)
 

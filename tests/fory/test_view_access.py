@@ -40,6 +40,8 @@ def test_keys_resolve_alike(kernel):
             v.get_int64(bad)
         with pytest.raises(IndexError):
             v.get_string(bad)
+        with pytest.raises(IndexError):
+            v.get(bad)
     for bad in ("nope", 1.0, None, b"i"):
         with pytest.raises(KeyError):
             v.get_int64(bad)
