@@ -122,10 +122,14 @@ class RowView:
     def _child(self, i):
         kids = self._sch.children[self._node]
         if type(i) is not int:
+            # a field name, or an integer of another type (NumPy's, bool): the name wins where both could apply
             pos = self._sch.names[self._node].get(i)
-            if pos is None:
+            if pos is not None:
+                i = pos
+            elif isinstance(i, str) or not hasattr(type(i), "__index__"):
                 raise KeyError(i)
-            i = pos
+            else:
+                i = i.__index__()
         if i < 0 or i >= len(kids):
             raise IndexError(f"field index {i} out of range for {len(kids)} fields")
         return kids[i]
