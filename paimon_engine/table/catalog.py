@@ -536,7 +536,7 @@ def _infer_type(name, props):
     raise InvalidArgumentError(f"catalog {name!r}: give a type ({', '.join(sorted(CATALOG_TYPES))}) or a uri")
 
 
-def load_catalog(name: str | None = None, **properties) -> Catalog:
+def load_catalog(name: str | None = None, /, **properties) -> Catalog:
     """A catalog by name, as pyiceberg's ``load_catalog``: ``properties`` (``type``, ``uri``, ``warehouse``, ...)
     merged over the ``catalog.<name>`` section of ``.paimon-engine.yaml`` / ``.pyiceberg.yaml`` and the
     ``PAIMON_ENGINE_CATALOG__<NAME>__<PROP>`` / ``PYICEBERG_CATALOG__<NAME>__<PROP>`` environment variables.

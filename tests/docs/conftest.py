@@ -20,3 +20,6 @@ def docs_s3_endpoint():
         yield f"http://127.0.0.1:{port}"
     finally:
         server.stop()
+
+
+from tests.table.pg_fixture import pg_server, pg_uri  # noqa: E402,F401  (PostgreSQL for ```python postgres pages)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 SHELL_LANGUAGES = {"sh", "bash", "shell", "console"}
-FLAGS = {"spark", "s3"}
+FLAGS = {"spark", "s3", "postgres"}
 _FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
 _CLI = re.compile(r"(^|[\s;&|(])paimon-engine(\s|$)")
 

@@ -5,7 +5,10 @@ interpreter, in a scratch directory of their own. When a block mentions ``wareho
 first gets the tables and files that ``paimon-engine demo --warehouse warehouse`` (``make demo``) leaves there.
 Pages with a ```python spark block are marked ``spark``; pages with a ```python s3 block run against a local
 moto S3 server whose endpoint and bucket reach them through the variables the page tells readers to set
-(``S3_ENDPOINT``, ``S3_BUCKET``, ``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY``, ``AWS_REGION``).
+(``S3_ENDPOINT``, ``S3_BUCKET``, ``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY``, ``AWS_REGION``); pages with a
+```python postgres block get a fresh database of the suite's throwaway PostgreSQL server through the variables the
+page tells readers to set (``CATALOG_USER``, ``CATALOG_PASSWORD``, ``CATALOG_HOST``, ``CATALOG_PORT``,
+``CATALOG_DB``).
 """
 import json
 import os
@@ -32,6 +35,14 @@ def _params():
         marks = [pytest.mark.spark] if any("spark" in b.flags for b in blocks) else []
         out.append(pytest.param(path, blocks, marks=marks, id=path.relative_to(REPO).as_posix()))
     return out
+
+
+def _pg_settings(uri):
+    from sqlalchemy.engine import make_url
+    url = make_url(uri)
+    return {"CATALOG_USER": url.username or "", "CATALOG_PASSWORD": url.password or "",
+            "CATALOG_HOST": url.host or "127.0.0.1", "CATALOG_PORT": str(url.port or 5432),
+            "CATALOG_DB": url.database or ""}
 
 
 def _environment(s3=None):
@@ -73,6 +84,8 @@ def test_page_runs_as_pasted(path, blocks, tmp_path, request):
     s3 = None
     if any("s3" in b.flags for b in blocks):
         s3 = _s3_settings(request.getfixturevalue("docs_s3_endpoint"), page)
+    if any("postgres" in b.flags for b in blocks):
+        s3 = dict(s3 or {}, **_pg_settings(request.getfixturevalue("pg_uri")))
     env = _environment(s3)
     scratch = tmp_path / "scratch"
     scratch.mkdir()
