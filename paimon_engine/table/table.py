@@ -250,12 +250,13 @@ class Table:
         schema = self.schema()
         removed_rows = 0
         touched = set()
+        lineage = self.format_version >= 3
         for e in files.data:
             if bound is None:
                 producer.remove_file(e.data_file)
                 touched.add(e.data_file.file_path)
                 continue
-            tbl, keep = files.read(e, schema)
+            tbl, keep = files.read(e, schema, lineage=lineage)
             live = tbl.filter(pa.array(keep)) if not keep.all() else tbl
             match = np.asarray(evaluate_arrow(bound, live), dtype=bool)
             n = int(match.sum())
@@ -269,7 +270,7 @@ class Table:
             rest = live.filter(pa.array(~match))
             if rest.num_rows:
                 spec = self.metadata.spec(e.data_file.spec_id)
-                for df in write_data_files(self.io, self.location, prepare_arrow(rest, schema), spec, schema,
+                for df in write_data_files(self.io, self.location, self._moved_rows(rest, schema), spec, schema,
                                            self.metadata.properties):
                     producer.add_data_file(df)
         # delete files that only reference removed data files go too
@@ -278,6 +279,17 @@ class Table:
             if bound is None or (ref is not None and ref in touched):
                 producer.remove_file(d.data_file)
         return removed_rows
+
+    @staticmethod
+    def _moved_rows(tbl, schema):
+        """Rows a rewrite moves to a new file, prepared for writing; in v3 with their ``_row_id`` and
+        ``_last_updated_sequence_number`` (the spec: a row keeps both when it moves unchanged)."""
+        from ..scan.reader import LAST_UPDATED_COLUMN, ROW_ID_COLUMN
+        from .data_writer import with_lineage
+        if ROW_ID_COLUMN not in tbl.column_names:
+            return prepare_arrow(tbl, schema)
+        data = tbl.drop_columns([ROW_ID_COLUMN, LAST_UPDATED_COLUMN])
+        return with_lineage(prepare_arrow(data, schema), tbl.column(ROW_ID_COLUMN), tbl.column(LAST_UPDATED_COLUMN))
 
     def overwrite(self, data, filter=None, *, overwrite_filter=None):
         """Replace the rows matching ``filter`` (pyiceberg: ``overwrite_filter``; all rows when None) with
@@ -478,7 +490,7 @@ class Table:
         pieces = []
         import pyarrow as pa
         for i, e in enumerate(files.data):
-            tbl, keep = files.read(e, schema)
+            tbl, keep = files.read(e, schema, lineage=self.format_version >= 3)
             pieces.append(tbl.filter(pa.array(keep)) if not keep.all() else tbl)
             p.remove_file(e.data_file)
             if progress is not None:
@@ -491,8 +503,8 @@ class Table:
         if pieces:
             merged = pa.concat_tables(pieces)
             if merged.num_rows:
-                for df in write_data_files(self.io, self.location, prepare_arrow(merged, schema), self.spec(), schema,
-                                           props, progress=progress):
+                for df in write_data_files(self.io, self.location, self._moved_rows(merged, schema), self.spec(),
+                                           schema, props, progress=progress):
                     p.add_data_file(df)
         p.commit()
         return self.current_snapshot()
