@@ -153,13 +153,9 @@ def _offsets(arr):
 
 
 def _default_array(field: T.DataField, n: int):
-    want = field.type.to_arrow()
-    if field.initial_default is None:
-        return pa.nulls(n, want)
-    try:
-        return pa.array([field.initial_default] * n, type=want)
-    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
-        return pa.nulls(n, want)
+    """A column a data file lacks: its ``initial-default`` (JSON single-value form) on every row, else null."""
+    from ..table.conversions import default_array
+    return default_array(field, field.initial_default, n)
 
 
 class _ParquetFile:

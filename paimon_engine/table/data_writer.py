@@ -40,8 +40,9 @@ def to_arrow_table(data):
 
 
 def prepare_arrow(data, schema) -> "pa.Table":
-    """Match columns by name to the table schema, cast to its types, fill missing optional columns with nulls,
-    reject unknown columns and nulls in required columns. The result carries the schema's field ids."""
+    """Match columns by name to the table schema, cast to its types, fill a missing column with its
+    ``write-default`` (nulls when it has none and is optional), reject unknown columns and nulls in required
+    columns. The result carries the schema's field ids."""
     import pyarrow as pa
     tbl = to_arrow_table(data)
     target = schema.to_arrow()
@@ -60,6 +61,9 @@ def prepare_arrow(data, schema) -> "pa.Table":
                     raise SchemaError(f"column {f.name!r}: cannot write {c.type} as {af.type}: {exc}") from None
             if f.required and c.null_count:
                 raise SchemaError(f"required column {f.name!r} has {c.null_count} nulls")
+        elif f.write_default is not None:
+            from .conversions import default_array
+            c = pa.chunked_array([default_array(f, f.write_default, tbl.num_rows)])
         else:
             if f.required:
                 raise SchemaError(f"required column {f.name!r} is missing")

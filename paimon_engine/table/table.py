@@ -925,6 +925,7 @@ class _TableSchemaUpdate(SchemaUpdate):
             self.commit()
 
     def commit(self):
+        self.check_format_version(self.table.format_version)
         new_schema, last_col = self.apply()
 
         def change(md):
