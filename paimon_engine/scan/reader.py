@@ -382,6 +382,7 @@ class TaskReader:
         self.lineage = tuple(c for c in self.metadata_columns if c in LINEAGE_COLUMNS)
         for c in self.lineage:
             self.all_fields[LINEAGE_COLUMNS[c]] = lineage_field(c)
+        T.refuse_variant(projected, "read")
         self._pos_cache: dict = {}
         self._eq_cache: dict = {}
         self._lock = threading.Lock()
@@ -517,6 +518,10 @@ class TaskReader:
                 for fid in d.equality_ids:
                     if fid not in ids:
                         ids.append(fid)
+        for fid in ids[len(self.projected.fields):]:       # filter and equality-key columns
+            fld = self.all_fields.get(fid)
+            if fld is not None and T.variant_paths(fld.type):
+                T.refuse_variant(T.RowType([fld]), "read")
         ids += [LINEAGE_COLUMNS[c] for c in self.lineage]
         return ids
 

@@ -44,6 +44,7 @@ def prepare_arrow(data, schema) -> "pa.Table":
     ``write-default`` (nulls when it has none and is optional), reject unknown columns and nulls in required
     columns. The result carries the schema's field ids."""
     import pyarrow as pa
+    T.refuse_variant(schema.struct, "write")
     tbl = to_arrow_table(data)
     target = schema.to_arrow()
     names = set(tbl.column_names)
