@@ -190,9 +190,10 @@ class Not(Expression):
 class Predicate(Expression):
     """``op`` applied to column ``name``; bound predicates also carry ``field_id`` and ``type``."""
 
-    __slots__ = ("op", "name", "literal", "literals", "field_id", "type")
+    __slots__ = ("op", "name", "literal", "literals", "field_id", "type", "source")
 
     def __init__(self, op, name, literal=None, literals=None, field_id=None, type=None):
+        self.source = None       # (filter text, position of the column name) when parsed from a string
         if op not in OPS:
             raise InvalidArgumentError(f"unknown predicate operation {op!r}")
         if op in LITERAL_OPS and literal is None:
@@ -238,6 +239,16 @@ class Predicate(Expression):
         return Predicate(NEGATE[self.op], self.name, self.literal, self.literals, self.field_id, self.type)
 
     def bind(self, schema, case_sensitive=True):
+        source = getattr(self, "source", None)
+        if source is None:
+            return self._bind(schema, case_sensitive)
+        try:
+            return self._bind(schema, case_sensitive)
+        except (SchemaError, InvalidArgumentError) as exc:
+            text, pos = source
+            raise type(exc)(f"{exc} (column {self.name!r} at position {pos} of filter {text!r})") from None
+
+    def _bind(self, schema, case_sensitive):
         field, path = _resolve(schema, self.name, case_sensitive)
         t = field.type
         if self.op in ("is_nan", "not_nan") and not isinstance(t, (T.FloatType, T.DoubleType)):
@@ -796,7 +807,8 @@ class _FilterParser:
         self.fail("a literal")
 
     def name(self):
-        kind, val, _ = self.take()
+        kind, val, pos = self.take()
+        self.name_pos = pos
         if kind == "id":
             return val
         if kind == "qid":
@@ -806,6 +818,22 @@ class _FilterParser:
         self.fail("a column name")
 
     def primary(self):
+        """A predicate (its Predicate objects remember the column's position for bind errors) or a group."""
+        e = self._primary()
+        self._mark(e)
+        return e
+
+    def _mark(self, e):
+        if isinstance(e, Predicate):
+            if e.source is None:
+                e.source = (self.text, self.name_pos)
+        elif isinstance(e, (And, Or)):
+            self._mark(e.left)
+            self._mark(e.right)
+        elif isinstance(e, Not):
+            self._mark(e.child)
+
+    def _primary(self):
         if self.accept("op", "("):
             e = self.or_expr()
             self.expect("op", ")")
@@ -834,7 +862,7 @@ class _FilterParser:
         if kind == "op" and val in ("=", "==", "!=", "<>", "<", "<=", ">", ">="):
             self.take()
             sym = {"=": "eq", "==": "eq", "!=": "ne", "<>": "ne", "<": "lt", "<=": "le", ">": "gt", ">=": "ge"}
-            if self.accept("kw", "null"):
+            if self.peek()[:2] == ("kw", "null"):
                 self.fail("a literal (use IS NULL for nulls)")
             return Predicate(sym[val], n, self.literal())
         if self.accept("kw", "is"):

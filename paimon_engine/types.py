@@ -483,6 +483,19 @@ class DataField:
     def required(self) -> bool:
         return not self.type.nullable
 
+    # pyiceberg's NestedField attribute names
+    @property
+    def field_id(self) -> int:
+        return self.id
+
+    @property
+    def field_type(self) -> DataType:
+        return self.type
+
+    @property
+    def doc(self) -> str | None:
+        return self.description
+
     def _key(self):
         return (self.id, self.name, self.type, self.description)
 

@@ -11,7 +11,23 @@ from dataclasses import dataclass, field
 
 from ..expressions import AlwaysTrue
 
-__all__ = ["FileScanTask", "CombinedScanTask", "split_tasks", "combine_tasks"]
+__all__ = ["FileScanTask", "CombinedScanTask", "TaskFile", "split_tasks", "combine_tasks"]
+
+
+@dataclass(frozen=True)
+class TaskFile:
+    """A content file as pyiceberg's scan tasks show it: ``task.file`` (the data file) and the entries of
+    ``task.delete_files``. ``content``: 0 data, 1 position deletes (or a deletion vector), 2 equality deletes."""
+
+    file_path: str
+    file_format: str
+    record_count: int
+    file_size_in_bytes: int
+    content: int = 0
+    spec_id: int = 0
+    partition: tuple = ()
+    referenced_data_file: str | None = None
+    content_offset: int | None = None
 
 
 @dataclass(eq=False)
@@ -41,6 +57,18 @@ class FileScanTask:
 
     def has_deletes(self) -> bool:
         return bool(self.deletes)
+
+    @property
+    def file(self) -> TaskFile:
+        """The data file, as pyiceberg's ``task.file`` (``file_path``, ``record_count``, ``file_format`` ...)."""
+        return TaskFile(self.path, self.file_format.upper(), self.record_count, self.file_size, 0, self.spec_id,
+                        tuple(self.partition))
+
+    @property
+    def delete_files(self) -> set:
+        """The delete files that apply to this task's data file, as pyiceberg's ``task.delete_files``."""
+        return {TaskFile(d.path, d.file_format.upper(), d.record_count, d.file_size, d.content, d.spec_id,
+                         tuple(d.partition), d.referenced_data_file, d.content_offset) for d in self.deletes}
 
     def __repr__(self):
         extra = "" if self.start is None else f" [{self.start}+{self.length}]"

@@ -358,10 +358,16 @@ class SchemaUpdate:
         return self
 
     def _field_path(self, path):
+        """-> (current path parts, field id). A name of the schema the update started from also works after an
+        earlier call of the same update renamed it (pyiceberg resolves names against that schema)."""
         parts = _split(path)
         fid = index_by_name(self._struct).get(".".join(parts))
         if fid is None:
-            raise SchemaError(f"no column {'.'.join(parts)!r}")
+            fid = index_by_name(self.base.struct).get(".".join(parts))
+            now = index_by_id(self._struct).get(fid) if fid is not None else None
+            if now is None:
+                raise SchemaError(f"no column {'.'.join(parts)!r}")
+            parts = tuple(now[0].split("."))
         return parts, fid
 
     def rename_column(self, path, new_name: str):
@@ -443,6 +449,34 @@ class SchemaUpdate:
 
     def move_after(self, path, other):
         return self._move(path, "after", other)
+
+    def union_by_name(self, new_schema):
+        """pyiceberg's ``union_by_name``: make the schema hold every column of ``new_schema`` (an Arrow schema or a
+        :class:`Schema`), matched by name: missing columns (also inside structs) are added as optional, narrower
+        existing types are promoted, required columns that ``new_schema`` has as optional become optional.
+        Nothing is dropped; a type that cannot be promoted raises SchemaError naming the column."""
+        struct = new_schema.struct if isinstance(new_schema, Schema) else T.schema_from_arrow(new_schema)
+        self._union(struct, ())
+        return self
+
+    def _union(self, struct, prefix):
+        by_name = index_by_name(self._struct)
+        for f in struct.fields:
+            path = prefix + (f.name,)
+            fid = by_name.get(".".join(path))
+            if fid is None:
+                self.add_column(path, f.type.copy(True), f.description)
+                continue
+            old = index_by_id(self._struct)[fid][1].type
+            if isinstance(old, T.RowType) and isinstance(f.type, T.RowType):
+                self._union(f.type, path)
+            elif type_name_of(old.copy(True)) != type_name_of(f.type.copy(True)):
+                if old.is_nested or f.type.is_nested or not promote_allowed(old, f.type):
+                    raise SchemaError(f"cannot union column {'.'.join(path)!r}: {type_name_of(old)} cannot "
+                                      f"become {type_name_of(f.type)}")
+                self.update_column(path, f.type)
+            if f.type.nullable and not old.nullable and fid not in self._identifier:
+                SchemaUpdate.update_column(self, path, required=False)
 
     def set_identifier_fields(self, *paths):
         by_name = index_by_name(self._struct)

@@ -131,6 +131,13 @@ class Table:
         """The snapshot a branch or tag points at, or None."""
         return self.metadata.snapshot_by_ref(name)
 
+    @property
+    def inspect(self):
+        """Metadata tables as Arrow (pyiceberg's ``table.inspect``): ``snapshots()``, ``refs()``, ``history()``,
+        ``manifests()``, ``files()``, ``data_files()``, ``delete_files()``, ``entries()``, ``partitions()``."""
+        from .inspect import InspectTable
+        return InspectTable(self)
+
     def manage_snapshots(self) -> "ManageSnapshots":
         """Tags, branches and rollback: ``t.manage_snapshots().create_tag(sid, "v1").commit()``."""
         return ManageSnapshots(self)
@@ -564,8 +571,23 @@ class Table:
         """``with t.update_schema() as u: u.add_column("x", IntType())`` (or call ``.commit()``)."""
         return _TableSchemaUpdate(self)
 
-    def update_spec(self, add=(), remove=(), rename=None):
-        """Partition evolution: new spec becomes the default (an identical existing spec is reused)."""
+    def transaction(self) -> "Transaction":
+        """``with t.transaction() as tx: tx.append(df); tx.delete("id < 3"); tx.set_properties(a="1")``: the
+        operations commit together as one new metadata version, or not at all (see
+        :class:`~paimon_engine.table.transaction.Transaction`)."""
+        from .transaction import Transaction
+        return Transaction(self)
+
+    def update_spec(self, add=(), remove=(), rename=None, *, case_sensitive: bool = True):
+        """Partition evolution: new spec becomes the default (an identical existing spec is reused).
+
+        Without arguments, pyiceberg's builder: ``with t.update_spec() as u: u.add_identity("city")``
+        (``add_field(source, transform, name)``, ``remove_field(name)``, ``rename_field(name, new_name)``)."""
+        if not add and not remove and not rename:
+            return _TableSpecUpdate(self)
+        return self._evolve_spec(add, remove, rename)
+
+    def _evolve_spec(self, add=(), remove=(), rename=None):
         def change(md):
             new = evolve_spec(md.spec(), md.schema(), md.last_partition_id, md.format_version, add=add,
                               remove=remove, rename=rename)
@@ -910,6 +932,51 @@ class RowDelta:
         return self.table.current_snapshot()
 
 
+class _TableSpecUpdate:
+    """pyiceberg's ``UpdateSpec``: queue partition-field changes, committed as one new default spec on leaving a
+    ``with`` block (or by ``commit()``)."""
+
+    def __init__(self, table):
+        self.table = table
+        self._add, self._remove, self._rename = [], [], {}
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, *rest):
+        if exc_type is None:
+            self.commit()
+
+    def add_field(self, source_column_name: str, transform, partition_field_name: str | None = None):
+        """Partition by ``transform`` (a transform object or string: ``"day"``, ``"bucket[16]"``) of a column."""
+        if partition_field_name is not None and partition_field_name in [a[2] for a in self._add if len(a) > 2]:
+            raise InvalidArgumentError(f"partition field {partition_field_name!r} is added twice")
+        item = (source_column_name, transform) if partition_field_name is None else \
+            (source_column_name, transform, partition_field_name)
+        self._add.append(item)
+        return self
+
+    def add_identity(self, source_column_name: str):
+        return self.add_field(source_column_name, "identity")
+
+    def remove_field(self, name: str):
+        if name in self._rename:
+            raise InvalidArgumentError(f"cannot rename and remove partition field {name!r}")
+        self._remove.append(name)
+        return self
+
+    def rename_field(self, name: str, new_name: str):
+        if name in self._remove:
+            raise InvalidArgumentError(f"cannot rename and remove partition field {name!r}")
+        self._rename[name] = new_name
+        return self
+
+    def commit(self):
+        if self._add or self._remove or self._rename:
+            return self.table._evolve_spec(self._add, self._remove, self._rename)
+        return self.table.spec()
+
+
 class _TableSchemaUpdate(SchemaUpdate):
     def __init__(self, table):
         md = table.metadata
@@ -923,6 +990,13 @@ class _TableSchemaUpdate(SchemaUpdate):
     def __exit__(self, exc_type, *rest):
         if exc_type is None:
             self.commit()
+
+    def update_column(self, path, field_type=None, required: bool | None = None, doc: str | None = None):
+        """pyiceberg's argument order: promote the type, make a required column optional, change the doc."""
+        return super().update_column(path, field_type, doc=doc, required=required)
+
+    def make_column_optional(self, path):
+        return super().update_column(path, required=False)
 
     def commit(self):
         self.check_format_version(self.table.format_version)
