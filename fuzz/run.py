@@ -179,7 +179,6 @@ def _alarm(signum, frame):
 
 def _hypothesis_loop(child, seeds, args):
     from hypothesis import HealthCheck, Phase, given, settings
-    from hypothesis import strategies as st
     from .mutate import inputs
     signal.signal(signal.SIGALRM, _alarm)
     deadline = time.monotonic() + args.seconds if args.seconds else None

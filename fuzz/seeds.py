@@ -18,7 +18,6 @@ import zlib
 
 import numpy as np
 
-from paimon_engine import types as T
 
 from . import targets as TG
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from .errors import InvalidArgumentError, SchemaError
-from .types import DataType, RowType, from_arrow, schema_from_arrow
+from .types import RowType, schema_from_arrow
 
 __all__ = ["Column", "ColumnBatch", "concat_batches"]
 
@@ -44,9 +44,12 @@ def _buf(arr):
 
 
 def _np(buf, dtype, count=None):
+    """The buffer's whole elements as a NumPy view. Arrow lets a buffer be longer than its array needs (an empty
+    array's int64 values may sit in a 1-byte allocation), so a trailing partial element is left out."""
     if buf is None:
         return None
-    a = np.frombuffer(buf, dtype=dtype)
+    whole = buf.size // np.dtype(dtype).itemsize
+    a = np.frombuffer(buf, dtype=dtype, count=whole)
     return a if count is None else a[:count]
 
 

@@ -104,3 +104,36 @@ def test_empty_table():
     batch = ColumnBatch.from_arrow(empty)
     assert batch.num_rows == 0
     assert batch.to_arrow().num_rows == 0
+
+
+def test_from_arrow_takes_buffers_longer_than_the_array():
+    # Arrow lets a buffer be longer than its array needs, also by less than one element: an empty int64 array in
+    # a 1-byte allocation, an int32 array of 2 values in 11 bytes
+    empty = pa.Array.from_buffers(pa.int64(), 0, [None, pa.py_buffer(b"\x00")])
+    padded = pa.Array.from_buffers(pa.int32(), 2, [None, pa.py_buffer(b"\x01\x00\x00\x00\x02\x00\x00\x00zzz")])
+    lst = pa.Array.from_buffers(pa.list_(pa.int64()), 1, [None, pa.py_buffer(np.zeros(2, np.int32).tobytes())],
+                                children=[empty])
+    for arr in (empty, padded, lst):
+        arr.validate(full=True)
+        col = Column.from_arrow(arr)
+        assert col.to_arrow().equals(arr)
+    assert Column.from_arrow(padded).to_numpy().tolist() == [1, 2]
+
+
+@pytest.mark.parametrize("layout", ["standard", "compact"])
+@pytest.mark.parametrize("rows", [[], [{"l": [], "m": [], "s": ""}], [{"l": None, "m": None, "s": None}]])
+def test_fory_rows_as_a_batch(layout, rows):
+    # zero rows, or rows whose lists and maps are all empty: the decoder's value buffers are shorter than one
+    # element, and the batch wraps them all the same
+    from paimon_engine.formats import fory
+    schema = fory.ForySchema(pa.schema([("s", pa.string()), ("l", pa.list_(pa.int64())),
+                                        ("m", pa.map_(pa.string(), pa.int32()))]))
+    encoded = [fory.encode_row(r, schema, layout) for r in rows]
+    offsets = np.cumsum([0] + [len(e) for e in encoded]).astype(np.int64)
+    body = b"".join(encoded)
+    arrow = fory.decode_rows(body, offsets, schema, layout)
+    batch = fory.decode_rows(body, offsets, schema, layout, output="batch")
+    assert batch.num_rows == len(rows)
+    assert batch.to_arrow().equals(arrow)
+    assert batch.to_pylist() == arrow.to_pylist() == [{"s": r["s"], "l": r["l"],
+                                                       "m": None if r["m"] is None else []} for r in rows]

@@ -7,7 +7,8 @@ Peers do the same job with their own paths:
 - Arrow -> rows: pyfory has no Arrow-to-rows path, so ``pyfory`` = ``RecordBatch.to_pylist()`` + ``to_row`` per
   row; ``pyfory_from_dicts`` = ``to_row`` per row from Python dicts built beforehand (pyfory's own part only).
 - rows -> Arrow: ``pyfory`` = ``ArrowWriter.write(row)`` per row + ``finish()``.
-- single-field access: ``RowView.get_int64`` vs pyfory ``RowData.get_int64`` over 100,000 row objects.
+- single-field access: ``RowView.get_int64`` / ``get_string`` vs pyfory ``RowData.get_int64`` / ``get_str`` over
+  100,000 row objects, with the Python call floor alongside.
 """
 import numpy as np
 
@@ -151,7 +152,11 @@ class Projection:
 
 
 class FieldAccess:
-    params = (["paimon_engine", "pyfory"],)
+    """One field of each of 100,000 rows: ``get_int64`` of ``id`` and ``get_string`` of ``name`` (12 ASCII
+    characters; pyfory: ``get_str``). ``call_floor`` is the cost of the Python loop and one one-argument method
+    call per row that allocates nothing (the engine's ``is_null(0)``): no per-row getter called from Python can
+    go below it."""
+    params = (["paimon_engine", "pyfory", "call_floor"],)
     param_names = ["impl"]
 
     def setup(self, impl):
@@ -159,13 +164,28 @@ class FieldAccess:
         batch = _batch(VIEWS)
         buf, offsets = fory.encode_rows(batch)
         raw = bytes(buf)
-        if impl == "paimon_engine":
+        if impl == "pyfory":
+            self.views = _pyfory_rows(raw, offsets)
+        else:
             schema = fory.ForySchema(batch.schema)
             self.views = [fory.RowView(raw, schema, "standard", 0, int(offsets[i]), int(offsets[i + 1]))
                           for i in range(VIEWS)]
-        else:
-            self.views = _pyfory_rows(raw, offsets)
 
     def time_get_int64(self, impl):
-        for v in self.views:
-            v.get_int64(0)
+        if impl == "call_floor":
+            for v in self.views:
+                v.is_null(0)
+        else:
+            for v in self.views:
+                v.get_int64(0)
+
+    def time_get_string(self, impl):
+        if impl == "call_floor":
+            for v in self.views:
+                v.is_null(2)
+        elif impl == "pyfory":
+            for v in self.views:
+                v.get_str(2)
+        else:
+            for v in self.views:
+                v.get_string(2)

@@ -175,8 +175,9 @@ class RowFile:
 class RowLookup:
     """Point lookups on the 1M-row file, every implementation on the same file (no scaling): ``take`` of 1000
     random rows (pypaimon: ``row_indices``) and one row from an open reader with no block cached (zstd:
-    decompressing one block)."""
-    params = (["paimon_engine", "paimon_engine_1t", "pypaimon", "zstd"],)
+    decompressing one block). ``zstd_read`` also reads the compressed blocks from the file first (one ``pread``
+    per run of adjacent blocks, as the engine reads them): the floor of a reader that copies the file's bytes."""
+    params = (["paimon_engine", "paimon_engine_1t", "pypaimon", "zstd", "zstd_read"],)
     param_names = ["impl"]
     timeout = 600
     number = 1
@@ -206,7 +207,10 @@ class RowLookup:
             self.frames, self.payloads, self.usizes = _blocks(path)
             self.dctx = zstandard.ZstdDecompressor()
             # the blocks the 1000 rows live in: decompressing them is the floor of any take
-            self.take_blocks = sorted(set(RowFileReader(path, _schema()).index.block_of(self.rows).tolist()))
+            r = RowFileReader(path, _schema())
+            self.take_blocks = sorted(set(r.index.block_of(self.rows).tolist()))
+            self.offsets = r.index.offsets.tolist()
+            self.take_runs = r._runs(self.take_blocks)
 
     def time_take_1000(self, path, impl):
         if impl.startswith("paimon_engine"):
@@ -214,9 +218,21 @@ class RowLookup:
             self.reader.take(self.rows)
         elif impl == "pypaimon":
             _pp_read_all(_pp_reader(path, row_indices=self.rows))
-        else:
+        elif impl == "zstd":
             for b in self.take_blocks:
                 self.dctx.decompress(self.frames[b], max_output_size=self.usizes[b])
+        else:
+            fd = os.open(path, os.O_RDONLY)
+            try:
+                offs, usz = self.offsets, self.usizes
+                for run in self.take_runs:
+                    start = offs[run[0]]
+                    raw = memoryview(os.pread(fd, offs[run[-1]] + len(self.frames[run[-1]]) - start, start))
+                    for b in run:
+                        self.dctx.decompress(raw[offs[b] - start:offs[b] - start + len(self.frames[b])],
+                                             max_output_size=usz[b])
+            finally:
+                os.close(fd)
 
     def time_get_row(self, path, impl):
         if impl.startswith("paimon_engine"):
@@ -226,6 +242,89 @@ class RowLookup:
             _pp_read_all(_pp_reader(path, row_indices=[next(self.one)]))
         else:
             self.dctx.decompress(self.frames[3], max_output_size=self.usizes[3])
+
+
+def _open_floor(path, block=None):
+    """What any reader pays to open ``path``: open, stat, read its 16 KiB tail, close (plain system calls). With
+    ``block`` = (offset, compressed size, uncompressed size): also read and decompress that block."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        size = os.fstat(fd).st_size
+        os.pread(fd, min(size, 16384), max(0, size - 16384))
+        if block is not None:
+            import zstandard
+            off, csz, usz = block
+            zstandard.ZstdDecompressor().decompress(os.pread(fd, csz, off), max_output_size=usz)
+    finally:
+        os.close(fd)
+
+
+class RowOpen:
+    """Cold reads on the 1M-row file (574 blocks): open it (engine: ``RowFileReader``, which reads the footer and
+    checks the block index; pypaimon: ``FormatRowReader``), and open + one random row from that fresh reader
+    (engine ``get_row``; pypaimon ``row_indices=[n]``). ``floor`` is the system calls alone: open, stat, a 16 KiB
+    tail read, close (+ reading and decompressing the row's block). The ``timeraw_`` variant runs open + one row
+    in a fresh process (imports in its setup, every lazy first-use cost in the timing)."""
+    params = (["paimon_engine", "pypaimon", "floor"],)
+    param_names = ["impl"]
+    timeout = 300
+    number = 1
+    repeat = (20, 200, 30.0)
+    warmup_time = 1.0
+
+    def setup_cache(self):
+        return _big_file("bench_row_open_")
+
+    def setup(self, path, impl):
+        from paimon_engine.formats.row import RowFileReader
+        if impl == "pypaimon":
+            try:
+                import pypaimon  # noqa: F401
+            except ImportError:
+                raise NotImplementedError("pypaimon not installed")
+        self.schema = _schema()
+        self.one = iter(np.random.default_rng(11).integers(0, N, 10**6).tolist())
+        ix = RowFileReader(path, self.schema).index
+        self.blocks = (ix.row_starts, ix.offsets.tolist(), ix.compressed_sizes.tolist(),
+                       ix.uncompressed_sizes.tolist())
+
+    def time_open(self, path, impl):
+        if impl == "paimon_engine":
+            from paimon_engine.formats.row import RowFileReader
+            RowFileReader(path, self.schema).close()
+        elif impl == "pypaimon":
+            _pp_reader(path)
+        else:
+            _open_floor(path)
+
+    def time_open_get_row(self, path, impl):
+        n = next(self.one)
+        if impl == "paimon_engine":
+            from paimon_engine.formats.row import RowFileReader
+            with RowFileReader(path, self.schema) as r:
+                r.get_row(n)
+        elif impl == "pypaimon":
+            _pp_read_all(_pp_reader(path, row_indices=[n]))
+        else:
+            starts, offs, csz, usz = self.blocks
+            b = int(np.searchsorted(starts, n, side="right")) - 1
+            _open_floor(path, (offs[b], csz[b], usz[b]))
+
+    def timeraw_open_get_row(self, path, impl):
+        # the libraries both sides load (numpy, pyarrow, zstandard) are imported before the timing starts
+        setup = (f"import sys; sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r})\n"
+                 "import numpy, pyarrow, zstandard\n"
+                 "import bench_row as B\n"
+                 "from paimon_engine.formats.row import RowFileReader\n")
+        if impl == "pypaimon":
+            setup += "from pypaimon.read.reader.format_row_reader import FormatRowReader\n"
+            code = f"B._pp_read_all(B._pp_reader({path!r}, row_indices=[123457]))"
+        elif impl == "paimon_engine":
+            code = f"RowFileReader({path!r}, B._schema()).get_row(123457)"
+        else:
+            b = int(np.searchsorted(self.blocks[0], 123457, side="right")) - 1
+            code = f"B._open_floor({path!r}, {(self.blocks[1][b], self.blocks[2][b], self.blocks[3][b])!r})"
+        return code, setup
 
 
 class RowWrite:

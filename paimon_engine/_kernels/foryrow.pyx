@@ -18,6 +18,10 @@ from cpython.mem cimport PyMem_Malloc, PyMem_Free
 from libc.stdint cimport uint8_t, uint32_t, int32_t, int64_t, uint64_t
 from libc.string cimport memcpy, memset
 
+# 128-bit unsigned arithmetic (GCC/Clang) for the range check of a decimal128 value
+cdef extern from *:
+    ctypedef unsigned long long u128 "unsigned __int128"
+
 cnp.import_array()
 
 cdef enum:
@@ -53,7 +57,8 @@ cdef enum:
     C_HDRROUND = 12
     C_LARGE = 13
     C_UTF8 = 14
-    NCOLS = 15
+    C_BOUND = 15       # four columns: the limbs of 10**precision (decimal nodes)
+    NCOLS = 19
 
 DEF INT32_MAX = 2147483647
 
@@ -73,6 +78,10 @@ ctypedef struct Node:
     int hdrround
     int large
     int utf8
+    # decimal: bound - 1 and 2 * (bound - 1) as little-endian 64-bit limbs, bound = 10**precision; an unscaled
+    # value v is in range (|v| < bound) iff (v + dlo) mod 2**(8 * width) <= dspan
+    uint64_t dlo[4]
+    uint64_t dspan[4]
     # Arrow input (encode)
     const uint8_t* valid
     int64_t aoff
@@ -408,6 +417,40 @@ cdef int64_t _write_body(Ctx* c, Node* n, int64_t li, uint8_t* out) noexcept nog
     return 8 + ks + vs
 
 
+cdef int _load_bound(Node* n, const int64_t[:, ::1] table, Py_ssize_t i) except -1:
+    cdef int j
+    bound = 0
+    for j in range(4):
+        bound |= (<object>(<uint64_t>table[i, C_BOUND + j])) << (64 * j)
+    if (n.width != 16 and n.width != 32) or not 1 <= bound <= (<object>1) << (8 * n.width - 1):
+        raise ValueError("bad node table")
+    lo = bound - 1
+    span = 2 * lo
+    for j in range(4):
+        n.dlo[j] = <uint64_t>((lo >> (64 * j)) & 0xFFFFFFFFFFFFFFFF)
+        n.dspan[j] = <uint64_t>((span >> (64 * j)) & 0xFFFFFFFFFFFFFFFF)
+    return 0
+
+
+cdef inline bint _decimal_out_of_range(Node* n, const uint8_t* src) noexcept nogil:
+    # src: the 32-byte sign-extended value (for width 16 its high half was checked to be the sign extension)
+    cdef uint64_t a, s, carry = 0
+    cdef uint64_t t[4]
+    cdef int j
+    if n.width == 16:
+        return ((((<u128>_ldu64(src + 8)) << 64) | _ldu64(src))
+                + (((<u128>n.dlo[1]) << 64) | n.dlo[0])) > (((<u128>n.dspan[1]) << 64) | n.dspan[0])
+    for j in range(4):
+        a = _ldu64(src + 8 * j)
+        s = a + n.dlo[j]
+        t[j] = s + carry
+        carry = (s < a) | (t[j] < s)
+    for j in range(3, -1, -1):
+        if t[j] != n.dspan[j]:
+            return t[j] > n.dspan[j]
+    return False
+
+
 cdef int _load_nodes(Ctx* c, const int64_t[:, ::1] table, const int64_t[::1] kids) except -1:
     cdef Py_ssize_t nn = table.shape[0], i
     cdef Node* n
@@ -431,6 +474,8 @@ cdef int _load_nodes(Ctx* c, const int64_t[:, ::1] table, const int64_t[::1] kid
         n.hdrround = <int>table[i, C_HDRROUND]
         n.large = <int>table[i, C_LARGE]
         n.utf8 = <int>table[i, C_UTF8]
+        if n.kind == K_DECIMAL:
+            _load_bound(n, table, i)
         if n.child0 < 0 or n.child0 + n.nchild > kids.shape[0]:
             raise ValueError("bad node table")
     for i in range(kids.shape[0]):
@@ -750,6 +795,8 @@ cdef int _decode_value(Ctx* c, Node* n, const uint8_t* slot, int64_t cb, int64_t
             for j in range(n.width, 32):
                 if src[j] != (0xFF if (src[n.width - 1] & 0x80) else 0):
                     return _fail(c, n, vb, OUT_OF_RANGE)
+        if _decimal_out_of_range(n, src):
+            return _fail(c, n, vb, OUT_OF_RANGE)
         if c.fill:
             memcpy(n.ovals + n.olen * n.width, src, n.width)
     elif n.kind == K_STRUCT:

@@ -9,6 +9,8 @@ from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE
 from cpython.mem cimport PyMem_Malloc as _alloc, PyMem_Free as _free
 from libc.stdint cimport uint8_t, uint32_t, int8_t, int16_t, int32_t, int64_t, uint64_t
 from libc.string cimport memcpy
+from cpython.long cimport PyLong_CheckExact
+from cpython.unicode cimport PyUnicode_DecodeUTF8
 
 from paimon_engine._pykernels.status import describe as _describe
 
@@ -64,10 +66,34 @@ cdef object _out_of_range(ViewSchema sch, Py_ssize_t node, raw):
                                 path=SOURCE)
 
 
+cdef extern from "Python.h":
+    object PyUnicode_New(Py_ssize_t size, Py_UCS4 maxchar)
+    void* PyUnicode_DATA(object)
+
+
+cdef inline bint _is_ascii(const uint8_t* q, Py_ssize_t n) noexcept nogil:
+    cdef uint64_t acc = 0, w
+    cdef Py_ssize_t j = 0
+    while j + 8 <= n:
+        memcpy(&w, q + j, 8)
+        acc |= w
+        j += 8
+    while j < n:
+        acc |= q[j]
+        j += 1
+    return (acc & <uint64_t>0x8080808080808080) == 0
+
+
 cdef object _utf8(ViewSchema sch, Py_ssize_t node, const uint8_t* p, Py_ssize_t start, Py_ssize_t size):
-    # the string at p[start:start + size], decoded strictly; bad UTF-8 is corrupt at the first bad byte
+    # the string at p[start:start + size], decoded strictly; bad UTF-8 is corrupt at the first bad byte.
+    # ASCII (the common case) is copied straight into a new compact string.
+    cdef object s
+    if _is_ascii(p + start, size):
+        s = PyUnicode_New(size, 127)
+        memcpy(PyUnicode_DATA(s), p + start, size)
+        return s
     try:
-        return (<const char*>p)[start:start + size].decode("utf-8")
+        return PyUnicode_DecodeUTF8(<const char*>p + start, size, NULL)
     except UnicodeDecodeError as e:
         raise _corrupt(sch, INVALID_UTF8, start + e.start, node) from None
 
@@ -279,13 +305,38 @@ cdef class RowView:
             raise IndexError(f"field index {i} out of range for {self._n.nchild} fields")
         return &self._sch.nodes[self._sch.kids[self._n.child0 + i]]
 
-    cdef Py_ssize_t _index(self, i) except -1:
-        if type(i) is int:
-            return i
+    cdef Py_ssize_t _index(self, i) except? -1:
+        cdef Py_ssize_t k
+        if PyLong_CheckExact(i):
+            try:
+                k = i
+            except OverflowError:  # beyond Py_ssize_t: out of range like any other index
+                raise IndexError(f"field index {i} out of range for {self._n.nchild} fields") from None
+            return k
+        return self._named(i)
+
+    cdef Py_ssize_t _named(self, i) except? -1:
+        # a field name, or an integer of another type (NumPy's, bool): the name wins where both could apply
         pos = self._sch.names[self._node].get(i)
-        if pos is None:
+        if pos is not None:
+            return pos
+        if isinstance(i, str) or not hasattr(type(i), "__index__"):
             raise KeyError(i)
-        return pos
+        return i.__index__()
+
+    cdef inline VNode* _field(self, i) except NULL:
+        # the node of field ``i`` (index or name): the typed getters' one resolution step
+        cdef Py_ssize_t k
+        if PyLong_CheckExact(i):
+            try:
+                k = i
+            except OverflowError:
+                raise IndexError(f"field index {i} out of range for {self._n.nchild} fields") from None
+        else:
+            k = self._named(i)
+        if k < 0 or k >= self._n.nchild:
+            raise IndexError(f"field index {k} out of range for {self._n.nchild} fields")
+        return &self._sch.nodes[self._sch.kids[self._n.child0 + k]]
 
     cdef inline bint _null(self, VNode* c):
         if not self._n.bmsize:
@@ -302,35 +353,40 @@ cdef class RowView:
     def keys(self):
         return list(self._sch.names[self._node])
 
+    @cython.always_allow_keywords(False)
     def is_null(self, i):
-        return self._null(self._childn(self._index(i)))
+        return self._null(self._field(i))
 
-    cdef object _prim(self, Py_ssize_t i, int wanted):
-        cdef VNode* c = self._childn(i)
+    # The typed getters take one positional argument (a one-argument C call, no argument parsing), resolve the
+    # field in _field and read the slot the view's fixed region already holds (checked when the view was made).
+    cdef object _prim(self, i, int wanted):
+        cdef VNode* c = self._field(i)
         if not _typed_ok(c.prim, wanted):
             raise _wrong_type(self._sch, c - self._sch.nodes, _prim_name(wanted))
         if self._null(c):
             return None
         return _read_prim(self._p + self._base + c.off, wanted if wanted == CP_BOOL else c.prim)
 
-    def get_bool(self, Py_ssize_t i):
+    @cython.always_allow_keywords(False)
+    def get_bool(self, i):
         return self._prim(i, CP_BOOL)
 
-    def get_int8(self, Py_ssize_t i):
+    @cython.always_allow_keywords(False)
+    def get_int8(self, i):
         return self._prim(i, CP_I8)
 
-    def get_int16(self, Py_ssize_t i):
+    @cython.always_allow_keywords(False)
+    def get_int16(self, i):
         return self._prim(i, CP_I16)
 
-    def get_int32(self, Py_ssize_t i):
+    @cython.always_allow_keywords(False)
+    def get_int32(self, i):
         return self._prim(i, CP_I32)
 
-    def get_int64(self, Py_ssize_t i):
-        cdef VNode* c
+    @cython.always_allow_keywords(False)
+    def get_int64(self, i):
+        cdef VNode* c = self._field(i)
         cdef int64_t v
-        if i < 0 or i >= self._n.nchild:
-            raise IndexError(f"field index {i} out of range for {self._n.nchild} fields")
-        c = &self._sch.nodes[self._sch.kids[self._n.child0 + i]]
         if c.prim != CP_I64 and c.prim != CP_TS and c.prim != CP_DUR:
             raise _wrong_type(self._sch, c - self._sch.nodes, "int64")
         if self._null(c):
@@ -338,10 +394,12 @@ cdef class RowView:
         memcpy(&v, self._p + self._base + c.off, 8)
         return v
 
-    def get_float32(self, Py_ssize_t i):
+    @cython.always_allow_keywords(False)
+    def get_float32(self, i):
         return self._prim(i, CP_F32)
 
-    def get_float64(self, Py_ssize_t i):
+    @cython.always_allow_keywords(False)
+    def get_float64(self, i):
         return self._prim(i, CP_F64)
 
     cdef object _span(self, VNode* c, int kind, str wanted):
@@ -363,14 +421,19 @@ cdef class RowView:
             return None
         return (<const char*>self._p)[sp[0]:sp[0] + sp[1]]
 
+    @cython.always_allow_keywords(False)
     def get_string(self, i):
-        cdef VNode* c = self._childn(self._index(i))
-        if c.prim != CP_STR:
+        cdef VNode* c = self._field(i)
+        cdef Py_ssize_t start = 0, size = 0
+        cdef int st
+        if c.prim != CP_STR or c.kind != CK_BYTES or c.inline_:
             raise _wrong_type(self._sch, c - self._sch.nodes, "string")
-        sp = self._span(c, CK_BYTES, "string")
-        if sp is None:
+        if self._null(c):
             return None
-        return _utf8(self._sch, c - self._sch.nodes, self._p, sp[0], sp[1])
+        st = _follow(self._p, self._base + c.off, self._base, self._end, &start, &size)
+        if st < 0:
+            raise _corrupt(self._sch, st, self._base + c.off, c - self._sch.nodes)
+        return _utf8(self._sch, c - self._sch.nodes, self._p, start, size)
 
     def get_decimal(self, i):
         cdef VNode* c = self._childn(self._index(i))
@@ -379,7 +442,10 @@ cdef class RowView:
             return None
         if sp[1] != 32:
             raise _corrupt(self._sch, BAD_LENGTH, self._base + c.off, c - self._sch.nodes)
-        return self._sch.convert[c - self._sch.nodes]((<const char*>self._p)[sp[0]:sp[0] + 32])
+        try:
+            return self._sch.convert[c - self._sch.nodes]((<const char*>self._p)[sp[0]:sp[0] + 32])
+        except ValueError:
+            raise _corrupt(self._sch, OUT_OF_RANGE, sp[0], c - self._sch.nodes) from None
 
     def get_struct(self, i):
         cdef VNode* c = self._childn(self._index(i))
@@ -563,7 +629,10 @@ cdef class ArrayView:
             return None
         if sp[1] != 32:
             raise _corrupt(self._sch, BAD_LENGTH, self._slot(self._index(k)), self._elem)
-        return self._sch.convert[self._elem]((<const char*>self._p)[sp[0]:sp[0] + 32])
+        try:
+            return self._sch.convert[self._elem]((<const char*>self._p)[sp[0]:sp[0] + 32])
+        except ValueError:
+            raise _corrupt(self._sch, OUT_OF_RANGE, sp[0], self._elem) from None
 
     def get_struct(self, Py_ssize_t k):
         if self._e.kind != CK_STRUCT:

@@ -19,6 +19,12 @@ from libc.string cimport memcpy, memset
 
 cnp.import_array()
 import numpy
+from operator import index as _as_index
+
+# 128-bit unsigned arithmetic (GCC/Clang): the decimal range check of one value is one add and one compare
+cdef extern from *:
+    ctypedef unsigned long long u128 "unsigned __int128"
+    ctypedef long long i128 "__int128"
 
 cdef enum:
     TRUNCATED = -1
@@ -253,6 +259,8 @@ ctypedef struct OutCol:
     uint8_t* data
     Py_ssize_t data_cap
     int64_t* dpos     # data write position of a bytes column (in the caller's datapos array)
+    u128 dec_lo       # decimals: bound - 1, where bound = 10**precision (|unscaled| < bound)
+    u128 dec_span     # decimals: 2 * (bound - 1); v is in range iff (v + dec_lo) mod 2**128 <= dec_span
 
 
 cdef inline bint _utf8_tail_ok(const uint8_t* s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
@@ -462,6 +470,8 @@ cdef Py_ssize_t _decode(const uint8_t* p, Py_ssize_t blen, Py_ssize_t data_end, 
                 if 8 > end - pos:
                     return _fail(state, r, f, fpos, TRUNCATED)
                 memcpy(&i64, p + pos, 8)
+                if <u128>(<i128>i64) + oc.dec_lo > oc.dec_span:
+                    return _fail(state, r, f, fpos, OUT_OF_RANGE)
                 memcpy(oc.values + 16 * o, &i64, 8)
                 i64 = -1 if i64 < 0 else 0
                 memcpy(oc.values + 16 * o + 8, &i64, 8)
@@ -490,6 +500,10 @@ cdef Py_ssize_t _decode(const uint8_t* p, Py_ssize_t blen, Py_ssize_t data_end, 
                 memset(oc.values + 16 * o, b, 16)
                 for j in range(n):
                     oc.values[16 * o + j] = p[pos + n - 1 - j]
+                memcpy(&w0, oc.values + 16 * o, 8)
+                memcpy(&w1, oc.values + 16 * o + 8, 8)
+                if (((<u128>w1) << 64) | w0) + oc.dec_lo > oc.dec_span:
+                    return _fail(state, r, f, fpos, OUT_OF_RANGE)
                 pos += n
             else:
                 return _fail(state, r, f, fpos, BAD_VALUE)
@@ -529,6 +543,21 @@ cdef int _op_of(int mode, int kind) noexcept nogil:
     return OP_BAD
 
 
+cdef bint _set_decimal_bound(OutCol* oc, object bound, int mode):
+    """The range check of a decimal field from ``bound`` = 10**precision; False if the bound is not valid."""
+    try:
+        b = _as_index(bound)
+    except TypeError:
+        return False
+    if b < 1 or b > (10 ** 18 if mode == K_DEC_COMPACT else 10 ** 38):
+        return False
+    lo = b - 1
+    span = 2 * lo
+    oc.dec_lo = ((<u128>(<uint64_t>(lo >> 64))) << 64) | <uint64_t>(lo & 0xFFFFFFFFFFFFFFFF)
+    oc.dec_span = ((<u128>(<uint64_t>(span >> 64))) << 64) | <uint64_t>(span & 0xFFFFFFFFFFFFFFFF)
+    return True
+
+
 cdef class BlockDecoder:
     """Decodes rows of decompressed blocks into one set of column buffers.
 
@@ -537,7 +566,10 @@ cdef class BlockDecoder:
     tuple ``(mode, scale, validity, values, offsets, data)`` of NumPy arrays:
     ``mode`` is the field's kind or O_SPAN (nested values: the (start, end)
     byte span of each value in its block); ``scale`` is 1000/1000000 for
-    TS_NANO and 1 for a bytes column whose values must be UTF-8. ``validity``
+    TS_NANO, 1 for a bytes column whose values must be UTF-8, and for a
+    decimal the bound ``10**precision`` (an int, at most 10**18 for
+    DEC_COMPACT and 10**38 for DEC_BIG): a value whose unscaled integer is
+    not strictly between -bound and bound is OUT_OF_RANGE. ``validity``
     (and a BOOL ``values`` bitmap) must be zeroed by the caller; fixed-width
     values of null rows are written as zeros. ``datapos[f]`` is the write
     position in a bytes column's ``data`` (the caller sets the start) and
@@ -592,7 +624,12 @@ cdef class BlockDecoder:
             node = program[3 * node + 2]
             if t is None:
                 continue
-            oc.scale = t[1]
+            if mode == K_DEC_COMPACT or mode == K_DEC_BIG:
+                if not _set_decimal_bound(oc, t[1], mode):
+                    self.status = BAD_VALUE
+                    return
+            else:
+                oc.scale = t[1]
             oc.validity = _ptr(t[2])
             oc.values = _ptr(t[3])
             oc.offsets = <int32_t*>_ptr(t[4])

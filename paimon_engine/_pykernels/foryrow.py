@@ -8,8 +8,8 @@ from .status import BAD_LENGTH, BAD_VALUE, INVALID_UTF8, NEED_MORE, OUT_OF_RANGE
 
 K_FIXED, K_BOOL, K_BYTES, K_DECIMAL, K_LIST, K_MAP, K_STRUCT = 1, 2, 3, 4, 5, 6, 7
 (C_KIND, C_WIDTH, C_SLOT, C_OFF, C_BIT, C_NULLABLE, C_INLINE, C_FIXED, C_BMOFF, C_BMSIZE, C_NCHILD,
- C_CHILD0, C_HDRROUND, C_LARGE, C_UTF8) = range(15)
-NCOLS = 15
+ C_CHILD0, C_HDRROUND, C_LARGE, C_UTF8, C_BOUND) = range(16)   # C_BOUND: four columns
+NCOLS = 19
 INT32_MAX = 2 ** 31 - 1
 
 _U64 = struct.Struct("<Q")
@@ -40,8 +40,8 @@ class _Fail(Exception):
 
 class _Node:
     __slots__ = ("index", "kind", "width", "slot", "off", "bit", "nullable", "inline", "fixed", "bmoff",
-                 "bmsize", "children", "hdrround", "large", "utf8", "valid", "aoff", "vals", "offs", "data",
-                 "ovalid", "ovals", "ooffs", "odata", "olen", "odlen", "onulls", "ocap", "odcap")
+                 "bmsize", "children", "hdrround", "large", "utf8", "bound", "valid", "aoff", "vals", "offs",
+                 "data", "ovalid", "ovals", "ooffs", "odata", "olen", "odlen", "onulls", "ocap", "odcap")
 
 
 def _load(table, kids):
@@ -57,6 +57,9 @@ def _load(table, kids):
         n.nullable, n.inline, n.fixed = row[C_NULLABLE], row[C_INLINE], row[C_FIXED]
         n.bmoff, n.bmsize, n.hdrround, n.large = row[C_BMOFF], row[C_BMSIZE], row[C_HDRROUND], row[C_LARGE]
         n.utf8 = row[C_UTF8]
+        n.bound = sum((row[C_BOUND + j] & 0xFFFFFFFFFFFFFFFF) << (64 * j) for j in range(4))
+        if n.kind == K_DECIMAL and (n.width not in (16, 32) or not 1 <= n.bound <= 1 << (8 * n.width - 1)):
+            raise ValueError("bad node table")
         c0, nc = row[C_CHILD0], row[C_NCHILD]
         if c0 < 0 or c0 + nc > len(kids):
             raise ValueError("bad node table")
@@ -329,6 +332,8 @@ class _Codec:
             w = n.width
             ext = 0xFF if src[w - 1] & 0x80 else 0
             if any(b != ext for b in src[w:32]):
+                self.fail(n, vb, OUT_OF_RANGE)
+            if not -n.bound < int.from_bytes(src[:w], "little", signed=True) < n.bound:
                 self.fail(n, vb, OUT_OF_RANGE)
             if self.fill:
                 n.ovals[n.olen * w:(n.olen + 1) * w] = src[:w]

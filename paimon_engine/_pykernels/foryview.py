@@ -122,10 +122,14 @@ class RowView:
     def _child(self, i):
         kids = self._sch.children[self._node]
         if type(i) is not int:
+            # a field name, or an integer of another type (NumPy's, bool): the name wins where both could apply
             pos = self._sch.names[self._node].get(i)
-            if pos is None:
+            if pos is not None:
+                i = pos
+            elif isinstance(i, str) or not hasattr(type(i), "__index__"):
                 raise KeyError(i)
-            i = pos
+            else:
+                i = i.__index__()
         if i < 0 or i >= len(kids):
             raise IndexError(f"field index {i} out of range for {len(kids)} fields")
         return kids[i]
@@ -215,7 +219,10 @@ class RowView:
             return None
         if sp[1] != 32:
             raise _corrupt(self._sch, BAD_LENGTH, self._base + self._sch.off[c], c)
-        return self._sch.convert[c](bytes(self._buf[sp[0]:sp[0] + 32]))
+        try:
+            return self._sch.convert[c](bytes(self._buf[sp[0]:sp[0] + 32]))
+        except ValueError:
+            raise _corrupt(self._sch, OUT_OF_RANGE, sp[0], c) from None
 
     def get_struct(self, i):
         c = self._child(i)
@@ -413,7 +420,10 @@ class ArrayView:
             return None
         if sp[1] != 32:
             raise _corrupt(self._sch, BAD_LENGTH, self._slot(self._index(k)), self._elem)
-        return self._sch.convert[self._elem](bytes(self._buf[sp[0]:sp[0] + 32]))
+        try:
+            return self._sch.convert[self._elem](bytes(self._buf[sp[0]:sp[0] + 32]))
+        except ValueError:
+            raise _corrupt(self._sch, OUT_OF_RANGE, sp[0], self._elem) from None
 
     def get_struct(self, k):
         sch = self._sch

@@ -1,6 +1,7 @@
 """Pure-Python twin of ``paimon_engine/_kernels/rowcodec.pyx``: same functions, same results."""
 
 import struct
+from operator import index as _as_index
 
 import numpy as np
 
@@ -153,12 +154,24 @@ class BlockDecoder:
                             self._state)
 
 
+def _decimal_bound(t):
+    """A decimal output's bound 10**precision (its ``scale`` slot), or None if it is not a valid bound."""
+    try:
+        b = _as_index(t[1])
+    except TypeError:
+        return None
+    return b if 1 <= b <= (10 ** 18 if t[0] == K_DEC_COMPACT else 10 ** 38) else None
+
+
 def _check_outs(outs, need):
-    """BAD_LENGTH if an output buffer cannot hold ``need`` rows, else 0."""
+    """BAD_VALUE if a decimal output has no valid bound, BAD_LENGTH if an output buffer cannot hold ``need``
+    rows, else 0."""
     for t in outs:
         if t is None:
             continue
         mode = t[0]
+        if mode in (K_DEC_COMPACT, K_DEC_BIG) and _decimal_bound(t) is None:
+            return BAD_VALUE
         if _nbytes(t[2]) * 8 < need:
             return BAD_LENGTH
         if mode == K_BOOL:
@@ -194,8 +207,11 @@ def decode_block(block, nrows, program, outs, rows, nsel, out_base, datapos, sta
         return BAD_LENGTH
     if len(program) < 3 * nfields or len(program) == 0:
         return BAD_LENGTH
-    if out_base < 0 or _check_outs(outs, out_base + nsel):
+    if out_base < 0:
         return BAD_LENGTH
+    bad = _check_outs(outs, out_base + nsel)
+    if bad:
+        return bad
     views = [None if t is None else (t[0], t[1], t[2], None if t[3] is None else t[3].view(np.uint8), t[4], t[5])
              for t in outs]
     offs = struct.unpack_from("<%di" % nrows, p, data_end) if nrows else ()
@@ -263,6 +279,8 @@ def decode_block(block, nrows, program, outs, rows, nsel, out_base, datapos, sta
                         if 8 > end - pos:
                             return TRUNCATED
                         v = struct.unpack_from("<q", p, pos)[0]
+                        if not -scale < v < scale:
+                            return OUT_OF_RANGE
                         values[16 * o:16 * o + 16] = np.frombuffer(v.to_bytes(16, "little", signed=True), np.uint8)
                         pos += 8
                     elif kind == K_TS_NANO:
@@ -295,6 +313,8 @@ def decode_block(block, nrows, program, outs, rows, nsel, out_base, datapos, sta
                             return BAD_LENGTH
                         v = int.from_bytes(bytes(p[pos:pos + n]), "big", signed=True)
                         values[16 * o:16 * o + 16] = np.frombuffer(v.to_bytes(16, "little", signed=True), np.uint8)
+                        if not -scale < v < scale:
+                            return OUT_OF_RANGE
                         pos += n
                     else:
                         return BAD_VALUE

@@ -276,14 +276,3 @@ def read_records(data: bytes, path: str = "?", want=None, key=None):
         raise CorruptFileError("Avro file without avro.schema", path=path)
     prog, schema = program(schema_json, want, key, path)
     return meta, schema, decode_blocks(blocks, prog, path)
-
-
-def read_records(data: bytes, path: str = "?", want=None, key=None):
-    """Every record of an Avro container file: ``(metadata, writer schema (parsed JSON), records)``; ``want`` and
-    ``key`` as for :func:`program`."""
-    meta, blocks = read_container(data, path)
-    schema_json = meta.get("avro.schema")
-    if schema_json is None:
-        raise CorruptFileError("Avro file without avro.schema", path=path)
-    prog, schema = program(schema_json, want, key, path)
-    return meta, schema, decode_blocks(blocks, prog, path)

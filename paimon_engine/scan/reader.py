@@ -16,6 +16,7 @@ across tasks) and turns one :class:`~paimon_engine.scan.tasks.FileScanTask` into
 
 from __future__ import annotations
 
+import struct
 import threading
 
 import numpy as np
@@ -178,8 +179,9 @@ class _ParquetFile:
         try:
             self.pf = pq.ParquetFile(f)
             schema = self.schema_arrow = self.pf.schema_arrow   # (pyarrow builds it anew on every access)
-        except (pa.ArrowInvalid, OSError, ValueError) as exc:
-            # ValueError: UnicodeDecodeError of a column name or key that is not UTF-8
+        except (pa.ArrowException, OSError, ValueError) as exc:
+            # ValueError: UnicodeDecodeError of a column name or key that is not UTF-8; ArrowNotImplementedError:
+            # a column type Arrow has no type for (say, an integer wider than 64 bits)
             raise CorruptFileError(f"cannot read Parquet file: {exc}", path=path, offset=0) from None
         self.num_rows = self.pf.metadata.num_rows
         self.by_id = {}
@@ -194,6 +196,33 @@ class _ParquetFile:
         # page headers are walked only where reading them is cheap (a local file)
         self._local = getattr(fs, "type_name", "") == "local"
         self._dict_readers = {}
+        self._chunk_problem = None
+
+    def check_statistics(self):
+        """Raise CorruptFileError unless every column chunk names its schema column's physical type and has
+        statistics of the width of that type (:mod:`.parquet_footer`). Called before pyarrow is asked for
+        statistics, which ends the process on such a chunk instead of raising."""
+        if self._chunk_problem is None:
+            from .parquet_footer import column_chunk_problem
+            try:
+                # the footer as stored (re-serializing pyarrow's copy of it can crash on such metadata):
+                # FileMetaData, its length, PAR1
+                size = self._file.size()
+                tail = self._file.read_at(8, size - 8) if size >= 12 else b""
+                n = struct.unpack("<I", tail[:4])[0] if len(tail) == 8 and tail[4:] == b"PAR1" else -1
+                if not 0 <= n <= size - 12:
+                    raise CorruptFileError("Parquet footer length outside the file", path=self.path,
+                                           offset=max(size - 8, 0))
+                footer = self._file.read_at(n, size - 8 - n)
+                schema = self.pf.schema
+                leaves = [(schema.column(j).physical_type, schema.column(j).length) for j in range(len(schema))]
+            except (pa.ArrowException, OSError, ValueError) as exc:
+                if isinstance(exc, CorruptFileError):
+                    raise
+                raise CorruptFileError(f"cannot read Parquet metadata: {exc}", path=self.path) from None
+            self._chunk_problem = column_chunk_problem(footer, leaves) or ""
+        if self._chunk_problem:
+            raise CorruptFileError(f"bad Parquet column chunk metadata: {self._chunk_problem}", path=self.path)
 
     def column_name(self, field: T.DataField):
         if self.has_ids:
@@ -224,8 +253,11 @@ class _ParquetFile:
         """The one value of string column ``name`` when the statistics of every row group show min == max and
         no nulls; else None."""
         md = self.pf.metadata
+        idx = self.leaf_index().get(name)
+        if idx is None:
+            return None
+        self.check_statistics()
         try:
-            idx = self.schema_arrow.get_field_index(name)
             value = None
             for i in range(md.num_row_groups):
                 st = md.row_group(i).column(idx).statistics
@@ -306,14 +338,14 @@ class _ParquetFile:
             if row_groups is not None:
                 return pf.read_row_groups(row_groups, columns=list(names), use_threads=True)
             return pf.read(columns=list(names), use_threads=True)
-        except (pa.ArrowInvalid, OSError) as exc:
+        except (pa.ArrowException, OSError) as exc:
             raise CorruptFileError(f"cannot decode Parquet data: {exc}", path=self.path) from None
 
     def iter_batches(self, names, batch_size, row_groups=None, dict_names=()):
         try:
             yield from self._reader(dict_names).iter_batches(batch_size=batch_size, columns=list(names),
                                                              use_threads=True, row_groups=row_groups)
-        except (pa.ArrowInvalid, OSError) as exc:
+        except (pa.ArrowException, OSError) as exc:
             raise CorruptFileError(f"cannot decode Parquet data: {exc}", path=self.path) from None
 
 
@@ -441,6 +473,13 @@ class TaskReader:
                 raw = f.read_at(off, size)
             rc = record_count if record_count is not None and record_count >= 0 else None
             return read_deletion_vector(raw, d.path, off, d.record_count or None, rc)
+        try:
+            return self._read_position_file(d, data_path)
+        except (pa.ArrowException, UnicodeDecodeError) as exc:
+            # a column Arrow cannot cast or convert (pos not an integer, file_path not UTF-8, ...)
+            raise CorruptFileError(f"cannot read position delete file: {exc}", path=d.path) from None
+
+    def _read_position_file(self, d, data_path):
         pf = _open(self.io, d.path, d.file_format, d.file_schema)
         names = {}
         for fid, want in ((2147483546, "file_path"), (2147483545, "pos")):
@@ -448,6 +487,13 @@ class TaskReader:
             names[want] = n or pf.by_name.get(want)
         if names["file_path"] is None or names["pos"] is None:
             raise CorruptFileError("position delete file lacks file_path/pos columns", path=d.path)
+        if not pf.is_row:
+            types = {f.name: f.type for f in pf.schema_arrow}
+            fp, ps = types.get(names["file_path"]), types.get(names["pos"])
+            if fp is None or not (pa.types.is_string(fp) or pa.types.is_large_string(fp)) \
+                    or ps is None or not pa.types.is_integer(ps):
+                raise CorruptFileError(f"position delete columns file_path: {fp}, pos: {ps} (want string and "
+                                       f"integer)", path=d.path)
         single = pf.single_value(names["file_path"]) if data_path is not None else None
         if single is not None and _norm_path(single) == _norm_path(data_path):
             # every row names the same data file (Parquet statistics say so): read only the positions
@@ -497,8 +543,13 @@ class TaskReader:
             tbl = pf.read([n for n in names if n is not None])
             for n in names:
                 cols.append(pa.nulls(tbl.num_rows) if n is None else tbl.column(n))
-            tables.append(cols)
-        s = EqualityDeleteSet.concat(ids, tables)
+            tables.append((d.path, cols))
+        try:
+            s = EqualityDeleteSet.concat(ids, [cols for _, cols in tables])
+        except (pa.ArrowException, UnicodeDecodeError) as exc:
+            raise CorruptFileError(f"cannot read equality delete files: {exc}",
+                                   path=tables[0][0] if len(tables) == 1 else ", ".join(p for p, _ in tables)
+                                   ) from None
         with self._lock:
             self._eq_cache[key] = s
         return s
@@ -672,6 +723,7 @@ class TaskReader:
                         vc[fid] = rg.num_rows
                         nc[fid] = rg.num_rows
                     continue
+                pf.check_statistics()
                 st = rg.column(j).statistics
                 if st is None:
                     continue
@@ -683,6 +735,8 @@ class TaskReader:
                     hi[fid] = to_internal(st.max, fld.type)
             stats = FileStats(rg.num_rows, vc, nc, {}, lo, hi)
             return InclusiveMetricsEvaluator(residual).eval(stats)
+        except CorruptFileError:
+            raise
         except Exception:  # statistics are only a shortcut: read the row group
             return True
 

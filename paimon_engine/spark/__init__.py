@@ -4,7 +4,8 @@
 executors, filters pushed into the scan) or ``.row`` files (``option("format", "row")`` or a ``.row`` path, with
 ``option("schema", ...)``); ``df.write.format("paimon_engine").mode("append"|"overwrite").save(path)`` writes data
 files in the executors and commits one snapshot on the driver. :func:`delete_rows` and :func:`upsert` turn a
-DataFrame into an equality-delete commit.
+DataFrame into an equality-delete commit. :func:`read_table` and :func:`write_table` read and write tables
+through ``mapInArrow`` (Spark 3.3 and later, Spark 4 too).
 
 The data source is registered automatically through the top-level module ``pyspark_paimon_engine`` (Spark imports
 every ``pyspark_*`` module and registers its ``DefaultSource``); :func:`register` does it explicitly.
@@ -12,7 +13,8 @@ every ``pyspark_*`` module and registers its ``DefaultSource``); :func:`register
 
 from __future__ import annotations
 
-__all__ = ["PaimonEngineDataSource", "register", "delete_rows", "upsert", "SHORT_NAME"]
+__all__ = ["PaimonEngineDataSource", "register", "read_table", "write_table", "delete_rows", "upsert",
+           "SHORT_NAME"]
 
 SHORT_NAME = "paimon_engine"
 
@@ -21,6 +23,9 @@ def __getattr__(name):
     if name == "PaimonEngineDataSource":
         from .source import PaimonEngineDataSource
         return PaimonEngineDataSource
+    if name in ("read_table", "write_table"):
+        from . import dataframes
+        return getattr(dataframes, name)
     if name in ("delete_rows", "upsert"):
         from . import mutations
         return getattr(mutations, name)
@@ -28,6 +33,11 @@ def __getattr__(name):
 
 
 def register(spark) -> None:
-    """``spark.dataSource.register`` the ``paimon_engine`` source on a session."""
+    """``spark.dataSource.register`` the ``paimon_engine`` source on a session, bound to the session's split
+    settings (``spark.sql.files.maxPartitionBytes``, ``spark.sql.files.openCostInBytes``, default parallelism):
+    a Python data source cannot read the session's configuration by itself."""
+    from .options import session_split_defaults
     from .source import PaimonEngineDataSource
-    spark.dataSource.register(PaimonEngineDataSource)
+    bound = type("SessionBoundDataSource", (PaimonEngineDataSource,),
+                 {"session_defaults": session_split_defaults(spark), "__module__": __name__})
+    spark.dataSource.register(bound)

@@ -27,18 +27,25 @@ def _opt(options, *names, default=None):
 
 
 def catalog_from_options(options):
-    """The catalog the options name, or None: ``catalog.uri`` (SQLite, with ``catalog.warehouse``) or
-    ``catalog.warehouse`` alone (file-system catalog). ``catalog.name`` names the SQL catalog (default
-    ``default``)."""
-    from ..table.catalog import FileSystemCatalog, SqlCatalog
-    uri = _opt(options, "catalog.uri")
-    warehouse = _opt(options, "catalog.warehouse")
-    io = file_io(options)
-    if uri:
-        return SqlCatalog(_opt(options, "catalog.name", default="default"), uri=uri, warehouse=warehouse, io=io)
-    if warehouse:
-        return FileSystemCatalog(warehouse, io=io)
-    return None
+    """The catalog the options name, or None. Every ``catalog.<property>`` option is a catalog property of
+    :func:`~paimon_engine.table.catalog.load_catalog` (``catalog.type``, ``catalog.uri``, ``catalog.warehouse``,
+    ``catalog.token``, ``catalog.connect-timeout``, ...; ``catalog.name`` names the catalog, default
+    ``default``): ``catalog.uri`` alone picks the type from the URL (``sqlite:`` / ``postgresql+psycopg:`` a SQL
+    catalog, ``http(s):`` a REST catalog), ``catalog.warehouse`` alone a file-system catalog."""
+    from ..table.catalog import load_catalog
+    props = {}
+    for k, v in options.items():
+        low = str(k).lower()
+        if low.startswith("catalog.") and v is not None and low != "catalog.name":
+            props[low[len("catalog."):]] = v
+    if not props.get("uri") and not props.get("warehouse") and not props.get("type"):
+        return None
+    name = _opt(options, "catalog.name", default="default")
+    if not props.get("type"):
+        uri = str(props.get("uri") or "")
+        props["type"] = "rest" if uri.startswith(("http://", "https://")) else ("sql" if uri else "filesystem")
+    props["io"] = file_io(options)
+    return load_catalog(name, **props)
 
 
 def table_path(options) -> str:
@@ -122,22 +129,66 @@ def columns_option(options):
     return [c.strip() for c in str(cols).split(",") if c.strip()]
 
 
-def pushdown(options) -> bool:
-    v = str(_opt(options, "pushdown", default="true")).strip().lower()
+def pushdown(options, default: bool) -> bool:
+    v = _opt(options, "pushdown")
+    if v is None:
+        return default
+    v = str(v).strip().lower()
     if v not in ("true", "false"):
-        raise InvalidArgumentError(f"option pushdown must be true or false, got {v!r}")
+        raise InvalidArgumentError(f"option pushdown must be one of true, false; got {v!r}")
     return v == "true"
 
 
-def split_size(options) -> int:
-    v = _opt(options, "split-size", "split_size", default=str(128 << 20))
-    try:
-        n = int(v)
-    except ValueError:
-        raise InvalidArgumentError(f"split-size must be a number of bytes, got {v!r}") from None
-    if n <= 0:
-        raise InvalidArgumentError(f"split-size must be positive, got {n}")
-    return n
+def split_settings(options, session_defaults=None) -> dict:
+    """Keyword arguments of :func:`~paimon_engine.spark.planning.plan_groups` from the options: ``split-size``
+    (bytes per partition, replaces Spark's rule), else Spark's rule with ``max-partition-bytes``,
+    ``open-cost-bytes`` and ``parallelism`` (defaults: the session's values where known, else Spark's defaults
+    and the number of cores of this host)."""
+    import os
+
+    from .planning import SPARK_MAX_PARTITION_BYTES, SPARK_OPEN_COST_BYTES, positive_int
+    d = dict(session_defaults or {})
+    out = {
+        "max_partition_bytes": positive_int("max-partition-bytes", _opt(
+            options, "max-partition-bytes", default=d.get("max_partition_bytes", SPARK_MAX_PARTITION_BYTES))),
+        "open_cost": positive_int("open-cost-bytes", _opt(
+            options, "open-cost-bytes", default=d.get("open_cost", SPARK_OPEN_COST_BYTES))),
+        "parallelism": positive_int("parallelism", _opt(
+            options, "parallelism", default=d.get("parallelism", os.cpu_count() or 1)), "a positive integer"),
+        "split_size": None,
+    }
+    size = _opt(options, "split-size", "split_size")
+    if size is not None:
+        out["split_size"] = positive_int("split-size", size)
+    return out
+
+
+def session_split_defaults(spark) -> dict:
+    """The session's ``spark.sql.files.maxPartitionBytes``, ``spark.sql.files.openCostInBytes`` and default
+    parallelism, as :func:`split_settings` defaults."""
+    from .planning import SPARK_MAX_PARTITION_BYTES, SPARK_OPEN_COST_BYTES
+
+    def size(key, default):
+        v = spark.conf.get(key, None)
+        if v is None:
+            return default
+        return _byte_size(key, v)
+    return {"max_partition_bytes": size("spark.sql.files.maxPartitionBytes", SPARK_MAX_PARTITION_BYTES),
+            "open_cost": size("spark.sql.files.openCostInBytes", SPARK_OPEN_COST_BYTES),
+            "parallelism": max(1, int(spark.sparkContext.defaultParallelism))}
+
+
+_UNITS = {"b": 1, "k": 1 << 10, "kb": 1 << 10, "m": 1 << 20, "mb": 1 << 20, "g": 1 << 30, "gb": 1 << 30,
+          "t": 1 << 40, "tb": 1 << 40}
+
+
+def _byte_size(name, text) -> int:
+    """A Spark byte-size string (``134217728``, ``128m``, ``4MB``) -> bytes."""
+    import re
+    m = re.fullmatch(r"\s*(\d+)\s*([a-zA-Z]*)\s*", str(text))
+    if not m or m.group(2).lower() not in _UNITS and m.group(2):
+        raise InvalidArgumentError(f"{name} must be a byte size such as 134217728 or 128m, got {text!r}")
+    return int(m.group(1)) * _UNITS.get(m.group(2).lower() or "b")
 
 
 # -- schemas ---------------------------------------------------------------------
@@ -150,7 +201,10 @@ def arrow_schema_from_spark(struct):
     """Spark StructType -> the exact Arrow schema Spark expects from ``read()`` (UTC for timestamps)."""
     import pyarrow as pa
     from pyspark.sql.pandas.types import to_arrow_schema
-    sch = to_arrow_schema(struct, timezone="UTC")
+    try:
+        sch = to_arrow_schema(struct, timezone="UTC")
+    except TypeError:       # Spark 3.5: no timezone argument (timestamps are UTC already)
+        sch = to_arrow_schema(struct)
     return pa.schema([f.with_nullable(sf.nullable) for f, sf in zip(sch, struct.fields)])
 
 
@@ -170,6 +224,8 @@ def row_type_option(text: str):
 def conform_batch(batch, target):
     """Select ``target``'s columns from ``batch`` in order and cast each to exactly ``target``'s type."""
     import pyarrow as pa
+    if batch.schema.equals(target):
+        return batch                       # what the engine produced is what Spark expects: no copy, no cast
     cols = []
     for f in target:
         arr = batch.column(batch.schema.get_field_index(f.name))

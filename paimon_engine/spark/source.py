@@ -2,25 +2,32 @@
 
 from __future__ import annotations
 
-import uuid
+import logging
 
 from pyspark.sql.datasource import (DataSource, DataSourceArrowWriter, DataSourceReader, InputPartition,
                                     WriterCommitMessage)
 
 from . import options as O
+from .planning import plan_groups
+from .writing import abort_job, new_job_id, write_job_files, written_locations
 
 __all__ = ["PaimonEngineDataSource", "TablePartition", "RowFilePartition", "DataFilesMessage",
            "translate_filters"]
 
 
 class TablePartition(InputPartition):
-    """Tasks of one Spark partition plus the picklable reader that reads them in the executor."""
+    """Partition ``index`` of ``count``: the tasks planned for it at ``snapshot_id``, the picklable reader that
+    reads them in the executor, the Arrow schema Spark expects, and the split size used (to re-plan alike)."""
 
-    def __init__(self, tasks, task_reader, arrow_schema):
-        super().__init__(len(tasks))
+    def __init__(self, index, count, snapshot_id, tasks, task_reader, arrow_schema, split_size):
+        super().__init__(index)
+        self.index = index
+        self.count = count
+        self.snapshot_id = snapshot_id
         self.tasks = tasks
         self.task_reader = task_reader
         self.arrow_schema = arrow_schema
+        self.split_size = split_size
 
 
 class RowFilePartition(InputPartition):
@@ -104,39 +111,94 @@ def translate_filters(filters, row_type):
 
 
 # -- reading -----------------------------------------------------------------
-class TableReader(DataSourceReader):
-    """Reads a table without filter pushdown (option ``pushdown`` = ``false``)."""
+_log = logging.getLogger("paimon_engine.spark")
+_told = set()
 
-    def __init__(self, options, schema):
+
+def _tell_once(key, message):
+    """Log ``message`` once per Python process (Spark reuses its planning workers)."""
+    if key not in _told:
+        _told.add(key)
+        _log.warning(message)
+
+
+def spark_version():
+    """(major, minor) of the PySpark running this process."""
+    import pyspark
+    parts = pyspark.__version__.split(".")
+    try:
+        return int(parts[0]), int(parts[1])
+    except (IndexError, ValueError):
+        return 0, 0
+
+
+# Up to Spark 4.3 the JVM keeps one planned read (partitions and read function) on the data source relation and
+# reuses it for every later query of that relation that pushes no filter; a read planned with pushed filters then
+# silently drops rows from later unfiltered queries. Newer Spark versions keep pushdown results per scan.
+PUSHDOWN_UNSAFE_UP_TO = (4, 3)
+
+
+def pushdown_default() -> bool:
+    return spark_version() > PUSHDOWN_UNSAFE_UP_TO
+
+
+class TableReader(DataSourceReader):
+    """Reads a table; Spark evaluates every filter (the default up to Spark 4.3, see :class:`PushdownTableReader`).
+
+    Spark may reuse one planned read (the partitions, and this reader pickled before ``partitions()`` ran) for
+    later queries of the same DataFrame or view. So each partition carries the snapshot it was planned at, and its
+    task re-checks the table: if the table has moved on (and no snapshot was pinned), the task plans the current
+    snapshot itself and reads its share of the new tasks (every ``count``-th one from its ``index``)."""
+
+    def __init__(self, options, schema, session_defaults=None):
         self.options = dict(options)
         self.schema = schema
+        self.session_defaults = session_defaults
         self.filter = None
+        self.time_travel = O.time_travel(self.options)
+        self.pinned = any(k in self.time_travel for k in ("snapshot_id", "as_of"))
 
-    def scan(self):
-        table = O.load_table(self.options)
-        return table.scan(filter=self.filter, columns=[f.name for f in self.schema.fields],
-                          **O.time_travel(self.options))
+    def _scan(self, table=None):
+        table = O.load_table(self.options) if table is None else table
+        return table.scan(filter=self.filter, columns=[f.name for f in self.schema.fields], **self.time_travel)
 
     def partitions(self):
-        scan = self.scan()
-        reader = scan.task_reader()
+        scan = self._scan()
+        conf = O.split_settings(self.options, self.session_defaults)
+        groups, split = plan_groups(scan, **conf)
         target = O.arrow_schema_from_spark(self.schema)
-        groups = scan.plan_tasks(target_size=O.split_size(self.options))
-        return [TablePartition(list(g), reader, target) for g in groups]
+        reader = scan.task_reader()
+        sid = None if scan.snapshot is None else scan.snapshot.snapshot_id
+        if not groups:
+            groups = [[]]   # one partition, so that a later query of this planned read can see new commits
+        return [TablePartition(i, len(groups), sid, g, reader, target, split) for i, g in enumerate(groups)]
+
+    def _current_tasks(self, partition):
+        if self.pinned:
+            return partition.tasks, partition.task_reader
+        scan = self._scan()
+        sid = None if scan.snapshot is None else scan.snapshot.snapshot_id
+        if sid == partition.snapshot_id:
+            return partition.tasks, partition.task_reader
+        from ..scan.tasks import split_tasks
+        tasks = split_tasks(scan.plan_files(), partition.split_size)
+        return tasks[partition.index::partition.count], scan.task_reader()
 
     def read(self, partition):
         if not isinstance(partition, TablePartition):
             return
+        tasks, reader = self._current_tasks(partition)
         target = partition.arrow_schema
-        for task in partition.tasks:
-            for batch in partition.task_reader.read_task(task):
+        for task in tasks:
+            for batch in reader.read_task(task):
                 if batch.num_rows:
                     yield O.conform_batch(batch, target)
 
 
 class PushdownTableReader(TableReader):
-    """Reads a table with Spark's filters pushed into the scan (needs
-    ``spark.sql.python.filterPushdown.enabled=true``)."""
+    """Reads a table with Spark's filters pushed into the scan (option ``pushdown`` = ``true``; needs
+    ``spark.sql.python.filterPushdown.enabled=true``). Unsafe up to Spark 4.3 for a DataFrame or view queried
+    more than once (see ``PUSHDOWN_UNSAFE_UP_TO``)."""
 
     def pushFilters(self, filters):
         table = O.load_table(self.options)
@@ -185,13 +247,14 @@ class RowFilesReader(DataSourceReader):
 
 # -- writing -----------------------------------------------------------------
 class TableWriter(DataSourceArrowWriter):
-    """Executors write data files (``write``); the driver commits them in one snapshot (``commit``) or deletes
-    them (``abort``)."""
+    """Executors write data files under a directory of this job (``write``); the driver commits them in one
+    snapshot (``commit``) or deletes every file of the job (``abort``)."""
 
-    def __init__(self, options, overwrite, rows_per_file_batch=1 << 20):
+    def __init__(self, options, overwrite, rows_per_file_batch=1 << 20, job_id=None):
         self.options = dict(options)
         self.overwrite = overwrite
         self.rows_per_file_batch = rows_per_file_batch
+        self.job_id = job_id or new_job_id()
 
     def write(self, iterator):
         import pyarrow as pa
@@ -201,7 +264,7 @@ class TableWriter(DataSourceArrowWriter):
         def flush():
             nonlocal pending, n
             if pending:
-                files.extend(table._write(pa.Table.from_batches(pending)))
+                files.extend(write_job_files(table, pa.Table.from_batches(pending), self.job_id))
             pending, n = [], 0
 
         try:
@@ -214,10 +277,10 @@ class TableWriter(DataSourceArrowWriter):
             flush()
         except BaseException:
             io = table.io
-            for loc in _written_locations(files):
+            for loc in written_locations(files):
                 io.delete(loc)
             raise
-        return DataFilesMessage(files, _written_locations(files))
+        return DataFilesMessage(files, written_locations(files))
 
     def commit(self, messages):
         from ..table.commit import SnapshotProducer
@@ -241,21 +304,18 @@ class TableWriter(DataSourceArrowWriter):
                 continue
             for loc in m.locations:
                 io.delete(loc)
-
-
-def _written_locations(files):
-    """Every file a task wrote: data files and their ``.index`` files."""
-    out = []
-    for df in files:
-        out.append(df.file_path)
-        if df.file_index and not df.file_index.startswith("base64:"):
-            out.append(df.file_index)
-    return out
+        try:
+            table = O.load_table(self.options)
+        except Exception:   # nothing more to find without the table
+            return
+        abort_job(table.io, table, self.job_id)
 
 
 class PaimonEngineDataSource(DataSource):
     """``format("paimon_engine")``: tables (by location, or by name with ``catalog.*`` options) and ``.row``
     files. See ``docs/spark.md`` for the options."""
+
+    session_defaults = None   # split settings of a session, bound by ``register(spark)``
 
     @classmethod
     def name(cls):
@@ -280,9 +340,16 @@ class PaimonEngineDataSource(DataSource):
     def reader(self, schema):
         if O.is_row_files(self.options):
             return RowFilesReader(self.options, schema)
-        if O.pushdown(self.options):
-            return PushdownTableReader(self.options, schema)
-        return TableReader(self.options, schema)
+        if O.pushdown(self.options, pushdown_default()):
+            if spark_version() <= PUSHDOWN_UNSAFE_UP_TO:
+                _tell_once("unsafe", "paimon_engine: option pushdown=true on Spark <= 4.3: Spark reuses a read "
+                           "planned with pushed filters for later unfiltered queries of the same DataFrame or view; "
+                           "use each such DataFrame for one query (docs/spark.md, Filter pushdown)")
+            return PushdownTableReader(self.options, schema, self.session_defaults)
+        _tell_once("off", "paimon_engine: filter pushdown is off, Spark evaluates the filters (on Spark <= 4.3 "
+                   "a pushed-down read could be reused for other queries). For pruned reads use "
+                   "paimon_engine.spark.read_table(spark, table, row_filter=...) (docs/spark.md)")
+        return TableReader(self.options, schema, self.session_defaults)
 
     def writer(self, schema, overwrite):
         if O.is_row_files(self.options):

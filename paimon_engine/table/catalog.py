@@ -26,7 +26,7 @@ from .metadata import TableMetadata, new_table_metadata, parse_metadata, seriali
 from .partitioning import UNPARTITIONED, PartitionSpec
 from .schema import Schema
 
-__all__ = ["Catalog", "FileSystemCatalog", "SqlCatalog", "load_catalog", "parse_identifier"]
+__all__ = ["Catalog", "FileSystemCatalog", "SqlCatalog", "load_catalog", "parse_identifier"]  # noqa: F822 (module __getattr__)
 
 _VERSION_FILE = re.compile(r"^v(\d+)(\.gz)?\.metadata\.json$")
 _CATALOG_FILE = re.compile(r"^(\d+)-[0-9a-fA-F-]+(\.gz)?\.metadata\.json$")

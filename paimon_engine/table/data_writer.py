@@ -4,6 +4,8 @@ transforms (vectorized), rolling files at a target size, Parquet with Iceberg fi
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import uuid
 
 import numpy as np
@@ -12,6 +14,10 @@ from .. import types as T
 from ..errors import InvalidArgumentError, SchemaError
 from .conversions import to_bytes, truncate_lower, truncate_upper
 from .manifest import CONTENT_DATA, CONTENT_EQUALITY_DELETES, CONTENT_POSITION_DELETES, DataFile
+
+if TYPE_CHECKING:  # annotations only
+    import pyarrow as pa
+
 
 __all__ = ["to_arrow_table", "prepare_arrow", "partition_groups", "write_data_files", "write_parquet_file",
            "file_index_options", "load_file_index",

@@ -8,8 +8,7 @@ from datetime import datetime, timezone
 
 from .. import types as T
 from ..errors import NotFoundError
-from .manifest import CONTENT_DATA, CONTENT_EQUALITY_DELETES, CONTENT_POSITION_DELETES, STATUS_DELETED, \
-    read_manifest
+from .manifest import CONTENT_DATA, CONTENT_EQUALITY_DELETES, CONTENT_POSITION_DELETES, read_manifest
 from .manifest_list import read_manifest_list
 from .snapshot_files import partition_type_of
 

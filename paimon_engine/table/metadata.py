@@ -15,6 +15,7 @@ import gzip
 import json
 import time
 import uuid
+import zlib
 
 from ..errors import CorruptFileError, PaimonEngineError
 from .partitioning import PartitionSpec, PARTITION_FIELD_ID_START
@@ -496,7 +497,7 @@ def parse_metadata(data: bytes, path: str | None = None) -> TableMetadata:
         if data[:2] == b"\x1f\x8b":
             data = gzip.decompress(data)
         doc = json.loads(data)
-    except (OSError, EOFError, gzip.BadGzipFile) as exc:
+    except (OSError, EOFError, zlib.error) as exc:  # BadGzipFile is an OSError
         raise CorruptFileError(f"bad gzip-compressed table metadata: {exc}", path=path) from None
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise CorruptFileError(f"table metadata is not valid JSON: {exc}", path=path,

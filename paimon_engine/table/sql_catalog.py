@@ -72,6 +72,16 @@ def _tables():
     return meta, tables, props
 
 
+def mask_uri(uri) -> str:
+    """``uri`` with any password replaced by ``***`` (for messages and logs)."""
+    try:
+        from sqlalchemy.engine import make_url
+        return make_url(uri).render_as_string(hide_password=True)
+    except Exception:  # noqa: BLE001 - not a URL SQLAlchemy parses: show only its scheme
+        text = str(uri)
+        return text.split("://", 1)[0] + "://..." if "@" in text else text
+
+
 def _parse_url(uri):
     """The SQLAlchemy URL of ``uri`` (a bare path means a SQLite file). Errors never echo the uri (a password)."""
     from sqlalchemy.engine import URL, make_url

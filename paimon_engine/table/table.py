@@ -4,6 +4,8 @@ commit (``append``, ``overwrite``, ``delete``, ``row_delta``/``upsert``, ``rewri
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import time
 import uuid
 
@@ -14,12 +16,16 @@ from .commit import SnapshotProducer, commit_metadata_change
 from .locations import check_deletable_root, check_within, comparable
 from .data_writer import (partition_groups, prepare_arrow, write_data_files, write_equality_deletes,
                           write_position_deletes)
-from .manifest import CONTENT_DATA, CONTENT_POSITION_DELETES, read_manifest
+from .manifest import read_manifest
 from .manifest_list import read_manifest_list
 from .metadata import SnapshotRef
 from .partitioning import PartitionSpec, evolve_spec
 from .snapshot_files import SnapshotFiles, partition_type_of
 from .schema import Schema, SchemaUpdate
+
+if TYPE_CHECKING:  # annotations only
+    from .transaction import Transaction
+
 
 __all__ = ["Table", "TableSnapshot", "RowDelta", "UpsertResult"]
 

@@ -202,3 +202,59 @@ def test_rows_sharing_bytes_fall_back_to_counting(kernel, monkeypatch):
     plain = fory.encode_rows(pa.record_batch({"l": [["ab", "c"]]}))
     fory.decode_rows(*plain, pa.schema([("l", pa.list_(pa.string()))]))
     assert len(calls) == 1
+
+
+@pytest.mark.parametrize("layout", ["standard", "compact"])
+@pytest.mark.parametrize("dtype", [pa.decimal128(10, 2), pa.decimal128(38, 0), pa.decimal256(40, 3),
+                                   pa.decimal256(76, 0)])
+def test_decimal_beyond_its_precision(kernel, layout, dtype):
+    """An unscaled value outside (-10**p, 10**p) is corrupt: decode_rows, decode_row and the views reject the same
+    bytes with the same field and offset (decode_rows would otherwise return an array that is not valid)."""
+    import decimal
+    p, s = dtype.precision, dtype.scale
+    schema = pa.schema([("d", dtype), ("l", pa.list_(dtype))])
+    edge = 10 ** p - 1
+    value = lambda u: decimal.Decimal(u).scaleb(-s, decimal.Context(prec=80))  # noqa: E731
+    row = fory.encode_row({"d": value(edge), "l": [value(-edge), None]}, schema, layout)
+    rb = fory.decode_rows(row, [0, len(row)], schema, layout)
+    rb.validate(full=True)
+    assert rb.to_pylist() == [{"d": value(edge), "l": [value(-edge), None]}]
+    assert fory.RowView(row, fory.ForySchema(schema), layout).to_dict() == rb.to_pylist()[0]
+    le32 = lambda u: u.to_bytes(32, "little", signed=True)  # noqa: E731
+    for field, old in (("d", edge), ("l", -edge)):
+        at = row.find(le32(old))
+        assert at > 0 and row.count(le32(old)) == 1
+        for new in (10 ** p, -10 ** p, (1 << (8 * dtype.byte_width - 1)) - 1):
+            bad = row[:at] + le32(new) + row[at + 32:]
+            with pytest.raises(CorruptFileError) as ei:
+                fory.decode_rows(row + bad, [0, len(row), 2 * len(row)], schema, layout)
+            e = ei.value
+            assert (e.row, e.offset) == (1, len(row) + at) and e.field.startswith(field)
+            with pytest.raises(CorruptFileError) as one:
+                fory.decode_row(bad, schema, layout)
+            assert (one.value.row, one.value.field, one.value.offset) == (0, e.field, at)
+            view = fory.RowView(bad, fory.ForySchema(schema), layout)
+            for read in (view.to_dict, lambda: view.get(field),
+                         lambda: view.get_decimal("d") if field == "d" else view.get_array("l").get_decimal(0)):
+                with pytest.raises(CorruptFileError) as v:
+                    read()
+                assert (v.value.field, v.value.offset) == (e.field, at)
+            # the other fields of the row still read through the view
+            other = "l" if field == "d" else "d"
+            assert view.get(other) == rb.to_pylist()[0][other]
+
+
+@pytest.mark.parametrize("impl", implementations("foryrow"))
+def test_node_table_must_carry_decimal_bounds(impl):
+    from paimon_engine.formats.fory import schema as S
+    schema = pa.schema([("d", pa.decimal128(10, 2))])
+    lay = fory.ForySchema(schema).layout("standard")
+    node = lay.root.children[0].index
+    assert int.from_bytes(lay.table[node, S.C_BOUND:S.C_BOUND + 4].tobytes(), "little") == 10 ** 10
+    row = np.frombuffer(fory.encode_row({"d": None}, schema), np.uint8)
+    for bound in (0, 1 << 127 | 1):   # no bound, or one a decimal128 cannot reach
+        table = lay.table.copy()
+        table[node, S.C_BOUND:S.C_BOUND + 4] = np.frombuffer(bound.to_bytes(32, "little"), np.int64)
+        with pytest.raises(ValueError, match="node table"):
+            impl.decode_rows(table, lay.children, row, np.array([0, len(row)], np.int64), 1, np.ones(1, np.uint8),
+                             False, None, np.zeros((len(lay.nodes), 3), np.int64), np.zeros(3, np.int64))

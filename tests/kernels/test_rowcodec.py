@@ -61,7 +61,7 @@ def outs_for(n, blen, project):
         elif k == V.K_BYTES:
             outs.append((k, 0, val, None, np.zeros(n + 1, np.int32), np.zeros(blen, np.uint8)))
         elif k in (V.K_DEC_COMPACT, V.K_DEC_BIG):
-            outs.append((k, 0, val, np.zeros(16 * n, np.uint8), None, None))
+            outs.append((k, 10 ** f.type.precision, val, np.zeros(16 * n, np.uint8), None, None))
         elif k == V.K_TS_NANO:
             outs.append((k, 1_000_000, val, np.zeros(n, np.int64), None, None))
         else:
@@ -231,3 +231,29 @@ def test_block_decoder_writes_parts_of_one_output(kernel):
     # a decoder checks its buffers once, and every call against its capacity
     assert kernel.BlockDecoder(prog, outs, n + 1, dp1, st).status == status.BAD_LENGTH
     assert d1.decode(block, n, None, n, 1) == status.BAD_LENGTH
+
+
+@pytest.mark.parametrize("kernel", IMPLS)
+def test_decimal_bound_is_checked_per_value(kernel):
+    """A decimal output carries its bound 10**precision; a value outside (-bound, bound) is OUT_OF_RANGE at the
+    field's offset, and a missing or impossible bound is a bad argument."""
+    for type_text, kind, enc in (("DECIMAL(3, 1)", V.K_DEC_COMPACT, lambda u: struct.pack("<q", u)),
+                                 ("DECIMAL(38, 2)", V.K_DEC_BIG,
+                                  lambda u: bytes([16]) + u.to_bytes(16, "big", signed=True))):
+        prog = V.program(RowType([DataField(0, "x", parse_paimon_type(type_text))]))
+        p = int(type_text[8:10].strip(","))
+        for u, ok in ((10 ** p - 1, True), (-(10 ** p - 1), True), (10 ** p, False), (-(10 ** p), False)):
+            block = _raw_block([b"\x00" + enc(7), b"\x00" + enc(u)])
+            outs = [(kind, 10 ** p, np.zeros(1, np.uint8), np.zeros(32, np.uint8), None, None)]
+            state = np.zeros(3, np.int64)
+            r = kernel.decode_block(block, 2, prog, outs, None, 2, 0, np.zeros(1, np.int64), state)
+            if ok:
+                assert r == 2 and int.from_bytes(outs[0][3][16:].tobytes(), "little", signed=True) == u
+            else:
+                assert r == status.OUT_OF_RANGE and state.tolist() == [1, 0, len(enc(7)) + 2]
+        for bound in (0, -5, 10 ** 19 if kind == V.K_DEC_COMPACT else 10 ** 39, "10", None):
+            outs = [(kind, bound, np.zeros(1, np.uint8), np.zeros(32, np.uint8), None, None)]
+            st = np.zeros(3, np.int64)
+            assert kernel.BlockDecoder(prog, outs, 2, np.zeros(1, np.int64), st).status == status.BAD_VALUE
+            assert kernel.decode_block(block, 2, prog, outs, None, 2, 0, np.zeros(1, np.int64), st) \
+                == status.BAD_VALUE

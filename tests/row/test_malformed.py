@@ -273,3 +273,86 @@ def test_footer_and_index_counts_near_int64_limits(kwargs):
     with pytest.raises(CorruptFileError) as ei:
         read_one(data)
     assert ei.value.path is not None and ei.value.offset is not None
+
+
+def _decimal_row(type_text, unscaled):
+    """A one-field row holding ``unscaled`` in the encoding of ``type_text`` (8-byte LE, or length + BE bytes)."""
+    if int(type_text.split("(")[1].split(",")[0]) <= 18:
+        return b"\x00" + struct.pack("<q", unscaled)
+    n = 1
+    while not -(1 << (8 * n - 1)) <= unscaled < (1 << (8 * n - 1)):
+        n += 1
+    return b"\x00" + bytes([n]) + unscaled.to_bytes(n, "big", signed=True)
+
+
+@pytest.mark.parametrize("type_text", ["DECIMAL(4, 2)", "DECIMAL(18, 0)", "DECIMAL(20, 3)", "DECIMAL(38, 0)"])
+@pytest.mark.parametrize("impl", ["compiled", "twin"])
+def test_decimal_beyond_its_precision_is_corrupt(type_text, impl):
+    """An unscaled value outside (-10**p, 10**p) has no DECIMAL(p, s) value: read_all, take, get_row and a nested
+    value reject it with the field, row and byte offset, rather than return an Arrow array that is not valid."""
+    p = int(type_text.split("(")[1].split(",")[0])
+    edge = 10 ** p - 1
+    good = [_decimal_row(type_text, v) for v in (edge, -edge, 0)]
+    schema = schema_of([("x", type_text)])
+    kernel = _speedups.twin("rowcodec") if impl == "twin" else _speedups.kernel("rowcodec")
+    r = RowFileReader(io.BytesIO(build([raw_block(good)])), schema)
+    r._kernel = kernel
+    got = r.read_all().to_arrow()
+    got.validate(full=True)
+    assert [d.as_tuple().digits.count(9) for d in got.column(0).to_pylist()[:2]] == [p, p]
+    for bad in (10 ** p, -10 ** p, (1 << 63) - 1 if p <= 18 else (1 << 127) - 1):
+        data = build([raw_block(good[:1] + [_decimal_row(type_text, bad)])])
+        r = RowFileReader(io.BytesIO(data), schema)
+        r._kernel = kernel
+        for read in (r.read_all, lambda: r.take([1]), lambda: r.get_row(1)):
+            with pytest.raises(CorruptFileError, match="precision") as ei:
+                read()
+            e = ei.value
+            assert (e.field, e.row, e.block) == ("x", 1, 0)
+            assert e.offset == len(good[0]) + 1   # after row 0 and row 1's null bitmap
+        assert r.read_all(columns=[]).num_rows == 2
+    # inside an array (decoded value by value)
+    nested = schema_of([("a", f"ARRAY<{type_text}>")])
+    elem = _decimal_row(type_text, 10 ** p)[1:]
+    data = build([raw_block([b"\x00\x01\x00" + elem])])
+    with pytest.raises(CorruptFileError, match="precision") as ei:
+        RowFileReader(io.BytesIO(data), nested).read_all()
+    assert ei.value.field == "a" and ei.value.offset == 3
+
+
+@pytest.mark.parametrize("impl", ["compiled", "twin"])
+def test_time_of_day_outside_a_day_is_corrupt(tmp_path, impl, monkeypatch):
+    from paimon_engine.types import parse_paimon_type
+    k = _speedups.compiled("rowcodec") if impl == "compiled" else _speedups.twin("rowcodec")
+    if k is None:
+        pytest.skip("compiled kernels not built")
+    monkeypatch.setitem(_speedups._loaded, "rowcodec", k)
+    from paimon_engine.formats.row import writer
+    schema = parse_paimon_type("ROW<t TIME(3), i INT>")
+    # the writer refuses such values; bad bytes on disk are made by writing the raw milliseconds as they are
+    monkeypatch.setattr(writer, "_time_millis", lambda arr, field: arr)
+    for bad in (86_400_000, 1_056_966_304, -1):
+        path = str(tmp_path / f"t{bad}.row")
+        w = RowFileWriter(path, schema)
+        w.write(pa.table({"t": pa.array([1000, None, bad], pa.time32("ms")), "i": pa.array([1, 2, 3], pa.int32())}))
+        w.close()
+        with pytest.raises(CorruptFileError, match="outside a day") as ei:
+            RowFileReader(path, schema).read_all()
+        assert ei.value.field == "t" and ei.value.row == 2
+    # the last millisecond of the day is a valid value
+    path = str(tmp_path / "ok.row")
+    w = RowFileWriter(path, schema)
+    w.write(pa.table({"t": pa.array([86_399_999], pa.time32("ms")), "i": pa.array([1], pa.int32())}))
+    w.close()
+    got = RowFileReader(path, schema).read_all().to_arrow()
+    got.validate(full=True)
+    assert got.column("t").cast(pa.int32()).to_pylist() == [86_399_999]
+
+
+def test_the_writer_refuses_a_time_outside_a_day(tmp_path):
+    from paimon_engine.errors import SchemaError
+    from paimon_engine.types import parse_paimon_type
+    schema = parse_paimon_type("ROW<t TIME(3)>")
+    w = RowFileWriter(str(tmp_path / "t.row"), schema)
+    with pytest.raises(SchemaError, match="outside a day"):
+        w.write(pa.table({"t": pa.array([5, None, 86_400_000], pa.time32("ms"))}))

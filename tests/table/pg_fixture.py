@@ -73,12 +73,26 @@ class PostgresServer:
         return self.uri(name)
 
 
+def _pg_tool(tool):
+    """``tool`` on PATH, else in the newest Debian-style ``/usr/lib/postgresql/<version>/bin``."""
+    found = shutil.which(tool)
+    if found:
+        return found
+    import glob
+    candidates = sorted(glob.glob(f"/usr/lib/postgresql/*/bin/{tool}"),
+                        key=lambda p: int(p.split("/")[4]) if p.split("/")[4].isdigit() else 0)
+    return candidates[-1] if candidates else None
+
+
 def _start_local_server():
+    tools = {}
     for tool in ("initdb", "pg_ctl"):
-        if shutil.which(tool) is None:
-            pytest.fail(f"PostgreSQL is needed by the SQL catalog tests: {tool!r} is not on PATH. Install the "
-                        f"PostgreSQL server (e.g. apt-get install postgresql, and put its bin/ on PATH) or set "
-                        f"{PG_URI_ENV} to a server the tests may create databases on.", pytrace=False)
+        tools[tool] = _pg_tool(tool)
+        if tools[tool] is None:
+            pytest.fail(f"PostgreSQL is needed by the SQL catalog tests: {tool!r} is not on PATH nor in "
+                        f"/usr/lib/postgresql/*/bin. Install the PostgreSQL server (make test does it with "
+                        f"apt-get when it runs as root) or set {PG_URI_ENV} to a server the tests may create "
+                        f"databases on.", pytrace=False)
     try:
         import psycopg  # noqa: F401
     except ImportError:
@@ -95,13 +109,13 @@ def _start_local_server():
     port = _free_port()
     env = dict(os.environ, LC_ALL="C", LANG="C")
     kw = dict(env=env, preexec_fn=demote, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    res = subprocess.run(["initdb", "-D", data, "-U", user, "--auth=trust", "-E", "UTF8", "--no-sync"],
+    res = subprocess.run([tools["initdb"], "-D", data, "-U", user, "--auth=trust", "-E", "UTF8", "--no-sync"],
                          timeout=120, **kw)
     if res.returncode != 0:
         shutil.rmtree(root, ignore_errors=True)
         pytest.fail(f"initdb failed:\n{res.stdout.decode(errors='replace')}", pytrace=False)
     opts = f"-c listen_addresses=127.0.0.1 -p {port} -k {sock} -c fsync=off -c max_connections=200"
-    res = subprocess.run(["pg_ctl", "-D", data, "-l", os.path.join(root, "server.log"), "-o", opts, "-w",
+    res = subprocess.run([tools["pg_ctl"], "-D", data, "-l", os.path.join(root, "server.log"), "-o", opts, "-w",
                           "-t", "60", "start"], timeout=120, **kw)
     if res.returncode != 0:
         log = ""
@@ -114,7 +128,7 @@ def _start_local_server():
         pytest.fail(f"pg_ctl start failed:\n{res.stdout.decode(errors='replace')}\n{log}", pytrace=False)
 
     def stop():
-        subprocess.run(["pg_ctl", "-D", data, "-m", "immediate", "-w", "stop"], timeout=120, **kw)
+        subprocess.run([tools["pg_ctl"], "-D", data, "-m", "immediate", "-w", "stop"], timeout=120, **kw)
         shutil.rmtree(root, ignore_errors=True)
     return PostgresServer("127.0.0.1", port, user), stop
 

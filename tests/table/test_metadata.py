@@ -65,6 +65,17 @@ def test_gzip_metadata(tmp_path):
     assert md.format_version == 2
 
 
+@pytest.mark.parametrize("data", [
+    gzip.compress(b"{}")[:10] + b"\x07" + bytes(8),               # deflate block of the reserved type 3
+    gzip.compress(json.dumps(V2_VALID).encode())[:40] + bytes(60),  # a deflate stream cut and zero-filled
+    gzip.compress(b"{}")[:12],                                      # truncated
+])
+def test_corrupt_gzip_metadata_is_corrupt_file(data):
+    with pytest.raises(CorruptFileError, match="gzip") as ei:
+        parse_metadata(data, "bad.gz.metadata.json")
+    assert ei.value.path == "bad.gz.metadata.json"
+
+
 @pytest.mark.parametrize("mutate,field", [
     (lambda d: d.pop("location"), "location"),
     (lambda d: d.update({"format-version": 9}), "format-version"),

@@ -52,7 +52,9 @@ C_CHILD0 = 11   # first index into the children array
 C_HDRROUND = 12  # element node of a compact array: array header rounded to 8
 C_LARGE = 13    # Arrow offsets are int64 (large_string / large_binary / large_list)
 C_UTF8 = 14     # string node: decoding checks every value is valid UTF-8
-NCOLS = 15
+C_BOUND = 15    # decimal node: 10**precision as four little-endian 64-bit limbs (columns 15..18, bit patterns);
+                # decoding rejects an unscaled value that is not strictly between -bound and bound
+NCOLS = 19
 
 MAX_DEPTH = 64
 
@@ -280,6 +282,11 @@ class Layout:
             t = n.field.type
             row[C_UTF8] = 1 if n.kind == K_BYTES and (_pa().types.is_string(t) or _pa().types.is_large_string(t)) \
                 else 0
+            if n.kind == K_DECIMAL:
+                bound = 10 ** t.precision
+                for j in range(4):
+                    limb = (bound >> (64 * j)) & 0xFFFFFFFFFFFFFFFF
+                    row[C_BOUND + j] = limb - (1 << 64) if limb >> 63 else limb
             kids.extend(c.index for c in n.children)
         self.table = table
         self.children = np.asarray(kids or [0], dtype=np.int64)

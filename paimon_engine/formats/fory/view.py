@@ -40,10 +40,18 @@ def _duration(us):
     return _dt.timedelta(microseconds=us)
 
 
-def _decimal_of(scale):
+_EXACT = _decimal.Context(prec=80)   # every decimal256 value exactly (the default context keeps 28 digits)
+
+
+def _decimal_of(precision, scale):
+    bound = 10 ** precision
+
     def convert(raw: bytes):
+        # a ValueError here is a value beyond the precision: the view reports it as corrupt bytes
         unscaled = int.from_bytes(raw, "little", signed=True)
-        return _decimal.Decimal(unscaled).scaleb(-scale)
+        if not -bound < unscaled < bound:
+            raise ValueError("decimal value beyond its precision")
+        return _decimal.Decimal(unscaled).scaleb(-scale, _EXACT)
     return convert
 
 
@@ -76,7 +84,7 @@ def _prim_and_convert(node):
     if pa.types.is_binary(t) or pa.types.is_large_binary(t):
         return k.P_BIN, None
     if pa.types.is_decimal(t):
-        return k.P_DEC, _decimal_of(t.scale)
+        return k.P_DEC, _decimal_of(t.precision, t.scale)
     return k.P_NONE, None
 
 

@@ -6,7 +6,9 @@ import struct
 
 import numpy as np
 
-from ...encoding import decode_delta_varint, encode_delta_varint, encode_uvarint32, read_uvarint32
+from ... import _speedups
+from ..._pykernels import status
+from ...encoding import encode_delta_varint, encode_uvarint32
 from ...errors import CorruptFileError
 
 __all__ = ["FOOTER_SIZE", "MAGIC", "VERSION", "Footer", "BlockIndex"]
@@ -14,7 +16,6 @@ __all__ = ["FOOTER_SIZE", "MAGIC", "VERSION", "Footer", "BlockIndex"]
 FOOTER_SIZE = 32
 MAGIC = 0x524F5753  # "ROWS" little-endian
 VERSION = 1
-MAX_ZSTD_RATIO = 32768
 _FOOTER = struct.Struct("<qiqib3xI")
 
 
@@ -94,69 +95,82 @@ class BlockIndex:
         return bytes(out)
 
     @classmethod
+    def _of(cls, decoded, n, row_count):
+        """The index over ``decoded`` = compressed sizes, uncompressed sizes, row starts and offsets, one after
+        the other in one int64 array of 4 * ``n`` (as the ``rowindex`` kernel fills it): views, no copies."""
+        self = cls.__new__(cls)
+        self.compressed_sizes = decoded[:n]
+        self.uncompressed_sizes = decoded[n:2 * n]
+        self.row_starts = decoded[2 * n:3 * n]
+        self.offsets = decoded[3 * n:4 * n]
+        self.row_count = row_count
+        return self
+
+    @classmethod
     def parse(cls, data: bytes, footer: Footer, *, path=None, max_block_size=None) -> "BlockIndex":
-        base = footer.index_offset
-        pos = 0
-        arrays = []
+        """Decode the index bytes and check every invariant (one kernel call); a broken one raises
+        :class:`CorruptFileError` naming the block and the byte offset."""
         n = footer.block_count
-        for what in ("compressed sizes", "uncompressed sizes", "row starts"):
-            try:
-                length, pos2 = read_uvarint32(data, pos, path=path)
-            except CorruptFileError as e:
-                raise e.located(offset=base + pos) from None
-            if length < 0 or length > len(data) - pos2:
-                raise CorruptFileError(f"block index {what}: {length} bytes do not fit in the index",
-                                       path=path, offset=base + pos)
-            chunk = bytes(data[pos2:pos2 + length])
-            try:
-                values, used = decode_delta_varint(chunk, n, 0, path=path)
-            except CorruptFileError as e:
-                raise CorruptFileError(f"block index {what}: {e.reason}", path=path, offset=base + pos2)
-            if used != length:
-                raise CorruptFileError(f"block index {what}: {length} bytes hold more than the footer's "
-                                       f"{n} blocks", path=path, offset=base + pos2 + used)
-            arrays.append(values)
-            pos = pos2 + length
-        if pos != len(data):
-            raise CorruptFileError(f"{len(data) - pos} stray bytes after the block index", path=path,
-                                   offset=base + pos)
-        csz, usz, starts = arrays
-        if n:
-            # every comparison below is between values already known to be in range, so no int64 product or
-            # sum can wrap around (a count near 2**63 must fail here, not in an allocation)
-            if (csz < 0).any() or (usz < 0).any():
-                raise CorruptFileError("negative block size in the block index", path=path, offset=base)
-            if (csz > footer.index_offset).any():
-                b = int(np.argmax(csz > footer.index_offset))
-                raise CorruptFileError(f"block {b}: {int(csz[b])} compressed bytes do not fit before the index "
-                                       f"at {footer.index_offset}", path=path, offset=base, block=b)
-            total = sum(csz.tolist())
-            if total != footer.index_offset:
-                raise CorruptFileError(f"compressed block sizes sum to {total}, the index starts "
-                                       f"at {footer.index_offset}", path=path, offset=base)
-            if starts[0] != 0 or (starts < 0).any() or (starts >= footer.row_count).any() or \
-                    (n > 1 and (np.diff(starts) <= 0).any()):
-                raise CorruptFileError("block row starts are not 0, strictly increasing and below the row "
-                                       f"count {footer.row_count}", path=path, offset=base)
-            nrows = np.diff(np.append(starts, footer.row_count))
-            # a block holds at least its offsets and row count: 4 * rows + 4 <= size, compared without the product
-            small = nrows > (usz - 4) // 4
-            if small.any():
-                b = int(np.argmax(small))
-                raise CorruptFileError(f"block {b}: uncompressed size {int(usz[b])} cannot hold "
-                                       f"{int(nrows[b])} rows", path=path, offset=base, block=b)
-            # zstd cannot expand a frame by more than ~32768x (RLE blocks): a larger claim is corrupt
-            # (usz > c * R + 1024, written as floor((usz - 1025) / R) >= c so that c * R is never formed)
-            big = (usz > 1024) & ((usz - 1025) // MAX_ZSTD_RATIO >= np.maximum(csz, 1))
-            if big.any():
-                b = int(np.argmax(big))
-                raise CorruptFileError(f"block {b}: {int(csz[b])} compressed bytes cannot hold {int(usz[b])}",
-                                       path=path, offset=base, block=b)
-            if max_block_size is not None and (usz > max_block_size).any():
-                b = int(np.argmax(usz > max_block_size))
-                raise CorruptFileError(f"block {b}: uncompressed size {int(usz[b])} exceeds the limit "
-                                       f"{max_block_size}", path=path, offset=base, block=b)
-        else:
-            if footer.row_count != 0 or footer.index_offset != 0:
-                raise CorruptFileError("an index without blocks in a file with rows", path=path, offset=base)
-        return cls(csz, usz, starts, footer.row_count)
+        # every value takes at least one byte: the output is bounded by the bytes actually read
+        decoded = np.empty(4 * n if 0 <= n <= len(data) else 0, dtype=np.int64)
+        state = np.zeros(5, dtype=np.int64)
+        st = _rowindex().check_block_index(data, n, footer.row_count, footer.index_offset,
+                                           -1 if max_block_size is None else int(max_block_size), decoded, state)
+        if st < 0:
+            _index_error(st, state.tolist(), decoded, footer, path, max_block_size)
+        return cls._of(decoded, n, footer.row_count)
+
+
+_WHAT = ("compressed sizes", "uncompressed sizes", "row starts")
+
+
+def _rowindex():
+    return _speedups.kernel("rowindex")
+
+
+def _index_error(st, state, decoded, footer, path, max_block_size):
+    """Raise the CorruptFileError for the failed check ``state`` of the ``rowindex`` kernel."""
+    k = _rowindex()
+    check, arr, b, pos, detail = state
+    base, n = footer.index_offset, footer.block_count
+    what = _WHAT[arr] if 0 <= arr < 3 else "?"
+    csz, usz, starts = decoded[:n], decoded[n:2 * n], decoded[2 * n:3 * n]
+    if check == k.IX_LEN_VARINT:
+        msg, at = f"{status.describe(st)} while decoding a varint", base + pos
+    elif check == k.IX_LEN_FIT:
+        msg, at = f"block index {what}: {detail} bytes do not fit in the index", base + pos
+    elif check == k.IX_COUNT_FIT:
+        msg, at = f"block index {what}: {n} values cannot fit in {detail} bytes", base + pos
+    elif check == k.IX_VALUES:
+        msg, at = f"block index {what}: {status.describe(int(detail))} while decoding a delta-varint array", \
+            base + pos
+    elif check == k.IX_EXTRA:
+        msg, at = f"block index {what}: {detail} bytes hold more than the footer's {n} blocks", base + pos
+    elif check == k.IX_STRAY:
+        msg, at = f"{detail} stray bytes after the block index", base + pos
+    elif check == k.IX_EMPTY:
+        msg, at = "an index without blocks in a file with rows", base
+    elif check == k.IX_NEGATIVE:
+        msg, at = "negative block size in the block index", base
+    elif check == k.IX_CSZ_BIG:
+        raise CorruptFileError(f"block {b}: {int(csz[b])} compressed bytes do not fit before the index "
+                               f"at {footer.index_offset}", path=path, offset=base, block=b)
+    elif check == k.IX_SUM:
+        msg, at = (f"compressed block sizes sum to {sum(csz.tolist())}, the index starts at "
+                   f"{footer.index_offset}"), base
+    elif check == k.IX_STARTS:
+        msg, at = ("block row starts are not 0, strictly increasing and below the row count "
+                   f"{footer.row_count}"), base
+    elif check == k.IX_SMALL:
+        raise CorruptFileError(f"block {b}: uncompressed size {int(usz[b])} cannot hold {detail} rows",
+                               path=path, offset=base, block=b)
+    elif check == k.IX_RATIO:
+        raise CorruptFileError(f"block {b}: {int(csz[b])} compressed bytes cannot hold {int(usz[b])}",
+                               path=path, offset=base, block=b)
+    elif check == k.IX_MAX:
+        raise CorruptFileError(f"block {b}: uncompressed size {int(usz[b])} exceeds the limit "
+                               f"{max_block_size}", path=path,
+                               offset=base, block=b)
+    else:
+        msg, at = f"block index: {status.describe(st)}", base
+    raise CorruptFileError(msg, path=path, offset=at)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import struct
 import threading
 from collections import OrderedDict
 
@@ -18,12 +19,48 @@ from .footer import FOOTER_SIZE, BlockIndex, Footer
 
 __all__ = ["RowFileReader"]
 
+
+def _zstandard():
+    import zstandard
+    return zstandard
+
+
+_LOCAL = threading.local()
+_I32 = struct.Struct("<i")
+_FIXED = {T.SmallIntType: struct.Struct("<h"), T.IntType: struct.Struct("<i"), T.BigIntType: struct.Struct("<q"),
+          T.FloatType: struct.Struct("<f"), T.DoubleType: struct.Struct("<d")}
+
+
+def _thread_dctx():
+    """The calling thread's zstd decompressor, shared by every reader (a decompressor is not thread-safe; one
+    per thread keeps its window buffers allocated between blocks and between readers)."""
+    d = getattr(_LOCAL, "dctx", None)
+    if d is None:
+        d = _LOCAL.dctx = _zstandard().ZstdDecompressor()
+    return d
+
 DEFAULT_MAX_BLOCK_SIZE = 256 << 20
-TAIL_READ = 64 << 10
+#: the first read of a file takes this many bytes from its end: the footer and, for files of up to ~3000 blocks,
+#: the whole block index (a larger index takes a second read)
+TAIL_READ = 16 << 10
 #: adjacent blocks are read in one call of at most this many compressed bytes
 RUN_BYTES = 1 << 20
 #: a read of at least this many blocks is decoded on several threads (at least half of it per thread)
 PARALLEL_MIN_BLOCKS = 16
+
+MILLIS_PER_DAY = 86_400_000
+
+
+_DEFAULT_IO = None
+
+
+def _default_io():
+    """One FileIO shared by readers given no ``file_io`` (it caches its filesystems; thread-safe)."""
+    global _DEFAULT_IO
+    if _DEFAULT_IO is None:
+        from ...io import FileIO
+        _DEFAULT_IO = FileIO()
+    return _DEFAULT_IO
 
 
 class _Source:
@@ -32,8 +69,7 @@ class _Source:
     def __init__(self, source, file_io):
         self._close = None
         if isinstance(source, str):
-            from ...io import FileIO
-            f = (file_io or FileIO()).open_input(source)
+            f = (file_io or _default_io()).open_input(source)
             self.name, self.size, self._read = source, f.size, f.read_at
             self._close = f.close
         elif hasattr(source, "read_at") and hasattr(source, "size") and callable(source.size):
@@ -77,7 +113,6 @@ class RowFileReader:
 
     def __init__(self, source, schema: T.RowType, file_io=None, max_block_size: int = DEFAULT_MAX_BLOCK_SIZE,
                  cache_blocks: int = 8, threads: int | None = None):
-        import zstandard
         if not isinstance(schema, T.RowType):
             raise InvalidArgumentError("schema must be a RowType")
         for f in schema.fields:
@@ -86,15 +121,13 @@ class RowFileReader:
         self.max_block_size = int(max_block_size)
         self._src = _Source(source, file_io)
         self.path = self._src.name
-        self._dctx = zstandard.ZstdDecompressor()
-        self._zerr = zstandard.ZstdError
-        self._zframe_size = zstandard.frame_content_size
         self._kernel = _speedups.kernel("rowcodec")
-        self._program = V.program(schema)
+        self._prog = None
+        self._lists = None
+        self._arrow_types = None
         self._cache = OrderedDict()
         self._cache_blocks = cache_blocks
-        self._threads = thread_count() if threads is None else max(1, int(threads))
-        self._starts = None
+        self._threads_arg = threads
         #: blocks read and decompressed so far (cache hits not counted)
         self.blocks_read = 0
         size = self._src.size
@@ -109,12 +142,48 @@ class RowFileReader:
             index_bytes = tail[rel:rel + ft.index_length]
         else:
             index_bytes = self._src.read_at(ft.index_offset, ft.index_length)
+        # the index stays NumPy arrays: opening costs one kernel call however many blocks the file has
         self.index = BlockIndex.parse(index_bytes, ft, path=self.path, max_block_size=self.max_block_size)
-        ix = self.index
-        self._offsets = ix.offsets.tolist()
-        self._csizes = ix.compressed_sizes.tolist()
-        self._usizes = ix.uncompressed_sizes.tolist()
-        self._block_rows = [ix.block_rows(b) for b in range(ix.block_count)]
+
+    # -- the block index as Python lists, for the per-block loops of multi-block reads (built on first use) --
+    def _index_lists(self):
+        lists = self._lists
+        if lists is None:
+            ix = self.index
+            rows = np.diff(ix.row_starts, append=ix.row_count) if ix.block_count else ix.row_starts
+            lists = self._lists = (ix.offsets.tolist(), ix.compressed_sizes.tolist(),
+                                   ix.uncompressed_sizes.tolist(), rows.tolist())
+        return lists
+
+    @property
+    def _offsets(self):
+        return self._index_lists()[0]
+
+    @property
+    def _csizes(self):
+        return self._index_lists()[1]
+
+    @property
+    def _usizes(self):
+        return self._index_lists()[2]
+
+    @property
+    def _block_rows(self):
+        return self._index_lists()[3]
+
+    @property
+    def _threads(self):
+        return thread_count() if self._threads_arg is None else max(1, int(self._threads_arg))
+
+    @property
+    def _dctx(self):
+        return _thread_dctx()
+
+    @property
+    def _program(self):
+        if self._prog is None:
+            self._prog = V.program(self.schema)
+        return self._prog
 
     # -- basic facts ---------------------------------------------------------
     @property
@@ -152,27 +221,33 @@ class RowFileReader:
 
     def _read_run(self, run):
         """{block: compressed frame} of one run, from one read."""
-        start = self._offsets[run[0]]
-        raw = memoryview(self._src.read_at(start, self._offsets[run[-1]] + self._csizes[run[-1]] - start))
-        return {b: raw[self._offsets[b] - start:self._offsets[b] - start + self._csizes[b]] for b in run}
+        offs, csz = self._offsets, self._csizes
+        start = offs[run[0]]
+        raw = memoryview(self._src.read_at(start, offs[run[-1]] + csz[run[-1]] - start))
+        return {b: raw[offs[b] - start:offs[b] - start + csz[b]] for b in run}
 
     def _decompress(self, b, raw, dctx):
-        off, usz = self._offsets[b], self._usizes[b]
+        lists = self._lists
+        if lists is None:  # a single-block read: no lists are built for it
+            ix = self.index
+            off, usz, want = int(ix.offsets[b]), int(ix.uncompressed_sizes[b]), ix.block_rows(b)
+        else:
+            off, usz, want = lists[0][b], lists[2][b], lists[3][b]
         try:
             # a frame that states its content size must state the indexed size (never trust it for allocation)
-            declared = self._zframe_size(raw)
+            declared = _zstandard().frame_content_size(raw)
             if declared not in (-1, usz):
                 raise CorruptFileError(f"zstd frame declares {declared} bytes, the index says {usz}",
                                        path=self.path, block=b, offset=off)
             data = dctx.decompress(raw, max_output_size=usz)
-        except self._zerr as e:
+        except _zstandard().ZstdError as e:
             raise CorruptFileError(f"zstd: {e}", path=self.path, block=b, offset=off) from None
         if len(data) != usz:
             raise CorruptFileError(f"block decompressed to {len(data)} bytes, the index says {usz}",
                                    path=self.path, block=b, offset=off)
         nrows = int.from_bytes(data[-4:], "little", signed=True)
-        if nrows != self._block_rows[b]:
-            raise CorruptFileError(f"block holds {nrows} rows, the index says {self._block_rows[b]}",
+        if nrows != want:
+            raise CorruptFileError(f"block holds {nrows} rows, the index says {want}",
                                    path=self.path, block=b, offset=off)
         return data
 
@@ -180,7 +255,8 @@ class RowFileReader:
         if cached and b in self._cache:
             self._cache.move_to_end(b)
             return self._cache[b]
-        raw = self._src.read_at(self._offsets[b], self._csizes[b])
+        ix = self.index
+        raw = self._src.read_at(int(ix.offsets[b]), int(ix.compressed_sizes[b]))
         self.blocks_read += 1
         data = self._decompress(b, raw, self._dctx)
         if cached:
@@ -188,6 +264,30 @@ class RowFileReader:
             if len(self._cache) > self._cache_blocks:
                 self._cache.popitem(last=False)
         return data
+
+    def _cached_blocks(self, steps, dctx):
+        """(block, decompressed bytes) for each step: from the LRU cache, or read (adjacent blocks missing from
+        the cache in one call, as ``_blocks_of`` does) and decompressed, then cached."""
+        cache, limit = self._cache, self._cache_blocks
+        blocks = [b for b, _ in steps]
+        hit = {b: cache[b] for b in blocks if b in cache}  # taken now: the blocks cached below may evict them
+        runs = iter(self._runs([b for b in blocks if b not in hit]))
+        frames = {}
+        for b in blocks:
+            data = hit.get(b)
+            if data is not None:
+                if b in cache:
+                    cache.move_to_end(b)
+                yield b, data
+                continue
+            if b not in frames:
+                frames = self._read_run(next(runs))
+            data = self._decompress(b, frames.pop(b), dctx)
+            self.blocks_read += 1
+            cache[b] = data
+            if len(cache) > limit:
+                cache.popitem(last=False)
+            yield b, data
 
     def _blocks_of(self, plan, dctx):
         """(block, decompressed bytes) for each step of ``plan``, reading adjacent blocks in one call."""
@@ -227,7 +327,8 @@ class RowFileReader:
                 utf8 = 1 if isinstance(f.type, (T.CharType, T.VarCharType)) else 0
                 o = (k, utf8, validity, None, offsets, np.empty(max(data_cap, 1), dtype=np.uint8))
             elif k in (V.K_DEC_COMPACT, V.K_DEC_BIG):
-                o = (k, 0, validity, pool_array(16 * total), None, None)
+                # the kernel rejects an unscaled value outside (-10**precision, 10**precision)
+                o = (k, 10 ** f.type.precision, validity, pool_array(16 * total), None, None)
             elif k == V.K_TS_NANO:
                 o = (k, 1000 if f.type.precision <= 6 else 1_000_000, validity,
                      pool_array(total, np.int64), None, None)
@@ -248,11 +349,12 @@ class RowFileReader:
             return [(plan, 0)]
         parts, cur, base, start = [], [], 0, 0
         goal = sorted({g for g in ((total * (k + 1) // nparts) & ~7 for k in range(nparts - 1)) if 0 < g < total})
+        block_rows = self._block_rows
         for b, rows in plan:
-            n = self._block_rows[b] if rows is None else len(rows)
+            n = block_rows[b] if rows is None else len(rows)
             while goal and base + n > goal[0] > base:
                 cut = goal.pop(0) - base
-                sel = np.arange(self._block_rows[b], dtype=np.int32) if rows is None else rows
+                sel = np.arange(block_rows[b], dtype=np.int32) if rows is None else rows
                 cur.append((b, sel[:cut]))
                 parts.append((cur, start))
                 cur, start, rows, base, n = [], base + cut, sel[cut:], base + cut, n - cut
@@ -280,7 +382,7 @@ class RowFileReader:
         base = out_base
         read = 0
         if cached:
-            blocks = ((b, self._block(b, True)) for b, _ in steps)
+            blocks = self._cached_blocks(steps, dctx)
         else:
             blocks = self._blocks_of(steps, dctx)
         # plans go through blocks in ascending order, each block once: blocks come in the order of the steps
@@ -297,7 +399,10 @@ class RowFileReader:
                         f"read it in smaller batches (read(batch_rows=...))")
                 row = int(state[0]) + int(self.index.row_starts[b])
                 fi = int(state[1])
-                raise CorruptFileError(f"{status.describe(r)} in a row", path=self.path, block=b, row=row,
+                what = f"{status.describe(r)} in a row"
+                if r == status.OUT_OF_RANGE and 0 <= fi < nf and isinstance(fields[fi].type, T.DecimalType):
+                    what = f"decimal value beyond the precision of {fields[fi].type}"
+                raise CorruptFileError(what, path=self.path, block=b, row=row,
                                        field=fields[fi].name if 0 <= fi < nf else None, offset=int(state[2]))
             for i in spans:
                 o = outs[i]
@@ -314,19 +419,19 @@ class RowFileReader:
     def _decode(self, plan, proj, cached=False) -> ColumnBatch:
         """Decode ``plan`` = [(block, ascending unique local rows int32 array or None)] into one batch of the
         projected columns. Large plans are cut into parts decoded on several threads at once (no block cache
-        then); each part has its own decompressor and reads its runs of blocks itself."""
-        import zstandard
+        then); each part decompresses with its thread's decompressor and reads its runs of blocks itself."""
         fields = self.schema.fields
         nf = len(fields)
         total = 0
+        block_rows, usizes = self._block_rows, self._usizes
         for b, rows in plan:
-            total += self._block_rows[b] if rows is None else len(rows)
+            total += block_rows[b] if rows is None else len(rows)
         wanted = sorted(set(proj))
         # every row of a block lies inside the block and rows are unique: the string bytes of a set of steps
         # fit in the uncompressed size of their blocks, so each part gets that much room in one data buffer
         # per column (address space only: pages never written are never backed)
         parts = self._parts(plan, total)
-        room = [sum(self._usizes[b] for b in {b for b, _ in steps}) for steps, _ in parts]
+        room = [sum(usizes[b] for b in {b for b, _ in steps}) for steps, _ in parts]
         if len(parts) > 1 and sum(room) > 0x7FFFFFFF:
             parts = [(plan, 0)]
             room = [sum(room)]
@@ -337,12 +442,11 @@ class RowFileReader:
         data_starts = [[int(starts[k]) if o is not None and o[0] == V.K_BYTES else 0 for o in outs]
                        for k in range(len(parts))]
         if len(parts) == 1:
-            results = [self._decode_part(parts[0][0], 0, outs, total, data_starts[0], cached, self._dctx)]
+            results = [self._decode_part(parts[0][0], 0, outs, total, data_starts[0], cached, _thread_dctx())]
         else:
             def run(k):
                 steps, base = parts[k]
-                return self._decode_part(steps, base, outs, total, data_starts[k], False,
-                                         zstandard.ZstdDecompressor())
+                return self._decode_part(steps, base, outs, total, data_starts[k], False, _thread_dctx())
             results = parallel_map("row", run, range(len(parts)))
         if not cached:
             self.blocks_read += sum(r[2] for r in results)
@@ -396,8 +500,15 @@ class RowFileReader:
             # UTF-8 of CHAR/VARCHAR values was checked by the kernel, value by value
             return Column(at, total, validity=validity, offsets=o[4], data=o[5])
         values = o[3]
-        if isinstance(t, T.TimeType) and t.precision > 3:
-            values = values.astype(np.int64) * (1000 if t.precision <= 6 else 1_000_000)
+        if isinstance(t, T.TimeType):
+            # milliseconds of the day; the kernel writes 0 for null rows, so any value outside is a bad byte
+            held = values[:total]   # an empty read may hand back a one-element buffer that holds nothing
+            bad = np.flatnonzero((held < 0) | (held >= MILLIS_PER_DAY))
+            if len(bad):
+                raise CorruptFileError(f"TIME value {int(values[bad[0]])} ms is outside a day [0, {MILLIS_PER_DAY})",
+                                       path=self.path, field=field.name, row=int(bad[0]))
+            if t.precision > 3:
+                values = values.astype(np.int64) * (1000 if t.precision <= 6 else 1_000_000)
         return Column(at, total, validity=validity, values=values)
 
     def _plan(self, selection):
@@ -433,9 +544,10 @@ class RowFileReader:
         proj = self._projection(columns)
         plan = self._plan(selection)
         group, n = [], 0
+        block_rows = self._block_rows
         for step in plan:
             group.append(step)
-            n += self._block_rows[step[0]] if step[1] is None else len(step[1])
+            n += block_rows[step[0]] if step[1] is None else len(step[1])
             if batch_rows is None or n >= batch_rows:
                 yield self._decode(group, proj)
                 group, n = [], 0
@@ -464,13 +576,13 @@ class RowFileReader:
         proj = self._projection(columns)
         # each distinct row is decoded once, in file order, then put in request order
         uniq, inv = np.unique(req, return_inverse=True)
-        blocks = self.index.block_of(uniq)
         plan = []
         if len(uniq):
-            cuts = np.flatnonzero(np.diff(blocks)) + 1
-            for seg in np.split(np.arange(len(uniq)), cuts):
-                b = int(blocks[seg[0]])
-                plan.append((b, (uniq[seg] - self.index.row_starts[b]).astype(np.int32)))
+            blocks = self.index.block_of(uniq)
+            local = (uniq - self.index.row_starts[blocks]).astype(np.int32)
+            firsts = np.flatnonzero(np.diff(blocks, prepend=-1)).tolist()  # first row of each block's run
+            ends = firsts[1:] + [len(uniq)]
+            plan = [(b, local[lo:hi]) for b, lo, hi in zip(blocks[firsts].tolist(), firsts, ends)]
         batch = self._decode(plan, proj, cached=True)
         if len(uniq) == len(req) and (len(req) < 2 or (np.diff(req) > 0).all()):
             return batch
@@ -484,27 +596,27 @@ class RowFileReader:
         The block comes from the LRU cache or is read and decompressed once; the
         row is then located through the block's offset array and decoded alone.
         """
-        import bisect
-
         import pyarrow as pa
         n = int(n)
         if not 0 <= n < self.num_rows:
             raise InvalidArgumentError(f"row {n} is out of range for a file of {self.num_rows} rows")
-        if self._starts is None:
-            self._starts = self.index.row_starts.tolist()
+        if self._arrow_types is None:
             # None where the decoded Python value is already what Arrow's to_pylist gives
             plain = (T.BooleanType, T.TinyIntType, T.SmallIntType, T.IntType, T.BigIntType, T.FloatType,
                      T.DoubleType, T.CharType, T.VarCharType, T.BinaryType, T.VarBinaryType, T.DecimalType)
             self._arrow_types = [None if isinstance(f.type, plain) else f.type.to_arrow()
                                  for f in self.schema.fields]
-        b = bisect.bisect_right(self._starts, n) - 1
+            # fixed-width numbers are read in place with a precompiled struct (decode_value does the rest)
+            self._fixed = [_FIXED.get(type(f.type)) for f in self.schema.fields]
+        ix = self.index
+        b = int(ix.row_starts.searchsorted(n, side="right")) - 1
         data = self._block(b, cached=True)
-        nrows = self._block_rows[b]
-        local = n - self._starts[b]
+        nrows = ix.block_rows(b)
+        local = n - int(ix.row_starts[b])
         data_end = len(data) - 4 - 4 * nrows
         at = data_end + 4 * local
-        pos = int.from_bytes(data[at:at + 4], "little", signed=True)
-        end = int.from_bytes(data[at + 4:at + 8], "little", signed=True) if local + 1 < nrows else data_end
+        pos = _I32.unpack_from(data, at)[0]
+        end = _I32.unpack_from(data, at + 4)[0] if local + 1 < nrows else data_end
         if not 0 <= pos <= end <= data_end:
             raise CorruptFileError(f"row offset {pos} outside the block's rows", path=self.path, block=b, row=n,
                                    offset=at)
@@ -515,9 +627,18 @@ class RowFileReader:
         bits = data[pos:pos + nb]
         pos += nb
         out = {}
+        fixed = self._fixed
         for i, f in enumerate(fields):
             if bits[i >> 3] & (1 << (i & 7)):
                 out[f.name] = None
+                continue
+            st = fixed[i]
+            if st is not None:
+                if st.size > end - pos:
+                    raise CorruptFileError("truncated value", path=self.path, block=b, row=n, field=f.name,
+                                           offset=pos)
+                out[f.name] = st.unpack_from(data, pos)[0]
+                pos += st.size
                 continue
             start = pos
             try:

@@ -254,6 +254,8 @@ def decode_value(t: T.DataType, buf, pos: int, end: int):
         if k == K_I32 and isinstance(t, T.TimeType) and t.precision > 3:
             x *= 1000 if t.precision <= 6 else 1_000_000
         elif k == K_DEC_COMPACT:
+            if not -10 ** t.precision < x < 10 ** t.precision:
+                raise _Bad(f"decimal value beyond the precision of {t}", pos - w)
             x = decimal.Decimal(x).scaleb(-t.scale)
         return x, pos
     if k == K_TS_NANO:
@@ -273,10 +275,13 @@ def decode_value(t: T.DataType, buf, pos: int, end: int):
                 raise _Bad("invalid UTF-8", pos) from None
         return raw, pos + n
     if k == K_DEC_BIG:
+        start = pos
         n, pos = _rlen(buf, pos, end)
         if n < 1 or n > 16:
             raise _Bad(f"decimal of {n} bytes", pos)
         u = int.from_bytes(bytes(buf[pos:pos + n]), "big", signed=True)
+        if not -10 ** t.precision < u < 10 ** t.precision:
+            raise _Bad(f"decimal value beyond the precision of {t}", start)
         with decimal.localcontext() as ctx:
             ctx.prec = 80
             return decimal.Decimal(u).scaleb(-t.scale), pos + n

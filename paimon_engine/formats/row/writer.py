@@ -110,8 +110,8 @@ def _descriptor(field, arr):
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
                 raise SchemaError(f"column {field.name!r}: cannot store {arr.type} as "
                                   f"{t.to_paimon_string()} ({e})") from None
-    elif isinstance(t, T.TimeType) and t.precision > 3:
-        arr = _time_millis(arr, field)
+    elif isinstance(t, T.TimeType):
+        arr = _time_millis(arr, field)   # also checks that every value lies within a day
     bufs = arr.buffers()
     off = arr.offset
     nulls = _nulls(arr)
@@ -150,8 +150,14 @@ def _time_millis(arr, field):
     div = {"s": None, "ms": 1, "us": 1000, "ns": 1_000_000}[unit]
     millis = raw.astype(np.int64) * 1000 if div is None else np.floor_divide(raw.astype(np.int64), div)
     valid = None if arr.null_count == 0 else arr.is_valid()
-    return pa.Array.from_pandas(millis.astype(np.int32), mask=None if valid is None else
-                                ~valid.to_numpy(zero_copy_only=False), type=pa.time32("ms"))
+    mask = None if valid is None else ~valid.to_numpy(zero_copy_only=False)
+    outside = (millis < 0) | (millis >= 86_400_000)
+    if mask is not None:
+        outside &= ~mask
+    if outside.any():
+        i = int(np.flatnonzero(outside)[0])
+        raise SchemaError(f"column {field.name!r}: time value {int(raw[i])} {unit} at row {i} is outside a day")
+    return pa.Array.from_pandas(millis.astype(np.int32), mask=mask, type=pa.time32("ms"))
 
 
 class _Stats:

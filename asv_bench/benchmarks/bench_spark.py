@@ -1,0 +1,106 @@
+"""Spark: the ``paimon_engine`` data source, ``read_table``/``write_table`` and Spark's own Parquet reader over the
+same files, in the same ``local[2]`` session.
+
+Workload: a table of 2,000,000 rows ``id int64, k int32 (1,000 distinct), v float64, s string`` written by the
+engine as Parquet (no deletes, so the table's data files are exactly the table and ``spark.read.parquet`` over its
+data directory reads the same rows). ``count``: ``df.count()``; ``scan``: every column into Spark's ``noop`` sink;
+``filtered_agg``: ``k < 10`` then ``sum(v)`` grouped by ``k``; ``write``: 500,000 rows appended (engine paths) or
+written as Parquet (``parquet``).
+"""
+import os
+import shutil
+import sys
+import tempfile
+
+N = 2_000_000
+W = 500_000
+PATHS = ["source", "mapinarrow", "parquet"]   # the data source, read_table/write_table, Spark's Parquet
+
+
+def _session():
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    from pyspark.sql import SparkSession
+    spark = (SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false")
+             .config("spark.sql.shuffle.partitions", "2").config("spark.driver.host", "127.0.0.1")
+             .config("spark.driver.bindAddress", "127.0.0.1").getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+class SparkRead:
+    params = [PATHS]
+    param_names = ["path"]
+    timeout = 600
+    number = 1
+    repeat = 3
+
+    def setup_cache(self):
+        import numpy as np
+        import pyarrow as pa
+
+        from paimon_engine.table.catalog import FileSystemCatalog
+        root = tempfile.mkdtemp(prefix="bench-spark-")
+        loc = os.path.join(root, "t")
+        rng = np.random.default_rng(1)
+        data = pa.table({"id": pa.array(np.arange(N), pa.int64()), "k": pa.array(np.arange(N) % 1000, pa.int32()),
+                         "v": rng.random(N), "s": pa.array([f"s{i % 977}" for i in range(N)])})
+        t = FileSystemCatalog(root).create_table_at(loc, data.schema,
+                                                    properties={"write.target-file-size-bytes": str(8 << 20)})
+        t.append(data)
+        return loc
+
+    def setup(self, loc, path):
+        self.spark = _session()
+        self.loc = loc
+        if path == "source":
+            self.df = self.spark.read.format("paimon_engine").load(loc)
+        elif path == "mapinarrow":
+            from paimon_engine.spark import read_table
+            self.df = read_table(self.spark, loc)
+        else:
+            self.df = self.spark.read.parquet(os.path.join(loc, "data"))
+
+    def time_count(self, loc, path):
+        assert self.df.count() == N
+
+    def time_scan(self, loc, path):
+        self.df.write.format("noop").mode("overwrite").save()
+
+    def time_filtered_agg(self, loc, path):
+        rows = self.df.filter("k < 10").groupBy("k").agg({"v": "sum"}).collect()
+        assert len(rows) == 10
+
+
+class SparkWrite:
+    params = [PATHS]
+    param_names = ["path"]
+    timeout = 600
+    number = 1
+    repeat = 3
+
+    def setup(self, path):
+        import pyarrow as pa
+
+        from paimon_engine.table.catalog import FileSystemCatalog
+        self.spark = _session()
+        self.root = tempfile.mkdtemp(prefix="bench-spark-w-")
+        self.loc = os.path.join(self.root, "t")
+        FileSystemCatalog(self.root).create_table_at(self.loc, pa.schema([("id", pa.int64()), ("k", pa.int32()),
+                                                                          ("s", pa.string())]))
+        self.df = self.spark.range(0, W, numPartitions=2).selectExpr(
+            "id", "cast(id % 1000 as int) AS k", "concat('s', id % 977) AS s").cache()
+        self.df.count()
+
+    def teardown(self, path):
+        self.df.unpersist()
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    def time_write(self, path):
+        if path == "source":
+            self.df.write.format("paimon_engine").mode("append").save(self.loc)
+        elif path == "mapinarrow":
+            from paimon_engine.spark import write_table
+            write_table(self.df, self.loc)
+        else:
+            self.df.write.mode("overwrite").parquet(os.path.join(self.root, "parquet"))

@@ -1,0 +1,208 @@
+# The block index of a Paimon .row file: three length-prefixed delta+zigzag
+# varint arrays (compressed sizes, uncompressed sizes, first rows) decoded
+# and checked against every invariant in one call.
+#
+# check_block_index(data, nblocks, row_count, index_offset, max_block_size,
+#                   out, state) -> status
+#   data: the index bytes; out: int64[4 * nblocks] receives the compressed
+#   sizes, uncompressed sizes, row starts and block file offsets, one after
+#   the other. Returns 0, or a negative status (paimon_engine/_pykernels/
+#   status.py) with state[0] = the check that failed (IX_* below),
+#   state[1] = the array (0, 1, 2), state[2] = the block, state[3] = the byte
+#   position in ``data``, state[4] = a detail (a length or a varint status).
+#   The checks run in a fixed order, so the first broken invariant is the one
+#   reported. Nothing here raises for bad input or reads past ``data``.
+cimport cython
+from libc.stdint cimport uint8_t, uint32_t, int32_t, int64_t, uint64_t
+
+cdef enum:
+    TRUNCATED = -1
+    OVERLONG = -2
+    BAD_LENGTH = -4
+    BAD_VALUE = -5
+
+cdef enum:
+    C_ARGS = 1
+    C_LEN_VARINT = 2
+    C_LEN_FIT = 3
+    C_COUNT_FIT = 4
+    C_VALUES = 5
+    C_EXTRA = 6
+    C_STRAY = 7
+    C_NEGATIVE = 8
+    C_CSZ_BIG = 9
+    C_SUM = 10
+    C_STARTS = 11
+    C_SMALL = 12
+    C_RATIO = 13
+    C_MAX = 14
+    C_EMPTY = 15
+    C_RATIO_MAX = 32768  # 1 << 15
+
+IX_ARGS, IX_LEN_VARINT, IX_LEN_FIT, IX_COUNT_FIT, IX_VALUES, IX_EXTRA, IX_STRAY, IX_NEGATIVE, IX_CSZ_BIG, \
+    IX_SUM, IX_STARTS, IX_SMALL, IX_RATIO, IX_MAX, IX_EMPTY = range(1, 16)
+
+#: zstd cannot expand a frame by more than ~32768x (RLE blocks)
+MAX_ZSTD_RATIO = C_RATIO_MAX
+
+
+cdef inline Py_ssize_t _read_u32(const uint8_t* p, Py_ssize_t pos, Py_ssize_t end, uint32_t* out) noexcept nogil:
+    cdef uint32_t result = 0
+    cdef uint8_t b
+    cdef int shift = 0
+    cdef int i
+    for i in range(5):
+        if pos >= end:
+            return TRUNCATED
+        b = p[pos]
+        pos += 1
+        if i == 4 and (b & 0xF0):
+            return OVERLONG
+        result |= (<uint32_t>(b & 0x7F)) << shift
+        if not (b & 0x80):
+            out[0] = result
+            return pos
+        shift += 7
+    return OVERLONG
+
+
+cdef inline Py_ssize_t _read_u64(const uint8_t* p, Py_ssize_t pos, Py_ssize_t end, uint64_t* out) noexcept nogil:
+    cdef uint64_t result = 0
+    cdef uint8_t b
+    cdef int shift = 0
+    cdef int i
+    for i in range(10):
+        if pos >= end:
+            return TRUNCATED
+        b = p[pos]
+        pos += 1
+        if i == 9 and (b & 0xFE):
+            return OVERLONG
+        result |= (<uint64_t>(b & 0x7F)) << shift
+        if not (b & 0x80):
+            out[0] = result
+            return pos
+        shift += 7
+    return OVERLONG
+
+
+cdef inline int _fail(int64_t* st, int check, int64_t arr, int64_t block, int64_t pos, int64_t detail,
+                      int status) noexcept nogil:
+    st[0] = check
+    st[1] = arr
+    st[2] = block
+    st[3] = pos
+    st[4] = detail
+    return status
+
+
+@cython.cdivision(True)
+cdef int _check(const uint8_t* p, Py_ssize_t end, int64_t n, int64_t row_count, int64_t index_offset,
+                int64_t max_block_size, int64_t* o, Py_ssize_t out_len, int64_t* st) noexcept nogil:
+    cdef Py_ssize_t pos = 0, pos2, stop, r
+    cdef int64_t a, b, total, rows, c, u
+    cdef bint bad
+    cdef int32_t length
+    cdef uint32_t lv = 0
+    cdef uint64_t v = 0, acc
+    for a in range(3):
+        r = _read_u32(p, pos, end, &lv)
+        if r < 0:
+            return _fail(st, C_LEN_VARINT, a, 0, pos, r, <int>r)
+        pos2 = r
+        length = <int32_t>lv
+        if length < 0 or length > end - pos2:
+            return _fail(st, C_LEN_FIT, a, 0, pos, length, BAD_LENGTH)
+        if n > length:  # every varint takes at least one byte
+            return _fail(st, C_COUNT_FIT, a, 0, pos2, length, BAD_LENGTH)
+        if out_len < 4 * n:
+            return _fail(st, C_ARGS, a, 0, pos2, 0, BAD_LENGTH)
+        stop = pos2 + length
+        r = pos2
+        acc = 0
+        for b in range(n):
+            r = _read_u64(p, r, stop, &v)
+            if r < 0:
+                return _fail(st, C_VALUES, a, b, pos2, r, <int>r)
+            acc = acc + <uint64_t>(<int64_t>((v >> 1) ^ (0 - (v & 1))))
+            o[a * n + b] = <int64_t>acc
+        if r != stop:
+            return _fail(st, C_EXTRA, a, 0, r, length, BAD_LENGTH)
+        pos = stop
+    if pos != end:
+        return _fail(st, C_STRAY, 0, 0, pos, end - pos, BAD_LENGTH)
+    if n == 0:
+        if row_count != 0 or index_offset != 0:
+            return _fail(st, C_EMPTY, 0, 0, 0, 0, BAD_VALUE)
+        return 0
+    # one pass over every invariant; only a broken index goes through the ordered passes below, which find the
+    # first broken one (the loop stops at the first bad block, before any sum can wrap)
+    total = 0
+    bad = 0
+    for b in range(n):
+        c = o[b]
+        u = o[n + b]
+        a = o[2 * n + b]
+        rows = (o[2 * n + b + 1] if b + 1 < n else row_count) - a
+        o[3 * n + b] = total
+        bad = ((c < 0) | (u < 0) | (c > index_offset - total) | (a < 0) | (a >= row_count) | (rows <= 0)
+               | (rows > ((u - 4) >> 2)) | (((u - 1025) >> 15) >= (c if c > 1 else 1))
+               | (max_block_size >= 0 and u > max_block_size))
+        if bad:
+            break
+        total += c
+    if not bad and total == index_offset and o[2 * n] == 0:
+        return 0
+    # every comparison below is between values already known to be in range: no sum or product wraps
+    for b in range(2 * n):
+        if o[b] < 0:
+            return _fail(st, C_NEGATIVE, b // n, b % n, 0, 0, BAD_VALUE)
+    for b in range(n):
+        if o[b] > index_offset:
+            return _fail(st, C_CSZ_BIG, 0, b, 0, 0, BAD_VALUE)
+    total = 0
+    for b in range(n):
+        c = o[b]
+        o[3 * n + b] = total
+        if c > index_offset - total:
+            return _fail(st, C_SUM, 0, b, 0, 0, BAD_VALUE)
+        total += c
+    if total != index_offset:
+        return _fail(st, C_SUM, 0, n - 1, 0, 0, BAD_VALUE)
+    if o[2 * n] != 0:
+        return _fail(st, C_STARTS, 2, 0, 0, 0, BAD_VALUE)
+    for b in range(n):
+        a = o[2 * n + b]
+        if a < 0 or a >= row_count or (b > 0 and a <= o[2 * n + b - 1]):
+            return _fail(st, C_STARTS, 2, b, 0, 0, BAD_VALUE)
+    for b in range(n):
+        # a block holds at least its offsets and row count: 4 * rows + 4 <= size, without the product
+        rows = (o[2 * n + b + 1] if b + 1 < n else row_count) - o[2 * n + b]
+        u = o[n + b]
+        if u < 4 or rows > (u - 4) // 4:
+            return _fail(st, C_SMALL, 1, b, 0, rows, BAD_VALUE)
+    for b in range(n):
+        # usz > c * R + 1024, written as (usz - 1025) / R >= c so that c * R is never formed
+        c = o[b] if o[b] > 1 else 1
+        u = o[n + b]
+        if u > 1024 and (u - 1025) // C_RATIO_MAX >= c:
+            return _fail(st, C_RATIO, 1, b, 0, 0, BAD_VALUE)
+    if max_block_size >= 0:
+        for b in range(n):
+            if o[n + b] > max_block_size:
+                return _fail(st, C_MAX, 1, b, 0, 0, BAD_VALUE)
+    return 0
+
+
+def check_block_index(const uint8_t[::1] data, int64_t nblocks, int64_t row_count, int64_t index_offset,
+                      int64_t max_block_size, int64_t[::1] out, int64_t[::1] state):
+    cdef Py_ssize_t end = data.shape[0]
+    cdef int r
+    if state.shape[0] < 5:
+        return BAD_LENGTH
+    if nblocks < 0 or row_count < 0 or index_offset < 0:
+        return _fail(&state[0], C_ARGS, 0, 0, 0, 0, BAD_LENGTH)
+    with nogil:
+        r = _check(&data[0] if end else NULL, end, nblocks, row_count, index_offset, max_block_size,
+                   &out[0] if out.shape[0] else NULL, out.shape[0], &state[0])
+    return r

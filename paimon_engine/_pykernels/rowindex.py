@@ -1,0 +1,90 @@
+"""Pure-Python twin of ``paimon_engine/_kernels/rowindex.pyx``."""
+
+from .status import BAD_LENGTH, BAD_VALUE
+from .varint import _read_u, _to_i64, read_uvarint32, zigzag_decode64
+
+IX_ARGS, IX_LEN_VARINT, IX_LEN_FIT, IX_COUNT_FIT, IX_VALUES, IX_EXTRA, IX_STRAY, IX_NEGATIVE, IX_CSZ_BIG, \
+    IX_SUM, IX_STARTS, IX_SMALL, IX_RATIO, IX_MAX, IX_EMPTY = range(1, 16)
+
+#: zstd cannot expand a frame by more than ~32768x (RLE blocks)
+MAX_ZSTD_RATIO = 32768
+
+
+def _fail(state, check, arr, block, pos, detail, status):
+    state[0], state[1], state[2], state[3], state[4] = check, arr, block, pos, detail
+    return status
+
+
+def check_block_index(data, nblocks, row_count, index_offset, max_block_size, out, state):
+    if len(state) < 5:
+        return BAD_LENGTH
+    n = int(nblocks)
+    if n < 0 or row_count < 0 or index_offset < 0:
+        return _fail(state, IX_ARGS, 0, 0, 0, 0, BAD_LENGTH)
+    data = bytes(data)
+    end = len(data)
+    pos = 0
+    arrays = []
+    for a in range(3):
+        length, pos2 = read_uvarint32(data, pos)
+        if pos2 < 0:
+            return _fail(state, IX_LEN_VARINT, a, 0, pos, pos2, pos2)
+        if length < 0 or length > end - pos2:
+            return _fail(state, IX_LEN_FIT, a, 0, pos, length, BAD_LENGTH)
+        if n > length:  # every varint takes at least one byte
+            return _fail(state, IX_COUNT_FIT, a, 0, pos2, length, BAD_LENGTH)
+        if len(out) < 4 * n:
+            return _fail(state, IX_ARGS, a, 0, pos2, 0, BAD_LENGTH)
+        stop = pos2 + length
+        chunk = data[:stop]
+        r, acc, values = pos2, 0, []
+        for b in range(n):
+            v, r = _read_u(chunk, r, 10, 0xFE)
+            if r < 0:
+                return _fail(state, IX_VALUES, a, b, pos2, r, r)
+            acc = _to_i64(acc + zigzag_decode64(v))
+            values.append(acc)
+        if r != stop:
+            return _fail(state, IX_EXTRA, a, 0, r, length, BAD_LENGTH)
+        out[a * n:(a + 1) * n] = values
+        arrays.append(values)
+        pos = stop
+    if pos != end:
+        return _fail(state, IX_STRAY, 0, 0, pos, end - pos, BAD_LENGTH)
+    if n == 0:
+        if row_count != 0 or index_offset != 0:
+            return _fail(state, IX_EMPTY, 0, 0, 0, 0, BAD_VALUE)
+        return 0
+    csz, usz, starts = arrays
+    for b, v in enumerate(csz + usz):
+        if v < 0:
+            return _fail(state, IX_NEGATIVE, b // n, b % n, 0, 0, BAD_VALUE)
+    for b, c in enumerate(csz):
+        if c > index_offset:
+            return _fail(state, IX_CSZ_BIG, 0, b, 0, 0, BAD_VALUE)
+    total = 0
+    for b, c in enumerate(csz):
+        out[3 * n + b] = total
+        if c > index_offset - total:
+            return _fail(state, IX_SUM, 0, b, 0, 0, BAD_VALUE)
+        total += c
+    if total != index_offset:
+        return _fail(state, IX_SUM, 0, n - 1, 0, 0, BAD_VALUE)
+    if starts[0] != 0:
+        return _fail(state, IX_STARTS, 2, 0, 0, 0, BAD_VALUE)
+    for b, s in enumerate(starts):
+        if s < 0 or s >= row_count or (b > 0 and s <= starts[b - 1]):
+            return _fail(state, IX_STARTS, 2, b, 0, 0, BAD_VALUE)
+    for b in range(n):
+        # a block holds at least its offsets and row count: 4 * rows + 4 <= size
+        rows = (starts[b + 1] if b + 1 < n else row_count) - starts[b]
+        if 4 * rows + 4 > usz[b]:
+            return _fail(state, IX_SMALL, 1, b, 0, rows, BAD_VALUE)
+    for b in range(n):
+        if usz[b] > max(csz[b], 1) * MAX_ZSTD_RATIO + 1024:
+            return _fail(state, IX_RATIO, 1, b, 0, 0, BAD_VALUE)
+    if max_block_size >= 0:
+        for b in range(n):
+            if usz[b] > max_block_size:
+                return _fail(state, IX_MAX, 1, b, 0, 0, BAD_VALUE)
+    return 0

@@ -1,0 +1,124 @@
+"""The rowindex kernel (decoding and checking a .row block index): compiled and twin agree on good and bad
+indexes, value for value and status for status."""
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from paimon_engine import _speedups
+from paimon_engine.encoding import encode_delta_varint, encode_uvarint32
+
+from .impls import implementations
+
+IMPLS = implementations("rowindex")
+
+
+def index_bytes(csz, usz, starts):
+    out = b""
+    for arr in (csz, usz, starts):
+        enc = encode_delta_varint(np.asarray(arr, dtype=np.int64))
+        out += encode_uvarint32(len(enc)) + enc
+    return out
+
+
+def run(impl, data, n, rows, ioff, max_block=-1):
+    out = np.full(4 * n if 0 <= n <= len(data) else 0, -7, dtype=np.int64)
+    state = np.zeros(5, dtype=np.int64)
+    st_ = impl.check_block_index(data, n, rows, ioff, max_block, out, state)
+    return st_, state.tolist(), out
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+def test_good_index_decodes_with_offsets(impl):
+    csz, usz, starts = [10, 20, 5], [100, 200, 40], [0, 7, 30]
+    st_, _, out = run(impl, index_bytes(csz, usz, starts), 3, 33, 35)
+    assert st_ == 0
+    assert out.tolist() == csz + usz + starts + [0, 10, 30]
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("kwargs, check", [
+    (dict(csz=[10, -1]), "IX_NEGATIVE"),
+    (dict(usz=[100, -1]), "IX_NEGATIVE"),
+    (dict(csz=[10, 99]), "IX_CSZ_BIG"),
+    (dict(csz=[10, 19]), "IX_SUM"),
+    (dict(starts=[1, 7]), "IX_STARTS"),
+    (dict(starts=[0, 0]), "IX_STARTS"),
+    (dict(starts=[0, 40]), "IX_STARTS"),
+    (dict(usz=[100, 4 * 26 + 3]), "IX_SMALL"),
+    (dict(usz=[100, 20 * 32768 + 1025]), "IX_RATIO"),
+    (dict(max_block=150), "IX_MAX"),
+])
+def test_each_invariant(impl, kwargs, check):
+    csz, usz, starts = kwargs.get("csz", [10, 20]), kwargs.get("usz", [100, 200]), kwargs.get("starts", [0, 7])
+    st_, state, _ = run(impl, index_bytes(csz, usz, starts), 2, 33, 30, kwargs.get("max_block", -1))
+    assert st_ < 0 and state[0] == getattr(impl, check)
+    assert st_ == run(_speedups.twin("rowindex"), index_bytes(csz, usz, starts), 2, 33, 30,
+                      kwargs.get("max_block", -1))[0]
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+def test_smallest_block_that_holds_its_rows(impl):
+    # 26 rows need 4 * 26 + 4 bytes of offsets and count
+    assert run(impl, index_bytes([10, 20], [100, 4 * 26 + 4], [0, 7]), 2, 33, 30)[0] == 0
+    assert run(impl, index_bytes([10, 20], [100, 4 * 26 + 3], [0, 7]), 2, 33, 30)[0] < 0
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+def test_framing_errors(impl):
+    good = index_bytes([10, 20], [100, 200], [0, 7])
+    assert run(impl, good + b"\x00", 2, 33, 30)[1][0] == impl.IX_STRAY
+    assert run(impl, good[:-1], 2, 33, 30)[1][0] == impl.IX_LEN_FIT
+    assert run(impl, b"\x80", 2, 33, 30)[1][0] == impl.IX_LEN_VARINT
+    assert run(impl, good, 3, 33, 30)[1][0] == impl.IX_COUNT_FIT
+    assert run(impl, good, 1, 33, 30)[1][0] == impl.IX_EXTRA
+    assert run(impl, b"\x02\x80\x80" + good[3:], 2, 33, 30)[1][0] == impl.IX_VALUES
+    assert run(impl, b"\x00\x00\x00", 0, 5, 0)[1][0] == impl.IX_EMPTY
+    assert run(impl, b"\x00\x00\x00", 0, 0, 0)[0] == 0
+    assert run(impl, good, 2_000_000_000, 33, 30)[1][0] == impl.IX_COUNT_FIT  # no allocation for the claim
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.binary(max_size=40), n=st.integers(0, 6), rows=st.integers(0, 50), ioff=st.integers(0, 80),
+       max_block=st.sampled_from([-1, 64]))
+def test_compiled_and_twin_agree_on_any_bytes(data, n, rows, ioff, max_block):
+    twin = _speedups.twin("rowindex")
+    expect = run(twin, data, n, rows, ioff, max_block)
+    for impl in IMPLS:
+        got = run(impl.values[0], data, n, rows, ioff, max_block)
+        assert got[0] == expect[0] and got[1] == expect[1]
+        if expect[0] == 0:
+            assert got[2].tolist() == expect[2].tolist()
+
+
+@settings(max_examples=300, deadline=None)
+@given(values=st.lists(st.tuples(st.integers(-3, 40), st.integers(-3, 3000), st.integers(-2, 60)), max_size=6),
+       rows=st.integers(0, 70), ioff=st.integers(0, 120), max_block=st.sampled_from([-1, 1500]))
+def test_compiled_and_twin_agree_on_well_framed_indexes(values, rows, ioff, max_block):
+    csz, usz, starts = ([v[i] for v in values] for i in range(3))
+    data = index_bytes(csz, usz, starts)
+    twin = _speedups.twin("rowindex")
+    expect = run(twin, data, len(values), rows, ioff, max_block)
+    for impl in IMPLS:
+        got = run(impl.values[0], data, len(values), rows, ioff, max_block)
+        assert got[0] == expect[0] and got[1] == expect[1]
+        if expect[0] == 0:
+            assert got[2].tolist() == expect[2].tolist()
+
+
+def test_compiled_and_twin_agree_next_to_every_boundary():
+    """A valid index with each value moved by -1, +1 and to the nearest edge of its invariant: the compiled
+    kernel's one-pass check and the twin's ordered checks give the same status and location."""
+    twin = _speedups.twin("rowindex")
+    base = [[30, 2, 40], [4 * 5 + 4, 2 * 32768 + 1024, 4 * 7 + 4], [0, 5, 6]]  # rows 5, 1, 7 -> 13
+    for impl in IMPLS:
+        for a in range(3):
+            for b in range(3):
+                for new in {base[a][b] - 1, base[a][b] + 1, 0, 1, 3, 4, 12, 13, 72, 73, 2 * 32768 + 1025}:
+                    arrs = [list(x) for x in base]
+                    arrs[a][b] = new
+                    data = index_bytes(*arrs)
+                    for ioff, mb in ((72, -1), (72, 2 * 32768 + 1023), (71, -1)):
+                        expect = run(twin, data, 3, 13, ioff, mb)
+                        got = run(impl.values[0], data, 3, 13, ioff, mb)
+                        assert got[0] == expect[0] and got[1] == expect[1], (a, b, new, ioff, mb)
+    assert run(twin, index_bytes(*base), 3, 13, 72)[0] == 0
