@@ -94,3 +94,15 @@ def test_concurrent_delete_of_the_same_file_fails_the_upsert(tmp_path):
         b.upsert(_rows([2], "new"), join_cols=["id"])
     t = cat.load_table("db.t")
     assert {i: v for i, (v, _, _) in _state(t).items()} == {1: "v1", 2: "v2", 3: "v3"}
+
+
+def test_partitioned_upsert_replaces_a_row_that_moves_to_another_partition(tmp_path):
+    cat = _catalog(tmp_path)
+    schema = pa.schema([("id", pa.int64()), ("p", pa.string())])
+    t = cat.create_table("db.t", schema, [("p", "identity")], format_version=3)
+    t.append(pa.table({"id": pa.array([1, 2], pa.int64()), "p": ["a", "b"]}))
+    t.upsert(pa.table({"id": pa.array([1], pa.int64()), "p": ["b"]}), join_cols=["id"])
+    got = t.scan(columns=["id", "p", "_row_id"]).to_arrow().sort_by("id").to_pylist()
+    assert got == [{"id": 1, "p": "b", "_row_id": 0}, {"id": 2, "p": "b", "_row_id": 1}]
+    # partition a's only file lost its only row: removed, not given a full vector
+    assert not t.delete_files() and all("/p=a/" not in e.data_file.file_path for e in t.data_files())
