@@ -813,7 +813,10 @@ class TaskReader:
             first_row_id = getattr(task, "first_row_id", None)
             for c in self.lineage:
                 fid = LINEAGE_COLUMNS[c]
-                stored = column(fid) if fid in file_cols and data is not None else None
+                stored = data.column(file_cols[fid]) if fid in file_cols and data is not None else None
+                if stored is not None and not pa.types.is_integer(stored.type):
+                    raise CorruptFileError(f"row-lineage column {c} is stored as {stored.type}, not long",
+                                           path=task.path)
                 if c == ROW_ID_COLUMN:
                     pos = np.arange(start, start + n, dtype=np.int64) if row_ids is None else row_ids
                     out_cols.append(_inherit_lineage(stored, first_row_id, pos, n))

@@ -113,3 +113,20 @@ def test_v2_tables_read_null_lineage(tmp_path):
     t = cat.create_table("db.t", _rows(1).schema, format_version=2)
     t.append(_rows(2))
     assert _lineage(t) == {0: (None, None), 1: (None, None)}
+
+
+def test_a_lineage_column_stored_with_another_type_is_corrupt(tmp_path):
+    from paimon_engine.errors import CorruptFileError
+    cat = _catalog(tmp_path)
+    t = cat.create_table("db.t", _rows(1).schema, format_version=3)
+    t.append(_rows(2))
+    (e,) = t.data_files()
+    path = e.data_file.file_path.removeprefix("file://")
+    stored = pq.read_table(path)
+    pq.write_table(stored.append_column(
+        pa.field("_row_id", pa.string(), metadata={b"PARQUET:field_id": str(ROW_ID_FIELD_ID).encode()}),
+        pa.array(["x", "y"])), path)
+    assert t.scan(columns=["id", "v"]).to_arrow().num_rows == 2        # not read unless asked for
+    with pytest.raises(CorruptFileError, match="_row_id.*string") as info:
+        t.scan(columns=["id", "_row_id"]).to_arrow()
+    assert info.value.path == e.data_file.file_path
