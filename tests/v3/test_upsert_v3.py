@@ -106,3 +106,18 @@ def test_partitioned_upsert_replaces_a_row_that_moves_to_another_partition(tmp_p
     assert got == [{"id": 1, "p": "b", "_row_id": 0}, {"id": 2, "p": "b", "_row_id": 1}]
     # partition a's only file lost its only row: removed, not given a full vector
     assert not t.delete_files() and all("/p=a/" not in e.data_file.file_path for e in t.data_files())
+
+
+def test_transaction_of_deletes_and_an_upsert_on_v3(tmp_path):
+    cat = _catalog(tmp_path)
+    t = cat.create_table("db.t", _rows([0]).schema, format_version=3)
+    t.append(_rows(range(6)))
+    with t.transaction() as tx:
+        tx.delete("id = 0")
+        tx.delete("id = 1")                           # merged with the vector staged just before
+        tx.upsert(_rows([2], "new"), join_cols=["id"])
+    t = cat.load_table("db.t")
+    (dv,) = [e.data_file for e in t.delete_files()]
+    assert dv.file_format == "PUFFIN" and dv.record_count == 3
+    got = _state(t)
+    assert sorted(got) == [2, 3, 4, 5] and got[2][:2] == ("new2", 2)
