@@ -25,7 +25,7 @@ __all__ = [
     "DataType", "BooleanType", "TinyIntType", "SmallIntType", "IntType", "BigIntType",
     "FloatType", "DoubleType", "CharType", "VarCharType", "BinaryType", "VarBinaryType",
     "DecimalType", "DateType", "TimeType", "TimestampType", "LocalZonedTimestampType",
-    "VariantType", "UnknownType", "UuidType", "ArrayType", "MapType", "MultisetType", "RowType", "DataField",
+    "VariantType", "variant_paths", "refuse_variant", "UnknownType", "UuidType", "ArrayType", "MapType", "MultisetType", "RowType", "DataField",
     "STRING", "BYTES", "MAX_LENGTH", "parse_paimon_type", "from_iceberg", "from_arrow",
     "schema_from_arrow",
 ]
@@ -214,6 +214,32 @@ class VariantType(_Simple):
         import pyarrow as pa
         return pa.struct([pa.field("value", pa.binary(), nullable=False),
                           pa.field("metadata", pa.binary(), nullable=False)])
+
+
+def variant_paths(dtype: DataType, prefix: str = "") -> list:
+    """Dotted names of the ``variant`` values inside ``dtype`` (a RowType's fields, list elements, map keys and
+    values); empty when there are none."""
+    if isinstance(dtype, VariantType):
+        return [prefix]
+    out = []
+    if isinstance(dtype, RowType):
+        for f in dtype.fields:
+            out += variant_paths(f.type, f"{prefix}.{f.name}" if prefix else f.name)
+    elif isinstance(dtype, ArrayType):
+        out += variant_paths(dtype.element, prefix + ".element")
+    elif isinstance(dtype, MapType):
+        out += variant_paths(dtype.key, prefix + ".key") + variant_paths(dtype.value, prefix + ".value")
+    return out
+
+
+def refuse_variant(dtype: DataType, what: str):
+    """:class:`UnsupportedTypeError` naming the first ``variant`` column of ``dtype`` (``what``: ``"read"`` or
+    ``"write"``): variant values (format version 3) are neither decoded nor encoded yet."""
+    paths = variant_paths(dtype)
+    if paths:
+        hint = "; read the other columns by naming them" if what == "read" else ""
+        raise UnsupportedTypeError(f"cannot {what} column {paths[0]!r}: its type variant is not supported yet "
+                                   f"(variant values are neither decoded nor encoded){hint}")
 
 
 class UnknownType(_Simple):

@@ -97,11 +97,11 @@ def _split(raw, path, offset):
                                path=path, offset=offset)
     if raw[4:8] != DV_MAGIC:
         raise CorruptFileError(f"bad deletion vector magic {bytes(raw[4:8]).hex()}", path=path, offset=offset + 4)
-    body = raw[4:4 + length]
-    (crc,) = struct.unpack(">I", raw[4 + length:8 + length])
-    if zlib.crc32(body) & 0xFFFFFFFF != crc:
+    mv = memoryview(raw)
+    (crc,) = struct.unpack_from(">I", mv, 4 + length)
+    if zlib.crc32(mv[4:4 + length]) & 0xFFFFFFFF != crc:    # the CRC reads the blob in place (no copy)
         raise CorruptFileError("deletion vector checksum mismatch", path=path, offset=offset + 4 + length)
-    return memoryview(raw)[8:4 + length]
+    return mv[8:4 + length]
 
 
 def _bitmaps(raw, path, offset):

@@ -397,7 +397,7 @@ class TableScan:
                     df.file_path, df.file_format.lower(), df.record_count, df.file_size_in_bytes,
                     m.partition_spec_id, tuple(df.partition), seq, deletes, residual, selection, None, None,
                     tuple(df.split_offsets) if df.split_offsets else None, e.snapshot_id,
-                    self._row_schema(df)))
+                    self._row_schema(df), df.first_row_id))
         return tasks
 
     def _file_index_result(self, df, bound):

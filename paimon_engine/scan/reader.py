@@ -8,7 +8,10 @@ across tasks) and turns one :class:`~paimon_engine.scan.tasks.FileScanTask` into
    file does not have with nulls (or their ``initial-default``);
 2. position deletes and deletion vectors -> one sorted position array -> keep-mask (kernel);
 3. equality deletes -> vectorized anti-join on the key columns (kernel hashing, null matches null);
-4. the residual filter; then the projection, plus ``_file`` / ``_pos`` on request.
+4. the residual filter; then the projection, plus ``_file`` / ``_pos`` and the row-lineage columns ``_row_id`` /
+   ``_last_updated_sequence_number`` on request (read from the file where it holds them, else inherited: the data
+   file's ``first_row_id`` plus the row position, and its data sequence number; null for a file without a
+   ``first_row_id``).
 """
 
 from __future__ import annotations
@@ -29,12 +32,43 @@ from .deletes import (EqualityDeleteSet, compact, compact_fixed_columns, decode_
                       fusable, keep_mask, keep_runs, merge_positions, position_runs)
 from .parquet_pages import all_data_pages_dictionary_encoded
 
-__all__ = ["TaskReader", "read_deletion_vector", "FILE_COLUMN", "POS_COLUMN", "METADATA_COLUMNS"]
+__all__ = ["TaskReader", "read_deletion_vector", "FILE_COLUMN", "POS_COLUMN", "ROW_ID_COLUMN",
+           "LAST_UPDATED_COLUMN", "ROW_ID_FIELD_ID", "LAST_UPDATED_FIELD_ID", "LINEAGE_COLUMNS", "METADATA_COLUMNS"]
 
 FILE_COLUMN = "_file"
 _PARTIAL = object()  # marks a position cache built from the statistics shortcut
 POS_COLUMN = "_pos"
-METADATA_COLUMNS = (FILE_COLUMN, POS_COLUMN)
+ROW_ID_COLUMN = "_row_id"                               # v3 row lineage (reserved field ids of the spec)
+LAST_UPDATED_COLUMN = "_last_updated_sequence_number"
+ROW_ID_FIELD_ID = 2147483540
+LAST_UPDATED_FIELD_ID = 2147483539
+LINEAGE_COLUMNS = {ROW_ID_COLUMN: ROW_ID_FIELD_ID, LAST_UPDATED_COLUMN: LAST_UPDATED_FIELD_ID}
+METADATA_COLUMNS = (FILE_COLUMN, POS_COLUMN, ROW_ID_COLUMN, LAST_UPDATED_COLUMN)
+
+
+def lineage_field(name: str) -> T.DataField:
+    """The optional ``long`` field a data file stores a row-lineage column in (``_row_id`` or
+    ``_last_updated_sequence_number``)."""
+    return T.DataField(LINEAGE_COLUMNS[name], name, T.BigIntType())
+
+
+def _inherit_lineage(stored, base, positions, n):
+    """A lineage column: the file's values where not null, else ``base + positions`` (``positions`` None: the
+    constant ``base``); all null when ``base`` is None (a file added before row lineage)."""
+    if base is None:
+        fill = None
+    elif positions is None:
+        fill = pa.array(np.full(n, base, dtype=np.int64))
+    else:
+        fill = pa.array(np.asarray(positions, dtype=np.int64) + np.int64(base))
+    if stored is None or stored.null_count == len(stored):
+        return fill if fill is not None else pa.nulls(n, pa.int64())
+    stored = _one_chunk(stored)
+    if stored.type != pa.int64():
+        stored = stored.cast(pa.int64())
+    if stored.null_count == 0 or fill is None:
+        return stored
+    return pc.coalesce(stored, fill)
 
 def read_deletion_vector(raw: bytes, path: str = "?", offset: int = 0, cardinality: int | None = None,
                          record_count: int | None = None) -> np.ndarray:
@@ -120,13 +154,9 @@ def _offsets(arr):
 
 
 def _default_array(field: T.DataField, n: int):
-    want = field.type.to_arrow()
-    if field.initial_default is None:
-        return pa.nulls(n, want)
-    try:
-        return pa.array([field.initial_default] * n, type=want)
-    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
-        return pa.nulls(n, want)
+    """A column a data file lacks: its ``initial-default`` (JSON single-value form) on every row, else null."""
+    from ..table.conversions import default_array
+    return default_array(field, field.initial_default, n)
 
 
 class _ParquetFile:
@@ -381,6 +411,10 @@ class TaskReader:
         self.all_fields = dict(all_fields or {})
         for f in schema.fields:
             self.all_fields.setdefault(f.id, f)
+        self.lineage = tuple(c for c in self.metadata_columns if c in LINEAGE_COLUMNS)
+        for c in self.lineage:
+            self.all_fields[LINEAGE_COLUMNS[c]] = lineage_field(c)
+        T.refuse_variant(projected, "read")
         self._pos_cache: dict = {}
         self._eq_cache: dict = {}
         self._lock = threading.Lock()
@@ -408,6 +442,8 @@ class TaskReader:
             fields.append(pa.field(FILE_COLUMN, pa.string(), nullable=False))
         if POS_COLUMN in self.metadata_columns:
             fields.append(pa.field(POS_COLUMN, pa.int64(), nullable=False))
+        for c in self.lineage:
+            fields.append(pa.field(c, pa.int64(), metadata={b"PARQUET:field_id": str(LINEAGE_COLUMNS[c]).encode()}))
         return pa.schema(fields)
 
     # -- delete files ------------------------------------------------------
@@ -533,6 +569,11 @@ class TaskReader:
                 for fid in d.equality_ids:
                     if fid not in ids:
                         ids.append(fid)
+        for fid in ids[len(self.projected.fields):]:       # filter and equality-key columns
+            fld = self.all_fields.get(fid)
+            if fld is not None and T.variant_paths(fld.type):
+                T.refuse_variant(T.RowType([fld]), "read")
+        ids += [LINEAGE_COLUMNS[c] for c in self.lineage]
         return ids
 
     def read_task(self, task, batch_size=None):
@@ -768,6 +809,20 @@ class TaskReader:
             out_cols.append(pa.array([task.path], pa.string()).take(np.zeros(n, dtype=np.int32)))
         if POS_COLUMN in self.metadata_columns:
             out_cols.append(pa.array(np.arange(start, start + n, dtype=np.int64) if row_ids is None else row_ids))
+        if self.lineage:
+            first_row_id = getattr(task, "first_row_id", None)
+            for c in self.lineage:
+                fid = LINEAGE_COLUMNS[c]
+                stored = data.column(file_cols[fid]) if fid in file_cols and data is not None else None
+                if stored is not None and not pa.types.is_integer(stored.type):
+                    raise CorruptFileError(f"row-lineage column {c} is stored as {stored.type}, not long",
+                                           path=task.path)
+                if c == ROW_ID_COLUMN:
+                    pos = np.arange(start, start + n, dtype=np.int64) if row_ids is None else row_ids
+                    out_cols.append(_inherit_lineage(stored, first_row_id, pos, n))
+                else:
+                    seq = task.sequence_number if first_row_id is not None else None
+                    out_cols.append(_inherit_lineage(stored, seq, None, n))
         runs = None
         if keep is not None:
             runs = keep_runs(keep)

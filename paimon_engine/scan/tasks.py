@@ -47,6 +47,7 @@ class FileScanTask:
     split_offsets: tuple | None = None
     snapshot_id: int | None = None    # the snapshot that added the file (incremental scans)
     file_schema: object = None        # RowType a ``row`` file was written with (row files store no schema)
+    first_row_id: int | None = None   # v3 row lineage: row id of the file's first row (None: no lineage)
 
     @property
     def size_bytes(self) -> int:

@@ -199,3 +199,152 @@ def truncate_upper(t: T.DataType, value, width: int = 16):
                 return bytes(bs[: i + 1])
         return None
     return value
+
+
+# ---------------------------------------------------------------------------
+# JSON single-value serialization (``initial-default`` / ``write-default`` of schema fields)
+# ---------------------------------------------------------------------------
+
+def _bad_default(t, value, field, why=""):
+    from ..errors import SchemaError
+    return SchemaError(f"field {field!r}: {value!r} is not a valid default for {t.to_paimon_string()}"
+                       + (f" ({why})" if why else ""))
+
+
+def _parse_time_of_day(text: str, per_sec: int) -> int:
+    hms, _, frac = text.partition(".")
+    h, m, s = (int(x) for x in hms.split(":"))
+    if not (0 <= h < 24 and 0 <= m < 60 and 0 <= s < 60) or not (frac == "" or frac.isdigit()):
+        raise ValueError("bad time of day")
+    digits = len(str(per_sec)) - 1
+    if len(frac) > digits:
+        raise ValueError("too many fraction digits")
+    return (h * 3600 + m * 60 + s) * per_sec + int((frac or "0").ljust(digits, "0"))
+
+
+def default_from_json(t: T.DataType, value, field: str = "?"):
+    """A default value in Iceberg's JSON single-value form -> a Python value ``pyarrow.scalar(v, t.to_arrow())``
+    takes (dates as ``date``, times and timestamps as integer units, decimals as ``Decimal``, binary as bytes,
+    structs as dicts by field name, maps as lists of pairs). A value that does not fit the type is a
+    :class:`~paimon_engine.errors.SchemaError` naming the field."""
+    if value is None:
+        return None
+    try:
+        if isinstance(t, T.BooleanType):
+            if type(value) is not bool:
+                raise ValueError("not a JSON boolean")
+            return value
+        if isinstance(t, (T.TinyIntType, T.SmallIntType, T.IntType, T.BigIntType)):
+            if type(value) is not int:
+                raise ValueError("not a JSON integer")
+            return value
+        if isinstance(t, (T.FloatType, T.DoubleType)):
+            if type(value) not in (int, float):
+                raise ValueError("not a JSON number")
+            return float(value)
+        if isinstance(t, T.DecimalType):
+            d = decimal.Decimal(value) if isinstance(value, str) else None
+            if d is None or not d.is_finite() or -d.as_tuple().exponent != t.scale:
+                raise ValueError(f"a string with exactly {t.scale} fraction digits is expected")
+            return d
+        if isinstance(t, T.DateType):
+            return datetime.date.fromisoformat(value)
+        if isinstance(t, T.TimeType):
+            return _parse_time_of_day(value, 1_000_000)
+        if isinstance(t, (T.TimestampType, T.LocalZonedTimestampType)):
+            per_sec = _ts_unit_per_sec(t)
+            text = value
+            if isinstance(t, T.LocalZonedTimestampType):
+                if not text.endswith("+00:00"):
+                    raise ValueError("a timestamptz default is written in UTC (+00:00)")
+                text = text[:-6]
+            day, sep, tod = text.partition("T")
+            if not sep:
+                raise ValueError("no 'T' between date and time")
+            days = (datetime.date.fromisoformat(day) - _EPOCH_DATE).days
+            return days * 86400 * per_sec + _parse_time_of_day(tod, per_sec)
+        if isinstance(t, (T.CharType, T.VarCharType)):
+            if not isinstance(value, str):
+                raise ValueError("not a JSON string")
+            return value
+        if isinstance(t, T.UuidType):
+            return _uuid.UUID(value).bytes
+        if isinstance(t, (T.BinaryType, T.VarBinaryType)):
+            raw = bytes.fromhex(value)
+            if isinstance(t, T.BinaryType) and len(raw) != t.length:
+                raise ValueError(f"fixed[{t.length}] needs {t.length} bytes")
+            return raw
+        if isinstance(t, T.RowType):
+            if not isinstance(value, dict):
+                raise ValueError("not a JSON object")
+            return {f.name: default_from_json(f.type, value.get(str(f.id)), f"{field}.{f.name}") for f in t.fields}
+        if isinstance(t, T.ArrayType):
+            if not isinstance(value, list):
+                raise ValueError("not a JSON array")
+            return [default_from_json(t.element, v, f"{field}.element") for v in value]
+        if isinstance(t, T.MapType):
+            keys, vals = value.get("keys"), value.get("values")
+            if not isinstance(keys, list) or not isinstance(vals, list) or len(keys) != len(vals):
+                raise ValueError("a map default is an object of equally long 'keys' and 'values' arrays")
+            return [(default_from_json(t.key, k, f"{field}.key"), default_from_json(t.value, v, f"{field}.value"))
+                    for k, v in zip(keys, vals)]
+    except (ValueError, TypeError, AttributeError, decimal.InvalidOperation) as exc:
+        raise _bad_default(t, value, field, str(exc)) from None
+    raise _bad_default(t, value, field, "the type has no default values")
+
+
+def default_to_json(t: T.DataType, value, field: str = "?"):
+    """A Python value (``date``, ``datetime``, ``Decimal``, ``UUID``, bytes, dict/list for nested types) -> its
+    JSON single-value form, the inverse of :func:`default_from_json`."""
+    if value is None:
+        return None
+    try:
+        if isinstance(t, T.DecimalType):
+            return str(to_internal(t, value))
+        if isinstance(t, T.DateType):
+            return (value.date() if isinstance(value, datetime.datetime) else value).isoformat()
+        if isinstance(t, T.TimeType):
+            us = to_internal(t, value)
+            s, frac = divmod(us, 1_000_000)
+            return f"{s // 3600:02d}:{s // 60 % 60:02d}:{s % 60:02d}.{frac:06d}"
+        if isinstance(t, (T.TimestampType, T.LocalZonedTimestampType)):
+            units = to_internal(t, value)
+            per_sec = _ts_unit_per_sec(t)
+            secs, frac = divmod(units, per_sec)
+            days, sod = divmod(secs, 86400)
+            day = (_EPOCH_DATE + datetime.timedelta(days=days)).isoformat()
+            digits = len(str(per_sec)) - 1
+            text = f"{day}T{sod // 3600:02d}:{sod // 60 % 60:02d}:{sod % 60:02d}.{frac:0{digits}d}"
+            return text + "+00:00" if isinstance(t, T.LocalZonedTimestampType) else text
+        if isinstance(t, T.UuidType):
+            return str(_uuid.UUID(bytes=to_internal(t, value)))
+        if isinstance(t, (T.BinaryType, T.VarBinaryType)):
+            return bytes(value).hex()
+        if isinstance(t, T.RowType):
+            return {str(f.id): default_to_json(f.type, value.get(f.name), f"{field}.{f.name}") for f in t.fields
+                    if value.get(f.name) is not None}
+        if isinstance(t, T.ArrayType):
+            return [default_to_json(t.element, v, f"{field}.element") for v in value]
+        if isinstance(t, T.MapType):
+            items = list(value.items()) if isinstance(value, dict) else list(value)
+            return {"keys": [default_to_json(t.key, k, f"{field}.key") for k, _ in items],
+                    "values": [default_to_json(t.value, v, f"{field}.value") for _, v in items]}
+        if isinstance(t, (T.TinyIntType, T.SmallIntType, T.IntType, T.BigIntType, T.FloatType, T.DoubleType,
+                          T.BooleanType)):
+            return to_internal(t, value)
+        return value
+    except (ValueError, TypeError, AttributeError, decimal.InvalidOperation) as exc:
+        raise _bad_default(t, value, field, str(exc)) from None
+
+
+def default_array(field: T.DataField, value, n: int):
+    """``n`` copies of a field's default (JSON single-value form) as an Arrow array of the field's type."""
+    import pyarrow as pa
+    want = field.type.to_arrow()
+    if value is None:
+        return pa.nulls(n, want)
+    v = default_from_json(field.type, value, field.name)
+    try:
+        return pa.repeat(pa.scalar(v, type=want), n)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, TypeError, ValueError) as exc:
+        raise _bad_default(field.type, value, field.name, str(exc)) from None

@@ -21,7 +21,8 @@ if TYPE_CHECKING:  # annotations only
 
 __all__ = ["to_arrow_table", "prepare_arrow", "partition_groups", "write_data_files", "write_parquet_file",
            "file_index_options", "load_file_index",
-           "write_position_deletes", "write_equality_deletes", "write_deletion_vectors", "POSITION_DELETE_SCHEMA", "column_metrics"]
+           "write_position_deletes", "write_equality_deletes", "write_deletion_vectors", "POSITION_DELETE_SCHEMA", "column_metrics",
+           "with_lineage"]
 
 DELETE_FILE_PATH_ID = 2147483546
 DELETE_POS_ID = 2147483545
@@ -45,9 +46,11 @@ def to_arrow_table(data):
 
 
 def prepare_arrow(data, schema) -> "pa.Table":
-    """Match columns by name to the table schema, cast to its types, fill missing optional columns with nulls,
-    reject unknown columns and nulls in required columns. The result carries the schema's field ids."""
+    """Match columns by name to the table schema, cast to its types, fill a missing column with its
+    ``write-default`` (nulls when it has none and is optional), reject unknown columns and nulls in required
+    columns. The result carries the schema's field ids."""
     import pyarrow as pa
+    T.refuse_variant(schema.struct, "write")
     tbl = to_arrow_table(data)
     target = schema.to_arrow()
     names = set(tbl.column_names)
@@ -65,12 +68,40 @@ def prepare_arrow(data, schema) -> "pa.Table":
                     raise SchemaError(f"column {f.name!r}: cannot write {c.type} as {af.type}: {exc}") from None
             if f.required and c.null_count:
                 raise SchemaError(f"required column {f.name!r} has {c.null_count} nulls")
+        elif f.write_default is not None:
+            from .conversions import default_array
+            c = pa.chunked_array([default_array(f, f.write_default, tbl.num_rows)])
         else:
             if f.required:
                 raise SchemaError(f"required column {f.name!r} is missing")
             c = pa.chunked_array([pa.nulls(tbl.num_rows, af.type)])
         cols.append(c)
     return pa.Table.from_arrays(cols, schema=target)
+
+
+def with_lineage(tbl, row_ids, last_updated):
+    """``tbl`` (prepared for the table schema) plus the v3 row-lineage columns ``_row_id`` and
+    ``_last_updated_sequence_number`` (field ids 2147483540, 2147483539), which :func:`write_data_files` writes
+    into Parquet data files so that rows moved by a rewrite keep their lineage (a null inherits, as for new
+    rows). Columns that are entirely null are left out."""
+    import pyarrow as pa
+    from ..scan.reader import LAST_UPDATED_COLUMN, LINEAGE_COLUMNS, ROW_ID_COLUMN
+    for name, values in ((ROW_ID_COLUMN, row_ids), (LAST_UPDATED_COLUMN, last_updated)):
+        if values is None:
+            continue
+        values = values.cast(pa.int64())
+        if values.null_count == len(values):
+            continue
+        fid = str(LINEAGE_COLUMNS[name]).encode()
+        tbl = tbl.append_column(pa.field(name, pa.int64(), metadata={b"PARQUET:field_id": fid}), values)
+    return tbl
+
+
+def _split_lineage(chunk):
+    """(the table's columns, the row-lineage columns' names) of a chunk to write."""
+    from ..scan.reader import LINEAGE_COLUMNS
+    names = [n for n in chunk.column_names if n in LINEAGE_COLUMNS]
+    return (chunk.drop_columns(names) if names else chunk), names
 
 
 def partition_groups(tbl, spec, schema):
@@ -222,7 +253,7 @@ def write_data_files(io, location, tbl, spec, schema, properties=None, *, snapsh
     if index_options:
         # unknown index types, options or columns fail here, before any file is written
         from ..index import FileIndexBuilder
-        FileIndexBuilder(T.RowType(_fields_for(schema, tbl)), index_options)
+        FileIndexBuilder(T.RowType(_fields_for(schema, _split_lineage(tbl)[0])), index_options)
     out = []
     prefix = uuid.uuid4()
     k = 0
@@ -237,7 +268,7 @@ def write_data_files(io, location, tbl, spec, schema, properties=None, *, snapsh
             path = f"{data_loc}/{pdir}/{name}" if pdir else f"{data_loc}/{name}"
             df = _write_one(io, path, chunk, schema, part, spec.spec_id, fmt, trunc, compression, CONTENT_DATA)
             if index_options:
-                df.file_index = _write_file_index(io, path, chunk, schema, index_options)
+                df.file_index = _write_file_index(io, path, _split_lineage(chunk)[0], schema, index_options)
             out.append(df)
             written += chunk.num_rows
             if progress is not None:
@@ -309,10 +340,12 @@ def _roll(tbl, target_bytes):
 
 def _write_one(io, path, chunk, schema, part, spec_id, fmt, trunc, compression, content, encodings=None,
                **extra):
+    data, lineage = _split_lineage(chunk)
     if fmt == "row":
-        return _write_row_file(io, path, chunk, schema, part, spec_id, trunc, content, **extra)
+        # a row file holds the columns of its writer schema only: moved rows get new row ids there
+        return _write_row_file(io, path, data, schema, part, spec_id, trunc, content, **extra)
     size, sizes, offsets = write_parquet_file(io, path, chunk, compression=compression, encodings=encodings)
-    vc, nc, nan, lo, hi = column_metrics(chunk, _fields_for(schema, chunk), trunc)
+    vc, nc, nan, lo, hi = column_metrics(data, _fields_for(schema, data), trunc)
     return DataFile(path, "PARQUET", part, chunk.num_rows, size, content=content, column_sizes=sizes,
                     value_counts=vc, null_value_counts=nc, nan_value_counts=nan, lower_bounds=lo, upper_bounds=hi,
                     split_offsets=offsets or None, spec_id=spec_id,

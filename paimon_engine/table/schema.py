@@ -332,14 +332,23 @@ class SchemaUpdate:
             raise SchemaError(f"no field {'.'.join(parent_path)!r} in the schema")
         self._struct = rec(self._struct, tuple(parent_path))
 
-    def add_column(self, path, dtype: T.DataType, doc: str | None = None, required: bool = False):
-        """Add a column (``"a.b"`` or ``("a", "b")`` adds ``b`` inside struct ``a``); fresh ids for nested types."""
+    def add_column(self, path, dtype: T.DataType, doc: str | None = None, required: bool = False, *,
+                   default=None):
+        """Add a column (``"a.b"`` or ``("a", "b")`` adds ``b`` inside struct ``a``); fresh ids for nested types.
+
+        ``default`` (format version 3; a Python value: ``date``, ``datetime``, ``Decimal``, ...): the column's
+        ``initial-default`` (what rows written before it existed read) and ``write-default`` (what a writer that
+        omits it stores). A required column can be added only with a default."""
+        from .conversions import default_to_json, default_from_json
         parts = _split(path)
-        if required:
-            raise SchemaError(f"cannot add required column {'.'.join(parts)!r}: existing rows have no value")
-        dtype = assign_fresh_ids(dtype.copy(True), self._next_id) if dtype.is_nested else dtype.copy(True)
+        if required and default is None:
+            raise SchemaError(f"cannot add required column {'.'.join(parts)!r}: existing rows have no value "
+                              f"(give it a default)")
+        dtype = assign_fresh_ids(dtype.copy(True), self._next_id) if dtype.is_nested else dtype.copy(not required)
         fid = self._next_id()
-        field = T.DataField(fid, parts[-1], dtype, doc)
+        value = default_to_json(dtype, default, parts[-1])
+        default_from_json(dtype, value, parts[-1])          # a value the type cannot hold fails here
+        field = T.DataField(fid, parts[-1], dtype, doc, value, value)
 
         def add(struct):
             if parts[-1] in struct:
@@ -478,6 +487,19 @@ class SchemaUpdate:
                 raise SchemaError(f"no column {p!r} for an identifier field")
             ids.append(fid)
         self._identifier = ids
+        return self
+
+    def check_format_version(self, format_version: int):
+        """Column defaults need format version 3 (the spec's rule)."""
+        stack = list(self._struct.fields)
+        while stack:
+            f = stack.pop()
+            if format_version < 3 and (f.initial_default is not None or f.write_default is not None):
+                raise SchemaError(f"column {f.name!r}: default values need format version 3 "
+                                  f"(the table has {format_version})")
+            t = f.type
+            if isinstance(t, T.RowType):
+                stack += t.fields
         return self
 
     def apply(self) -> tuple:

@@ -93,12 +93,13 @@ def _all_fields(md, schema):
     return out
 
 
-def _bare_task(io, df, md, schema):
+def _bare_task(io, df, md, schema, sequence_number=0):
     from ..scan.tasks import FileScanTask
     fmt = (df.file_format or "parquet").lower()
     return FileScanTask(df.file_path, fmt, df.record_count, df.file_size_in_bytes, df.spec_id,
-                        tuple(df.partition or ()), 0, [],
-                        file_schema=row_file_schema(df, md, schema) if fmt == "row" else None)
+                        tuple(df.partition or ()), sequence_number or 0, [],
+                        file_schema=row_file_schema(df, md, schema) if fmt == "row" else None,
+                        first_row_id=df.first_row_id)
 
 
 def _read_all(reader, task):
@@ -136,15 +137,41 @@ class SnapshotFiles:
                 t.path: t for t in TableScan(self.md, self.io, snapshot_id=self.snapshot.snapshot_id).plan_files()}
         return self._tasks.get(path)
 
-    def read(self, entry, schema):
-        """(table of the whole file in ``schema``, keep mask: the rows no delete file removes)."""
+    def deleted_positions(self, entry):
+        """(sorted positions that the position deletes or deletion vector applying to a data entry delete, the
+        manifest entries of those delete files), as the planner's delete-file index assigns them."""
+        from ..scan.delete_index import POSITION
+        from ..scan.reader import TaskReader
+        from .. import types as T
+        none = np.zeros(0, np.int64), []
+        task = self._task_for(entry.data_file.file_path)
+        if task is None:
+            return none
+        applied = [d for d in task.deletes if d.content == POSITION]
+        if not applied:
+            return none
+        reader = TaskReader(self.io, self.md.schema().struct, T.RowType([]), ())
+        pos = reader._task_positions(dataclasses.replace(task, deletes=applied))
+        rc = entry.data_file.record_count
+        pos = np.unique(pos[(pos >= 0) & (pos < rc)]) if pos is not None else np.zeros(0, np.int64)
+        keys = {(d.path, d.content_offset if d.is_deletion_vector else None) for d in applied}
+        entries = [e for e in self.deletes if (e.data_file.file_path, e.data_file.content_offset if
+                   str(e.data_file.file_format).upper() == "PUFFIN" else None) in keys]
+        return pos, entries
+
+    def read(self, entry, schema, lineage=False):
+        """(table of the whole file in ``schema``, keep mask: the rows no delete file removes).
+
+        ``lineage``: the table also has the rows' ``_row_id`` and ``_last_updated_sequence_number`` (read or
+        inherited as a scan gives them) as its last two columns, for rewrites that must keep them."""
         from ..expressions import AlwaysTrue
-        from ..scan.reader import POS_COLUMN, TaskReader
+        from ..scan.reader import LAST_UPDATED_COLUMN, POS_COLUMN, ROW_ID_COLUMN, TaskReader
         from .. import types as T
         fields = _all_fields(self.md, schema)
         df = entry.data_file
-        tbl = _read_all(TaskReader(self.io, schema.struct, schema.struct, (), fields),
-                        _bare_task(self.io, df, self.md, schema))
+        meta = (ROW_ID_COLUMN, LAST_UPDATED_COLUMN) if lineage else ()
+        tbl = _read_all(TaskReader(self.io, schema.struct, schema.struct, meta, fields),
+                        _bare_task(self.io, df, self.md, schema, entry.sequence_number))
         task = self._task_for(df.file_path)
         if task is None or not task.deletes:
             return tbl, np.ones(tbl.num_rows, dtype=bool)

@@ -263,12 +263,13 @@ class Table:
         schema = self.schema()
         removed_rows = 0
         touched = set()
+        lineage = self.format_version >= 3
         for e in files.data:
             if bound is None:
                 producer.remove_file(e.data_file)
                 touched.add(e.data_file.file_path)
                 continue
-            tbl, keep = files.read(e, schema)
+            tbl, keep = files.read(e, schema, lineage=lineage)
             live = tbl.filter(pa.array(keep)) if not keep.all() else tbl
             match = np.asarray(evaluate_arrow(bound, live), dtype=bool)
             n = int(match.sum())
@@ -282,7 +283,7 @@ class Table:
             rest = live.filter(pa.array(~match))
             if rest.num_rows:
                 spec = self.metadata.spec(e.data_file.spec_id)
-                for df in write_data_files(self.io, self.location, prepare_arrow(rest, schema), spec, schema,
+                for df in write_data_files(self.io, self.location, self._moved_rows(rest, schema), spec, schema,
                                            self.metadata.properties):
                     producer.add_data_file(df)
         # delete files that only reference removed data files go too
@@ -291,6 +292,17 @@ class Table:
             if bound is None or (ref is not None and ref in touched):
                 producer.remove_file(d.data_file)
         return removed_rows
+
+    @staticmethod
+    def _moved_rows(tbl, schema):
+        """Rows a rewrite moves to a new file, prepared for writing; in v3 with their ``_row_id`` and
+        ``_last_updated_sequence_number`` (the spec: a row keeps both when it moves unchanged)."""
+        from ..scan.reader import LAST_UPDATED_COLUMN, ROW_ID_COLUMN
+        from .data_writer import with_lineage
+        if ROW_ID_COLUMN not in tbl.column_names:
+            return prepare_arrow(tbl, schema)
+        data = tbl.drop_columns([ROW_ID_COLUMN, LAST_UPDATED_COLUMN])
+        return with_lineage(prepare_arrow(data, schema), tbl.column(ROW_ID_COLUMN), tbl.column(LAST_UPDATED_COLUMN))
 
     def overwrite(self, data, filter=None, *, overwrite_filter=None):
         """Replace the rows matching ``filter`` (pyiceberg: ``overwrite_filter``; all rows when None) with
@@ -457,10 +469,15 @@ class Table:
                 raise InvalidArgumentError(f"duplicate rows in the data for key {dict(zip(keys, k))}")
             seen.add(k)
         existing = {}
+        located = {}        # v3: key -> (data file, position, row id) of the row an update replaces
+        v3 = self.format_version >= 3
+        meta = ["_file", "_pos", "_row_id"] if v3 else []
         if self.current_snapshot() is not None and incoming:
-            for r in self.to_arrow(columns=names).to_pylist():
+            for r in self.to_arrow(columns=names + meta).to_pylist():
                 k = tuple(r[c] for c in keys)
                 if k in seen:
+                    if v3:
+                        located[k] = tuple(r.pop(c) for c in meta)
                     existing[k] = r
         updates, inserts = [], []
         for i, r in enumerate(incoming):
@@ -472,12 +489,57 @@ class Table:
                 updates.append(i)
         if not updates and not inserts:
             return UpsertResult(0, 0)
+        if v3 and updates:
+            self._upsert_with_deletion_vectors(tbl, [tuple(r[c] for c in keys) for r in incoming], updates, inserts,
+                                               located)
+            return UpsertResult(len(updates), len(inserts))
         rd = RowDelta(self)
         if updates:
             rd.delete_keys(tbl.take(pa.array(updates, pa.int64())), keys)
         rd.add_rows(tbl.take(pa.array(sorted(updates + inserts), pa.int64())))
         rd.commit()
         return UpsertResult(len(updates), len(inserts))
+
+    def _upsert_with_deletion_vectors(self, tbl, row_keys, updates, inserts, located):
+        """v3 upsert, as Iceberg Java's merge-on-read MERGE/UPDATE writes it: the replaced rows are deleted through
+        deletion vectors (merged with each data file's current one), the new versions keep their ``_row_id`` and
+        get a null ``_last_updated_sequence_number`` (so they read as updated by this commit); inserted rows get
+        new row ids. One snapshot, operation ``overwrite``."""
+        import pyarrow as pa
+        from .data_writer import with_lineage
+        self._check_writable()
+        schema = self.schema()
+        files = SnapshotFiles(self.io, self.metadata, self.metadata.current_snapshot())
+        entries = {e.data_file.file_path: e for e in files.data}
+        by_file = {}
+        for i in updates:
+            path, pos, _ = located[row_keys[i]]
+            by_file.setdefault(path, []).append(pos)
+        p = SnapshotProducer(self, "overwrite")
+        vectors = []
+        for path, pos in by_file.items():
+            e = entries.get(path)
+            if e is None:
+                raise CommitFailedError(f"upsert on {self.name}: data file {path} is no longer live")
+            pos = np.unique(np.asarray(pos, dtype=np.int64))
+            old, _ = files.deleted_positions(e)
+            if np.union1d(old, pos).size == e.data_file.record_count:
+                p.remove_file(e.data_file)          # every row of the file is gone: drop it, not a full vector
+                for d in files.pos_by_file.get(path, []):
+                    p.remove_file(d.data_file)
+            else:
+                vectors.append((e, pos))
+        if vectors:
+            self._add_deletion_vectors(p, files, vectors)
+        order = sorted(updates + inserts)
+        updated = set(updates)
+        row_ids = [located[row_keys[i]][2] if i in updated else None
+                   for i in order]
+        rows = with_lineage(prepare_arrow(tbl.take(pa.array(order, pa.int64())), schema),
+                            pa.array(row_ids, pa.int64()), None)
+        for df in write_data_files(self.io, self.location, rows, self.spec(), schema, self.metadata.properties):
+            p.add_data_file(df)
+        p.commit()
 
     def rewrite_files(self, target_file_size: int | None = None, progress=None):
         """Compaction: rewrite all live data with deletes applied into new files of the current spec, dropping
@@ -491,7 +553,7 @@ class Table:
         pieces = []
         import pyarrow as pa
         for i, e in enumerate(files.data):
-            tbl, keep = files.read(e, schema)
+            tbl, keep = files.read(e, schema, lineage=self.format_version >= 3)
             pieces.append(tbl.filter(pa.array(keep)) if not keep.all() else tbl)
             p.remove_file(e.data_file)
             if progress is not None:
@@ -504,8 +566,8 @@ class Table:
         if pieces:
             merged = pa.concat_tables(pieces)
             if merged.num_rows:
-                for df in write_data_files(self.io, self.location, prepare_arrow(merged, schema), self.spec(), schema,
-                                           props, progress=progress):
+                for df in write_data_files(self.io, self.location, self._moved_rows(merged, schema), self.spec(),
+                                           schema, props, progress=progress):
                     p.add_data_file(df)
         p.commit()
         return self.current_snapshot()
@@ -943,6 +1005,7 @@ class _TableSchemaUpdate(SchemaUpdate):
         return super().update_column(path, required=False)
 
     def commit(self):
+        self.check_format_version(self.table.format_version)
         new_schema, last_col = self.apply()
 
         def change(md):

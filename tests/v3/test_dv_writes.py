@@ -120,13 +120,16 @@ def test_concurrent_dvs_for_one_data_file_conflict(tmp_path):
     assert len(_deletes(t)) == 1 and _ids(t) == [i for i in range(10) if i != 1]
 
 
-def test_equality_deletes_and_upserts_still_work_on_v3(tmp_path):
+def test_equality_deletes_still_work_on_v3(tmp_path):
+    # v3 allows equality deletes (what streaming writers such as Flink's upsert mode write): mode="equality" and
+    # row_delta().delete_keys() keep writing them; upsert() writes deletion vectors (tests/v3/test_upsert_v3.py)
     cat = _catalog(tmp_path)
     t = cat.create_table("db.t", sample().schema, format_version=3)
     t.append(sample(6))
-    t.upsert(sample(2, start=4), key_columns=["id"])
+    t.delete("id = 5", mode="equality", equality_columns=["id"])
     t.delete("id = 0")
-    assert _ids(t) == [1, 2, 3, 4, 5]
+    assert _ids(t) == [1, 2, 3, 4]
     assert sorted(d.file_format for d in _deletes(t)) == ["PARQUET", "PUFFIN"]   # equality deletes, one DV
+    assert sorted(d.content for d in _deletes(t)) == [1, 2]
     with pytest.raises(ValueError, match="equality deletes"):     # pyiceberg 0.12 reads no equality deletes
         _pyiceberg_ids(tmp_path)
