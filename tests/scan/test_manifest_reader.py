@@ -94,16 +94,9 @@ def _one_manifest(tmp_path):
 
 
 def _zigzag(v):
-    v = (v << 1) ^ (v >> 63)
-    out = bytearray()
-    while True:
-        b = v & 0x7F
-        v >>= 7
-        if v:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
+    """Avro's long encoding: zigzag, then unsigned LEB128."""
+    from paimon_engine.encoding import encode_uvarint64, zigzag_encode
+    return encode_uvarint64(int(zigzag_encode([v])[0]))
 
 
 def _first_block(raw):
