@@ -16,6 +16,7 @@ cimport cython
 cimport numpy as cnp
 from libc.stdint cimport uint8_t, uint32_t, int8_t, int16_t, int32_t, int64_t, uint64_t
 from libc.string cimport memcpy, memset
+from .leb128 cimport read_u32 as _read_u32, write_u32 as _write_u32
 
 cnp.import_array()
 import numpy
@@ -65,36 +66,6 @@ cdef inline Py_ssize_t _nbytes(object a):
     if a is None:
         return 0
     return cnp.PyArray_NBYTES(<cnp.ndarray>a)
-
-
-cdef inline Py_ssize_t _read_u32(const uint8_t* p, Py_ssize_t pos, Py_ssize_t end, uint32_t* out) noexcept nogil:
-    cdef uint32_t result = 0
-    cdef uint8_t b
-    cdef int shift = 0
-    cdef int i
-    for i in range(5):
-        if pos >= end:
-            return TRUNCATED
-        b = p[pos]
-        pos += 1
-        if i == 4 and (b & 0xF0):
-            return OVERLONG
-        result |= (<uint32_t>(b & 0x7F)) << shift
-        if not (b & 0x80):
-            out[0] = result
-            return pos
-        shift += 7
-    return OVERLONG
-
-
-cdef inline Py_ssize_t _write_u32(uint8_t* p, uint32_t v) noexcept nogil:
-    cdef Py_ssize_t n = 0
-    while v >= 0x80:
-        p[n] = <uint8_t>((v & 0x7F) | 0x80)
-        v >>= 7
-        n += 1
-    p[n] = <uint8_t>v
-    return n + 1
 
 
 cdef inline Py_ssize_t _read_len(const uint8_t* p, Py_ssize_t pos, Py_ssize_t end, Py_ssize_t* out) noexcept nogil:
@@ -694,7 +665,6 @@ def decode_block(const uint8_t[::1] block, Py_ssize_t nrows, const int32_t[::1] 
     if nsel < 0 or out_base < 0:
         return BAD_LENGTH
     return BlockDecoder(program, outs, out_base + nsel, datapos, state).decode(block, nrows, rows, nsel, out_base)
-
 
 
 def skip_values(const uint8_t[::1] buf, Py_ssize_t pos, Py_ssize_t end, const int32_t[::1] program,

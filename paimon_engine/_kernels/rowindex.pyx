@@ -14,6 +14,7 @@
 #   reported. Nothing here raises for bad input or reads past ``data``.
 cimport cython
 from libc.stdint cimport uint8_t, uint32_t, int32_t, int64_t, uint64_t
+from .leb128 cimport read_u32 as _read_u32, read_u64 as _read_u64, zigzag_decode
 
 cdef enum:
     TRUNCATED = -1
@@ -44,46 +45,6 @@ IX_ARGS, IX_LEN_VARINT, IX_LEN_FIT, IX_COUNT_FIT, IX_VALUES, IX_EXTRA, IX_STRAY,
 
 #: zstd cannot expand a frame by more than ~32768x (RLE blocks)
 MAX_ZSTD_RATIO = C_RATIO_MAX
-
-
-cdef inline Py_ssize_t _read_u32(const uint8_t* p, Py_ssize_t pos, Py_ssize_t end, uint32_t* out) noexcept nogil:
-    cdef uint32_t result = 0
-    cdef uint8_t b
-    cdef int shift = 0
-    cdef int i
-    for i in range(5):
-        if pos >= end:
-            return TRUNCATED
-        b = p[pos]
-        pos += 1
-        if i == 4 and (b & 0xF0):
-            return OVERLONG
-        result |= (<uint32_t>(b & 0x7F)) << shift
-        if not (b & 0x80):
-            out[0] = result
-            return pos
-        shift += 7
-    return OVERLONG
-
-
-cdef inline Py_ssize_t _read_u64(const uint8_t* p, Py_ssize_t pos, Py_ssize_t end, uint64_t* out) noexcept nogil:
-    cdef uint64_t result = 0
-    cdef uint8_t b
-    cdef int shift = 0
-    cdef int i
-    for i in range(10):
-        if pos >= end:
-            return TRUNCATED
-        b = p[pos]
-        pos += 1
-        if i == 9 and (b & 0xFE):
-            return OVERLONG
-        result |= (<uint64_t>(b & 0x7F)) << shift
-        if not (b & 0x80):
-            out[0] = result
-            return pos
-        shift += 7
-    return OVERLONG
 
 
 cdef inline int _fail(int64_t* st, int check, int64_t arr, int64_t block, int64_t pos, int64_t detail,
@@ -124,7 +85,7 @@ cdef int _check(const uint8_t* p, Py_ssize_t end, int64_t n, int64_t row_count, 
             r = _read_u64(p, r, stop, &v)
             if r < 0:
                 return _fail(st, C_VALUES, a, b, pos2, r, <int>r)
-            acc = acc + <uint64_t>(<int64_t>((v >> 1) ^ (0 - (v & 1))))
+            acc = acc + <uint64_t>zigzag_decode(v)
             o[a * n + b] = <int64_t>acc
         if r != stop:
             return _fail(st, C_EXTRA, a, 0, r, length, BAD_LENGTH)

@@ -6,74 +6,14 @@
 # raises for bad input or reads past the buffer.
 cimport cython
 from libc.stdint cimport uint8_t, uint32_t, int32_t, int64_t, uint64_t
+from .leb128 cimport (read_u32 as _read_u32, read_u64 as _read_u64, write_u64 as _write_u64,
+                     zigzag_encode as _zz_enc, zigzag_decode as _zz_dec)
 from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING
 
 
 cdef enum:
     TRUNCATED = -1
     OVERLONG = -2
-
-
-@cython.boundscheck(False)
-@cython.wraparound(False)
-cdef inline Py_ssize_t _read_u32(const uint8_t* p, Py_ssize_t pos, Py_ssize_t end, uint32_t* out) noexcept nogil:
-    cdef uint32_t result = 0
-    cdef uint8_t b
-    cdef int shift = 0
-    cdef int i
-    for i in range(5):
-        if pos >= end:
-            return TRUNCATED
-        b = p[pos]
-        pos += 1
-        if i == 4 and (b & 0xF0):
-            return OVERLONG
-        result |= (<uint32_t>(b & 0x7F)) << shift
-        if not (b & 0x80):
-            out[0] = result
-            return pos
-        shift += 7
-    return OVERLONG
-
-
-@cython.boundscheck(False)
-@cython.wraparound(False)
-cdef inline Py_ssize_t _read_u64(const uint8_t* p, Py_ssize_t pos, Py_ssize_t end, uint64_t* out) noexcept nogil:
-    cdef uint64_t result = 0
-    cdef uint8_t b
-    cdef int shift = 0
-    cdef int i
-    for i in range(10):
-        if pos >= end:
-            return TRUNCATED
-        b = p[pos]
-        pos += 1
-        if i == 9 and (b & 0xFE):
-            return OVERLONG
-        result |= (<uint64_t>(b & 0x7F)) << shift
-        if not (b & 0x80):
-            out[0] = result
-            return pos
-        shift += 7
-    return OVERLONG
-
-
-cdef inline Py_ssize_t _write_u64(uint8_t* p, uint64_t v) noexcept nogil:
-    cdef Py_ssize_t n = 0
-    while v >= 0x80:
-        p[n] = <uint8_t>((v & 0x7F) | 0x80)
-        v >>= 7
-        n += 1
-    p[n] = <uint8_t>v
-    return n + 1
-
-
-cdef inline uint64_t _zz_enc(int64_t v) noexcept nogil:
-    return (<uint64_t>v << 1) ^ <uint64_t>(v >> 63)
-
-
-cdef inline int64_t _zz_dec(uint64_t u) noexcept nogil:
-    return <int64_t>((u >> 1) ^ (0 - (u & 1)))
 
 
 def read_uvarint32(const uint8_t[::1] buf, Py_ssize_t pos):
