@@ -123,9 +123,15 @@ def packed(tmp_path_factory):
     _run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "-w", str(dist),
           str(REPO)], timeout=1200)
     env = tmp / "env"
-    _run([sys.executable, "-m", "venv", str(env)])
+    # without the PYTHONPATH the Spark fixtures set: pip would find this checkout's egg-info through it, call
+    # the package already installed and leave it out of the environment
+    clean = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    _run([sys.executable, "-m", "venv", str(env)], env=clean)
     _run([str(env / "bin" / "python"), "-m", "pip", "install", "--quiet", *glob.glob(str(dist / "*.whl")),
-          "pandas"], timeout=1200)
+          "pandas"], timeout=1200, env=clean)
+    check = subprocess.run([str(env / "bin" / "python"), "-c", "import paimon_engine, sys; print(paimon_engine.__file__)"],
+                           env=clean, capture_output=True, text=True, cwd=str(tmp))
+    assert check.returncode == 0 and str(env) in check.stdout, f"the packed environment lacks the package: {check}"
     archive = tmp / "environment.tar.gz"
     venv_pack.pack(prefix=str(env), output=str(archive), compress_level=1)
     shutil.rmtree(env)  # from here on the environment exists only as the archive
