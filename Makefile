@@ -50,7 +50,7 @@ VENV35 := .venv-spark35
 STAMP35 := $(VENV35)/.installed
 
 $(STAMP35): pyproject.toml
-	$(PY) -c "import sys; print(sys._base_executable)" | xargs -I{} {} -m venv $(VENV35)
+	"$$($(PY) -c 'import sys; print(sys._base_executable)')" -m venv $(VENV35)
 	$(VENV35)/bin/python -m pip install --quiet "pyspark>=3.5,<3.6" "pytest>=8" "pandas>=2" numpy "pyarrow>=16" \
 		zstandard pyroaring xxhash mmh3 fastavro "sqlalchemy>=2.0" "pyyaml>=6" "psycopg[binary]>=3.1" \
 		starlette uvicorn requests
