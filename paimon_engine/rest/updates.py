@@ -165,15 +165,20 @@ def _add_schema(md, u, st, what):
     st.last_schema = new_id
 
 
+def _resolve_added(requested, last, existing, kind, what):
+    """``requested``, or for -1 the id of the ``kind`` added earlier in this commit; it must be one of ``existing``."""
+    if requested == -1:
+        if last is None:
+            raise InvalidArgumentError(f"{what}: {kind} id -1 (the last added) but no {kind} was added")
+        requested = last
+    if requested not in existing:
+        raise InvalidArgumentError(f"{what}: the table has no {kind} with id {requested}")
+    return requested
+
+
 def _set_current_schema(md, u, st, what):
-    sid = _get(u, "schema-id", int, what)
-    if sid == -1:
-        if st.last_schema is None:
-            raise InvalidArgumentError(f"{what}: schema id -1 (the last added) but no schema was added")
-        sid = st.last_schema
-    if not any(s.schema_id == sid for s in md.schemas):
-        raise InvalidArgumentError(f"{what}: the table has no schema with id {sid}")
-    md.current_schema_id = sid
+    md.current_schema_id = _resolve_added(_get(u, "schema-id", int, what), st.last_schema,
+                                          {s.schema_id for s in md.schemas}, "schema", what)
 
 
 def _add_spec(md, u, st, what):
@@ -191,14 +196,8 @@ def _add_spec(md, u, st, what):
 
 
 def _set_default_spec(md, u, st, what):
-    sid = _get(u, "spec-id", int, what)
-    if sid == -1:
-        if st.last_spec is None:
-            raise InvalidArgumentError(f"{what}: spec id -1 (the last added) but no spec was added")
-        sid = st.last_spec
-    if not any(s.spec_id == sid for s in md.specs):
-        raise InvalidArgumentError(f"{what}: the table has no partition spec with id {sid}")
-    md.default_spec_id = sid
+    md.default_spec_id = _resolve_added(_get(u, "spec-id", int, what), st.last_spec,
+                                        {s.spec_id for s in md.specs}, "partition spec", what)
 
 
 def _add_order(md, u, st, what):
@@ -214,14 +213,8 @@ def _add_order(md, u, st, what):
 
 
 def _set_default_order(md, u, st, what):
-    oid = _get(u, "sort-order-id", int, what)
-    if oid == -1:
-        if st.last_order is None:
-            raise InvalidArgumentError(f"{what}: sort order id -1 (the last added) but no sort order was added")
-        oid = st.last_order
-    if not any(o.order_id == oid for o in md.sort_orders):
-        raise InvalidArgumentError(f"{what}: the table has no sort order with id {oid}")
-    md.default_sort_order_id = oid
+    md.default_sort_order_id = _resolve_added(_get(u, "sort-order-id", int, what), st.last_order,
+                                              {o.order_id for o in md.sort_orders}, "sort order", what)
 
 
 def _add_snapshot(md, u, st, what):
