@@ -16,7 +16,7 @@ import pickle
 from ..errors import InvalidArgumentError, NotFoundError, SchemaError
 from . import options as O
 from .planning import plan_groups
-from .writing import abort_job, new_job_id, remove_job_files, write_job_files, written_locations
+from .writing import abort_job, commit_job_files, new_job_id, remove_job_files, write_job_files, written_locations
 
 __all__ = ["read_table", "write_table", "table_options"]
 
@@ -220,7 +220,7 @@ def write_table(df, table, mode="append", overwrite_filter=None, **catalog_prope
     files = [f for r in results for f in pickle.loads(r.files)]
     committed = written_locations(files)
     try:
-        snap = _commit(O.load_table(opts), files, mode, bound)
+        snap = commit_job_files(O.load_table(opts), files, mode == "overwrite", bound)
     except BaseException:
         abort_job(tbl.io, tbl, job_id)
         raise
@@ -246,18 +246,3 @@ def _wait_for_tasks(sc, group, limit_s=120.0):
         if active == 0:
             return
         time.sleep(0.1)
-
-
-def _commit(tbl, files, mode, bound):
-    from ..table.commit import SnapshotProducer
-    if mode == "overwrite":
-        from ..expressions import AlwaysTrue
-        p = SnapshotProducer(tbl, "overwrite")
-        p.conflict_filter = bound if bound is not None else AlwaysTrue()
-        tbl._rewrite_matching(p, bound, False)
-    else:
-        p = SnapshotProducer(tbl, "append")
-    for f in files:
-        p.add_data_file(f)
-    p.commit()
-    return tbl.current_snapshot()

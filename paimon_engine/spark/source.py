@@ -9,7 +9,7 @@ from pyspark.sql.datasource import (DataSource, DataSourceArrowWriter, DataSourc
 
 from . import options as O
 from .planning import plan_groups
-from .writing import abort_job, new_job_id, write_job_files, written_locations
+from .writing import abort_job, commit_job_files, new_job_id, write_job_files, written_locations
 
 __all__ = ["PaimonEngineDataSource", "TablePartition", "RowFilePartition", "DataFilesMessage",
            "translate_filters"]
@@ -283,19 +283,8 @@ class TableWriter(DataSourceArrowWriter):
         return DataFilesMessage(files, written_locations(files))
 
     def commit(self, messages):
-        from ..table.commit import SnapshotProducer
-        table = O.load_table(self.options)
         files = [df for m in messages if m is not None for df in m.data_files]
-        if self.overwrite:
-            from ..expressions import AlwaysTrue
-            p = SnapshotProducer(table, "overwrite")
-            p.conflict_filter = AlwaysTrue()
-            table._rewrite_matching(p, None, False)
-        else:
-            p = SnapshotProducer(table, "append")
-        for df in files:
-            p.add_data_file(df)
-        p.commit()
+        commit_job_files(O.load_table(self.options), files, self.overwrite)
 
     def abort(self, messages):
         io = O.file_io(self.options)

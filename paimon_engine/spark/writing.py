@@ -87,3 +87,18 @@ def remove_job_files(io, table, job_id: str, keep=()) -> int:
         except (FileNotFoundError, OSError):
             pass
     return n
+
+
+def commit_job_files(table, files, overwrite: bool, overwrite_filter=None):
+    """The driver's one commit of a job's data files: an append, or an overwrite that replaces the rows matching
+    the bound ``overwrite_filter`` (every row when it is None); -> the new current snapshot."""
+    from ..expressions import AlwaysTrue
+    from ..table.commit import SnapshotProducer
+    p = SnapshotProducer(table, "overwrite" if overwrite else "append")
+    if overwrite:
+        p.conflict_filter = overwrite_filter if overwrite_filter is not None else AlwaysTrue()
+        table._rewrite_matching(p, overwrite_filter, False)
+    for df in files:
+        p.add_data_file(df)
+    p.commit()
+    return table.current_snapshot()
