@@ -1,12 +1,5 @@
-import socket
-
 import pytest
-
-
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from tests.net import free_port as _free_port
 
 
 @pytest.fixture(scope="session")

@@ -1,6 +1,5 @@
 """``paimon-engine serve`` as a process: it serves the catalog named on the command line, with the token."""
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -9,14 +8,9 @@ from pathlib import Path
 import requests
 
 from paimon_engine.table.catalog import FileSystemCatalog, SqlCatalog
+from tests.net import free_port as _free_port
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _serve(*args):

@@ -15,21 +15,15 @@ import itertools
 import os
 import pwd
 import shutil
-import socket
 import subprocess
 import tempfile
 
 import pytest
+from tests.net import free_port as _free_port
 
 PG_URI_ENV = "PAIMON_ENGINE_TEST_PG_URI"
 _DB_COUNTER = itertools.count()
 PG_CATALOG_ENV = "PAIMON_ENGINE_TEST_PG_CATALOG"   # the database of the running kind="pg" test
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _run_as():
@@ -157,7 +151,6 @@ def pg_server():
 def pg_uri(pg_server):
     """A fresh, empty PostgreSQL database for one test (SQLAlchemy URL)."""
     return pg_server.new_database()
-
 
 
 def sql_catalog_uri(kind, root) -> str:
