@@ -49,6 +49,51 @@ def newest_results(results_dir):
     return out
 
 
+def results_by_commit(results_dir, prefix):
+    """-> {"results": ...} merging (oldest first) every run of any machine whose commit hash starts with
+    ``prefix``; None when there is none."""
+    merged, found = {}, False
+    for machine in sorted(os.listdir(results_dir)) if os.path.isdir(results_dir) else []:
+        mdir = os.path.join(results_dir, machine)
+        if not os.path.isdir(mdir):
+            continue
+        runs = []
+        for name in os.listdir(mdir):
+            if not name.endswith(".json") or name == "machine.json":
+                continue
+            try:
+                with open(os.path.join(mdir, name)) as f:
+                    d = json.load(f)
+            except (OSError, ValueError):
+                continue
+            if isinstance(d.get("results"), dict) and str(d.get("commit_hash", "")).startswith(prefix):
+                runs.append((d.get("date", 0) or 0, d))
+        for _, d in sorted(runs, key=lambda r: r[0]):
+            found = True
+            cols = d.get("result_columns") or ["result", "params"]
+            for bench, row in d["results"].items():
+                merged[bench] = row if isinstance(row, dict) else dict(zip(cols, row))
+    return {"results": merged} if found else None
+
+
+def before_after(before, after):
+    """Markdown table: the engine's value per benchmark case before and after, with each peer's value from the
+    *after* run and the after-run ratio; only cases measured in both runs."""
+    b = dict(scaled(comparisons(before)))
+    a = scaled(comparisons(after))
+    lines = ["| benchmark | before | after | after / before | peers (after run; peer / paimon_engine) |",
+             "|---|---|---|---|---|"]
+    for label, d in a:
+        if ENGINE not in d or label not in b or ENGINE not in b[label]:
+            continue
+        old, new = b[label][ENGINE], d[ENGINE]
+        peers = ", ".join(f"{i} {_fmt_value(label, v)} ({v / new:.2g}x)" for i, v in sorted(d.items())
+                          if i != ENGINE)
+        lines.append(f"| {label.replace('|', '/')} | {_fmt_value(label, old)} | {_fmt_value(label, new)} | "
+                     f"{new / old:.2f} | {peers} |")
+    return "\n".join(lines) + "\n"
+
+
 def comparisons(result):
     """-> list of (benchmark case label, {impl: seconds}) for benchmarks with an ``impl`` parameter."""
     cols = result.get("result_columns") or ["result", "params"]
@@ -191,7 +236,19 @@ def main(argv=None) -> int:
     p.add_argument("--results", default=".asv/results")
     p.add_argument("--png", default="docs/bench-report.png")
     p.add_argument("--markdown", default="docs/bench-report.md")
+    p.add_argument("--before", metavar="COMMIT", help="also write a before/after table: the engine's results "
+                   "at this commit (hash prefix) against those at --after")
+    p.add_argument("--after", metavar="COMMIT", help="the commit for --before's comparison (hash prefix)")
     args = p.parse_args(argv)
+    if args.before or args.after:
+        if not (args.before and args.after):
+            print("bench-report: --before and --after go together", file=sys.stderr)
+            return 2
+        old, new = results_by_commit(args.results, args.before), results_by_commit(args.results, args.after)
+        for name, res in ((args.before, old), (args.after, new)):
+            if res is None:
+                print(f"bench-report: no asv results for commit {name} under {args.results}", file=sys.stderr)
+                return 1
     runs = newest_results(args.results)
     cases, machines = [], []
     for machine, res in runs:
@@ -215,6 +272,11 @@ def main(argv=None) -> int:
                 "`<name>_x<K>` ran on 1/K of the rows and its times are shown multiplied by K; memory and "
                 "`track_*` values are as measured.\n\n"
                 "![asv comparison](bench-report.png)\n\n" + markdown(cases))
+        if args.before:
+            f.write(f"\n## Before and after\n\nThe engine's results at commit `{args.before}` (before) and "
+                    f"`{args.after}` (after), from the same machine; times are per call, lower is better, and an "
+                    "after / before below 1 is a speed-up. Peers are from the after run.\n\n"
+                    + before_after(old, new))
     print(f"bench-report: {len(cases)} comparisons -> {args.png}, {args.markdown}")
     return 0
 

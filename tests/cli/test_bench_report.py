@@ -86,3 +86,29 @@ def test_partial_runs_are_merged_newest_first(tmp_path):
     text = md.read_text()
     assert "| A.time_a | 10 ms | 20 ms (2x) |" in text
     assert "| B.time_b | 20 ms | 40 ms (2x) |" in text
+
+
+def test_before_after_table(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    mod = _load()
+    res = tmp_path / "results" / "m1"
+    res.mkdir(parents=True)
+    cols = ["result", "params", "version"]
+    impls = [["'paimon_engine'", "'peer'"]]
+    old = {"date": 1, "commit_hash": "aaaa1111", "result_columns": cols, "results": {
+        "bench_x.A.time_a": [[0.04, 0.02], impls, "v"], "bench_x.Gone.time_g": [[0.01, 0.02], impls, "v"]}}
+    new = {"date": 2, "commit_hash": "bbbb2222", "result_columns": cols, "results": {
+        "bench_x.A.time_a": [[0.01, 0.03], impls, "v"], "bench_x.New.time_n": [[0.01, 0.02], impls, "v"]}}
+    (res / "aaaa1111-env.json").write_text(json.dumps(old))
+    (res / "bbbb2222-env.json").write_text(json.dumps(new))
+    md = tmp_path / "r.md"
+    args = ["--results", str(tmp_path / "results"), "--png", str(tmp_path / "r.png"), "--markdown", str(md)]
+    assert mod.main(args + ["--before", "aaaa", "--after", "bbbb"]) == 0
+    text = md.read_text()
+    after = text.split("## Before and after", 1)[1]
+    assert "| A.time_a | 40 ms | 10 ms | 0.25 | peer 30 ms (3x) |" in after
+    # only cases measured at both commits
+    assert "Gone" not in after and "New" not in after
+    assert mod.main(args + ["--before", "aaaa"]) == 2
+    assert mod.main(args + ["--before", "cccc", "--after", "bbbb"]) == 1
+    assert "no asv results for commit cccc" in capsys.readouterr().err
