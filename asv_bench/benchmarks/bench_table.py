@@ -72,7 +72,7 @@ class AppendCommit:
 def _metadata_file(root):
     """A table whose metadata holds 1,000 snapshots (history, logs, summaries as real appends write them)."""
     from paimon_engine.table.catalog import FileSystemCatalog
-    from paimon_engine.table.metadata import TableMetadata, serialize_metadata
+    from paimon_engine.spec.metadata import TableMetadata, serialize_metadata
     cat = FileSystemCatalog(f"{root}/fs")
     t = cat.create_table("db.t", _rows(0).schema)
     for i in range(3):
@@ -119,7 +119,7 @@ class MetadataLoad:
     def setup(self, path, impl):
         if impl == "paimon_engine":
             from paimon_engine.io import FileIO
-            from paimon_engine.table.metadata import parse_metadata
+            from paimon_engine.spec.metadata import parse_metadata
             io = FileIO()
 
             def load():

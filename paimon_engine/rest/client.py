@@ -23,7 +23,7 @@ from ..errors import (AlreadyExistsError, CommitConflictError, CommitFailedError
                       NamespaceNotEmptyError, NotFoundError, PaimonEngineError)
 from ..table.catalog import Catalog, _new_metadata
 from ..table.identifiers import check_namespace, parse_identifier
-from ..table.metadata import TableMetadata
+from ..spec.metadata import TableMetadata
 from .updates import commit_changes
 
 __all__ = ["RestCatalog"]

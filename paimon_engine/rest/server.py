@@ -230,9 +230,9 @@ class CatalogService:
 
     def create_table(self, ns, body):
         from ..table.catalog import _new_metadata
-        from ..table.partitioning import PartitionSpec
-        from ..table.schema import Schema
-        from ..table.sorting import SortOrder
+        from ..spec.partitioning import PartitionSpec
+        from ..spec.schema import Schema
+        from ..spec.sorting import SortOrder
         name = check_part(_field(body, "name", str), "table name")
         self._require_namespace(ns)
         location = _field(body, "location", str, optional=True)

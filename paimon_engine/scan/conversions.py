@@ -14,7 +14,7 @@ import uuid as _uuid
 
 from .. import types as T
 from ..errors import CorruptFileError
-from ..table.conversions import EXACT
+from ..spec.conversions import EXACT
 
 __all__ = ["from_bound_bytes", "to_internal"]
 

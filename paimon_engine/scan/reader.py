@@ -155,7 +155,7 @@ def _offsets(arr):
 
 def _default_array(field: T.DataField, n: int):
     """A column a data file lacks: its ``initial-default`` (JSON single-value form) on every row, else null."""
-    from ..table.conversions import default_array
+    from ..spec.conversions import default_array
     return default_array(field, field.initial_default, n)
 
 

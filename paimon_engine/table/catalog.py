@@ -22,9 +22,9 @@ from ..errors import (AlreadyExistsError, CommitConflictError, InvalidArgumentEr
 from ..io import FileIO, normalize_location
 from .identifiers import check_namespace, parse_identifier
 from .locations import check_deletable_root, check_within, is_within
-from .metadata import TableMetadata, new_table_metadata, parse_metadata, serialize_metadata
-from .partitioning import UNPARTITIONED, PartitionSpec
-from .schema import Schema
+from ..spec.metadata import TableMetadata, new_table_metadata, parse_metadata, serialize_metadata
+from ..spec.partitioning import UNPARTITIONED, PartitionSpec
+from ..spec.schema import Schema
 
 __all__ = ["Catalog", "FileSystemCatalog", "SqlCatalog", "load_catalog", "parse_identifier"]  # noqa: F822 (module __getattr__)
 
@@ -155,7 +155,7 @@ def _as_schema(schema) -> Schema:
 def _append_metadata_log(md: TableMetadata, base: TableMetadata | None) -> list:
     """Add the base metadata file to the log, keep ``write.metadata.previous-versions-max`` entries; -> the
     metadata files that fell off the log."""
-    from .metadata import MetadataLogEntry
+    from ..spec.metadata import MetadataLogEntry
     dropped = []
     if base is not None and base.metadata_location:
         md.metadata_log = list(md.metadata_log) + [MetadataLogEntry(base.last_updated_ms, base.metadata_location)]

@@ -34,7 +34,7 @@ from ..io import FileIO, normalize_location
 from .catalog import Catalog, _append_metadata_log, _catalog_version, _delete_old_metadata
 from .identifiers import check_namespace, parse_identifier
 from .locations import check_deletable_root, check_within, is_within
-from .metadata import parse_metadata
+from ..spec.metadata import parse_metadata
 
 __all__ = ["SqlCatalog", "MAX_SQL_NAMESPACE_BYTES"]
 

@@ -16,12 +16,13 @@ from .commit import SnapshotProducer, commit_metadata_change
 from .locations import check_deletable_root, check_within, comparable
 from .data_writer import (partition_groups, prepare_arrow, write_data_files, write_equality_deletes,
                           write_position_deletes)
-from .manifest import read_manifest
-from .manifest_list import read_manifest_list
-from .metadata import SnapshotRef
-from .partitioning import PartitionSpec, evolve_spec
-from .snapshot_files import SnapshotFiles, partition_type_of
-from .schema import Schema, SchemaUpdate
+from ..spec.manifest import read_manifest
+from ..spec.manifest_list import read_manifest_list
+from ..spec.metadata import SnapshotRef
+from ..spec.partitioning import PartitionSpec, evolve_spec
+from ..spec.snapshots import partition_type_of
+from .snapshot_files import SnapshotFiles
+from ..spec.schema import Schema, SchemaUpdate
 
 if TYPE_CHECKING:  # annotations only
     from .transaction import Transaction
@@ -188,7 +189,7 @@ class Table:
 
     # -- time travel and reads -------------------------------------------------
     def _resolve_snapshot(self, snapshot_id=None, as_of=None, ref=None):
-        from ..scan.planner import resolve_snapshot
+        from ..spec.snapshots import resolve_snapshot
         return resolve_snapshot(self.metadata, snapshot_id, as_of, ref)
 
     def at(self, snapshot_id=None, as_of=None, ref=None) -> "TableSnapshot":
@@ -1085,7 +1086,7 @@ class ManageSnapshots:
     def set_current_snapshot(self, snapshot_id: int | None = None, ref_name: str | None = None):
         """Point ``main`` at a snapshot (by id, or the one ``ref_name`` points at)."""
         def op(md):
-            from .metadata import SnapshotLogEntry
+            from ..spec.metadata import SnapshotLogEntry
             sid = snapshot_id
             if ref_name is not None:
                 s = md.snapshot_by_ref(ref_name)

@@ -6,8 +6,8 @@ commit won, or the block raised) leaves the table as it was and deletes every fi
 from __future__ import annotations
 
 from ..errors import CommitConflictError, CommitFailedError, InvalidArgumentError, PaimonEngineError
-from .manifest import STATUS_ADDED, read_manifest
-from .manifest_list import read_manifest_list
+from ..spec.manifest import STATUS_ADDED, read_manifest
+from ..spec.manifest_list import read_manifest_list
 
 __all__ = ["Transaction"]
 

@@ -7,10 +7,10 @@ import pytest
 from paimon_engine import _speedups
 from paimon_engine.errors import CorruptFileError
 from paimon_engine.table.catalog import FileSystemCatalog
-from paimon_engine.table.manifest import read_manifest
-from paimon_engine.table.manifest_list import read_manifest_list
-from paimon_engine.table.partitioning import PartitionSpec
-from paimon_engine.table.schema import Schema
+from paimon_engine.spec.manifest import read_manifest
+from paimon_engine.spec.manifest_list import read_manifest_list
+from paimon_engine.spec.partitioning import PartitionSpec
+from paimon_engine.spec.schema import Schema
 
 from .builder import MiniTable
 

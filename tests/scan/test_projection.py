@@ -9,7 +9,7 @@ from paimon_engine.expressions import Predicate
 from paimon_engine.scan.conversions import to_internal
 from paimon_engine.scan.evaluators import evaluate_row
 from paimon_engine.scan.projection import PartitionFieldInfo, project
-from paimon_engine.table.transforms import parse_transform
+from paimon_engine.spec.transforms import parse_transform
 
 CASES = [
     (T.BigIntType(), st.integers(-1000, 1000), ["identity", "bucket[7]", "truncate[10]"]),

@@ -102,7 +102,7 @@ def test_bad_index_options_fail_before_writing(tmp_path):
 
 def test_corrupt_embedded_index_is_reported(tmp_path):
     from paimon_engine.errors import CorruptFileError
-    from paimon_engine.table.data_writer import load_file_index
+    from paimon_engine.index.container import load_file_index
     with pytest.raises(CorruptFileError):
         load_file_index(None, "base64:!!!not base64", path="x.row")
     with pytest.raises(CorruptFileError):

@@ -4,7 +4,7 @@ import decimal
 import pyarrow as pa
 
 from paimon_engine import types as T
-from paimon_engine.table.schema import Schema
+from paimon_engine.spec.schema import Schema
 
 from .conftest import canon
 

@@ -215,7 +215,7 @@ def test_filtered_overwrite_is_serializable_against_concurrent_appends(tmp_path)
 
 def test_manifest_outside_table_is_refused_unless_allowed(tmp_path):
     import shutil
-    from paimon_engine.table.manifest_list import read_manifest_list, write_manifest_list
+    from paimon_engine.spec.manifest_list import read_manifest_list, write_manifest_list
     cat = FileSystemCatalog(str(tmp_path / "wh"))
     t = cat.create_table("db.t", sample().schema)
     t.append(sample(5))

@@ -9,7 +9,7 @@ import pytest
 
 from paimon_engine import types as T
 from paimon_engine.errors import SchemaError
-from paimon_engine.table.conversions import default_array, default_from_json, default_to_json
+from paimon_engine.spec.conversions import default_array, default_from_json, default_to_json
 
 
 def _catalog(tmp_path):

@@ -7,7 +7,7 @@ import pytest
 
 from paimon_engine import types as T
 from paimon_engine.errors import UnsupportedTypeError
-from paimon_engine.table.schema import Schema
+from paimon_engine.spec.schema import Schema
 
 
 def _table(tmp_path):
