@@ -7,7 +7,7 @@ from paimon_engine import types as T
 from paimon_engine.expressions import col, parse
 from paimon_engine.scan.evaluators import (FileStats, InclusiveMetricsEvaluator, StrictMetricsEvaluator,
                                            SummaryStats, evaluate_row, residual_for)
-from paimon_engine.scan.conversions import from_bound_bytes
+from paimon_engine.spec.conversions import from_bound_bytes
 from paimon_engine.errors import CorruptFileError
 
 SCHEMA = T.RowType([

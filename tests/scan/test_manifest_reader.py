@@ -162,7 +162,7 @@ def test_fastavro_is_out_of_every_read_path(tmp_path, monkeypatch):
 
 def test_wide_decimal_bounds_are_exact():
     from paimon_engine import types as T
-    from paimon_engine.scan.conversions import from_bound_bytes
+    from paimon_engine.spec.conversions import from_bound_bytes
     for unscaled in (2 ** 94 + 12345, -(10 ** 37) + 7, 10 ** 38 - 1):
         raw = unscaled.to_bytes(16, "big", signed=True)
         got = from_bound_bytes(T.DecimalType(38, 3), raw)
