@@ -21,8 +21,8 @@ from urllib.parse import quote
 
 from ..errors import (AlreadyExistsError, CommitConflictError, CommitFailedError, InvalidArgumentError,
                       NamespaceNotEmptyError, NotFoundError, PaimonEngineError)
-from ..table.catalog import Catalog, _new_metadata
-from ..table.identifiers import check_namespace, parse_identifier
+from ..catalog.base import Catalog, _new_metadata
+from ..catalog.identifiers import check_namespace, parse_identifier
 from ..spec.metadata import TableMetadata
 from .updates import commit_changes
 

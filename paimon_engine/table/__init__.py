@@ -1,7 +1,8 @@
 """The table API: :class:`Table` (reads through ``scan``, writes: append, overwrite, delete, upsert, row deltas,
 compaction, maintenance), :class:`Transaction`, schema and spec updates, ``inspect`` tables, data and delete file
 writing, and the optimistic commit. The Iceberg spec objects it works on live in :mod:`paimon_engine.spec`; the
-catalogs that store tables live in :mod:`paimon_engine.catalog`.
+catalogs that store tables live in :mod:`paimon_engine.catalog` and are reached only through the small
+:class:`~paimon_engine.table.catalog_interface.TableCatalog` interface.
 
 Submodules are imported lazily so ``import paimon_engine.table`` stays fast.
 """
@@ -10,9 +11,10 @@ from __future__ import annotations
 
 import importlib
 
-__all__ = ["Table", "TableSnapshot", "Transaction"]
+__all__ = ["Table", "TableSnapshot", "Transaction", "TableCatalog"]
 
-_WHERE = {"Table": "table", "TableSnapshot": "table", "Transaction": "transaction"}
+_WHERE = {"Table": "table", "TableSnapshot": "table", "Transaction": "transaction",
+          "TableCatalog": "catalog_interface"}
 
 
 def __getattr__(name):

@@ -10,7 +10,7 @@ from paimon_engine.errors import (AlreadyExistsError, CommitFailedError, Invalid
                                   NamespaceNotEmptyError, NotFoundError, PaimonEngineError)
 from paimon_engine.rest.client import RestCatalog
 from paimon_engine.rest.server import RestServer
-from paimon_engine.table.catalog import load_catalog
+from paimon_engine.catalog import load_catalog
 
 from .conftest import TOKEN
 

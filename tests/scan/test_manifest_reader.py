@@ -6,7 +6,7 @@ import pytest
 
 from paimon_engine import _speedups
 from paimon_engine.errors import CorruptFileError
-from paimon_engine.table.catalog import FileSystemCatalog
+from paimon_engine.catalog import FileSystemCatalog
 from paimon_engine.spec.manifest import read_manifest
 from paimon_engine.spec.manifest_list import read_manifest_list
 from paimon_engine.spec.partitioning import PartitionSpec

@@ -7,7 +7,7 @@ import pytest
 
 from paimon_engine.errors import InvalidArgumentError
 from paimon_engine.expressions import col
-from paimon_engine.table.catalog import FileSystemCatalog
+from paimon_engine.catalog import FileSystemCatalog
 
 INDEXED = {"file-index.bitmap.columns": "k", "file-index.bloom-filter.columns": "name",
            "file-index.bloom-filter.items": "100",

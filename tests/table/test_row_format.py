@@ -5,7 +5,7 @@ import pytest
 
 from paimon_engine.errors import InvalidArgumentError
 from paimon_engine.expressions import col
-from paimon_engine.table.catalog import FileSystemCatalog
+from paimon_engine.catalog import FileSystemCatalog
 
 from .conftest import canon, sample
 

@@ -9,7 +9,7 @@ import pytest
 from paimon_engine import types as T
 from paimon_engine.errors import AlreadyExistsError, InvalidArgumentError, NotFoundError, SchemaError
 from paimon_engine.expressions import col
-from paimon_engine.table.catalog import FileSystemCatalog, SqlCatalog, load_catalog
+from paimon_engine.catalog import FileSystemCatalog, SqlCatalog, load_catalog
 
 from .conftest import canon, sample
 

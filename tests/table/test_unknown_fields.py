@@ -4,7 +4,7 @@ import json
 import pyarrow as pa
 
 from paimon_engine import types as T
-from paimon_engine.table.catalog import FileSystemCatalog
+from paimon_engine.catalog import FileSystemCatalog
 from paimon_engine.spec.metadata import TableMetadata
 from paimon_engine.spec.partitioning import PartitionSpec
 from paimon_engine.spec.schema import Schema

@@ -22,7 +22,7 @@ SCHEMA = Schema(T.RowType([T.DataField(1, "id", T.BigIntType())]))
 
 
 def _catalog(tmp_path):
-    from paimon_engine.table.catalog import SqlCatalog
+    from paimon_engine.catalog import SqlCatalog
     cat = SqlCatalog("default", uri=f"sqlite:///{tmp_path}/c.db", warehouse=str(tmp_path / "wh"))
     cat.create_namespace("db")
     return cat
