@@ -166,9 +166,9 @@ A progress bar is drawn on stderr when stderr is a terminal; piped or
 redirected runs stay quiet."""
 
 
-def add_commands(sub):
-    from .cli import command_parser
-
+def add_commands(sub, command_parser):
+    """Add the sub-commands to ``sub``, each made by ``command_parser`` (the command line's one way to build a
+    sub-command parser with an example and the exit codes)."""
     p = command_parser(
         sub, "inspect", "show the structure of a .row, file-index or deletion-vector file",
         "Show a file's structure, told apart by its content:\n"
