@@ -22,8 +22,8 @@ ROOT = "paimon_engine"
 LAYERS = [
     ("entry points", ["paimon_engine", "paimon_engine.__main__", "paimon_engine.cli", "paimon_engine.cli_commands",
                       "paimon_engine.demo", "paimon_engine.spark", "paimon_engine.rest.server"]),
-    ("catalogs", ["paimon_engine.catalog", "paimon_engine.rest", "paimon_engine.rest.client"]),
-    ("table API", ["paimon_engine.table", "paimon_engine.rest.updates"]),
+    ("catalogs", ["paimon_engine.catalog"]),
+    ("table API", ["paimon_engine.table", "paimon_engine.rest", "paimon_engine.rest.updates"]),
     ("scan", ["paimon_engine.scan"]),
     ("spec", ["paimon_engine.spec", "paimon_engine.iceberg_types"]),
     ("formats and indexes", ["paimon_engine.formats", "paimon_engine.index"]),

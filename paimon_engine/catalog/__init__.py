@@ -3,7 +3,7 @@
 * :mod:`.filesystem` — :class:`FileSystemCatalog`, tables in a warehouse directory;
 * :mod:`.sql` — :class:`SqlCatalog`, SQLite or PostgreSQL with the tables of Iceberg's JDBC catalog and
   pyiceberg's ``SqlCatalog``;
-* :mod:`paimon_engine.rest.client` — ``RestCatalog``, an Iceberg REST catalog client;
+* :mod:`.rest` — ``RestCatalog``, an Iceberg REST catalog client (the server is :mod:`paimon_engine.rest.server`);
 * :mod:`.base` — what they share; :mod:`.identifiers` — the one check of names; :mod:`.loader` —
   ``load_catalog`` with config files and environment variables.
 """

@@ -31,7 +31,7 @@ def _fs_catalog(name, props):
 
 
 def _rest_catalog(name, props):
-    from ..rest.client import RestCatalog
+    from .rest import RestCatalog
     props = dict(props)
     known = {k: props.pop(k) for k in ("uri", "warehouse", "token", "credential", "headers", "io", "timeout")
              if k in props}

@@ -94,7 +94,7 @@ def live_entries(io, md, snapshot):
         check_inside_table(md, snapshot.manifest_list, "manifest list")
         manifests = read_manifest_list(io, snapshot.manifest_list)
     else:
-        from ..spec.manifest_list import ManifestFile
+        from .manifest_list import ManifestFile
         manifests = [ManifestFile(p, 0, 0, 0, 0, 0, snapshot.snapshot_id) for p in snapshot.manifests or []]
     specs = md.specs_by_id()
     data, deletes = [], []

@@ -21,10 +21,10 @@ from urllib.parse import quote
 
 from ..errors import (AlreadyExistsError, CommitConflictError, CommitFailedError, InvalidArgumentError,
                       NamespaceNotEmptyError, NotFoundError, PaimonEngineError)
-from ..catalog.base import Catalog, _new_metadata
-from ..catalog.identifiers import check_namespace, parse_identifier
+from ..rest.updates import commit_changes
 from ..spec.metadata import TableMetadata
-from .updates import commit_changes
+from .base import Catalog, _new_metadata
+from .identifiers import check_namespace, parse_identifier
 
 __all__ = ["RestCatalog"]
 
