@@ -194,8 +194,8 @@ def _table_files():
     """Metadata, manifest lists and manifests of a small partitioned table with position and equality deletes."""
     import pyarrow as pa
     from paimon_engine.expressions import col
-    from paimon_engine.table.catalog import FileSystemCatalog
-    from paimon_engine.table.manifest_list import read_manifest_list
+    from paimon_engine.catalog import FileSystemCatalog
+    from paimon_engine.spec.manifest_list import read_manifest_list
     files = {}
     with tempfile.TemporaryDirectory() as wh:
         cat = FileSystemCatalog(wh)

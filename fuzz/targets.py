@@ -110,7 +110,7 @@ def delete_data_table():
 def _ensure_data_file():
     if "data" not in _MEMORY:
         from paimon_engine.table.data_writer import prepare_arrow, write_parquet_file
-        from paimon_engine.table.schema import Schema
+        from paimon_engine.spec.schema import Schema
         io_ = memory_io()
         tbl = prepare_arrow(delete_data_table(), Schema(DELETE_TABLE_SCHEMA))
         write_parquet_file(io_, DATA_PATH, tbl, row_group_rows=16)
@@ -359,7 +359,7 @@ def fory_compact(data: bytes):
 def table_metadata(data: bytes):
     """Iceberg table metadata JSON (plain or gzip); what parses must serialize and parse again."""
     import json
-    from paimon_engine.table.metadata import parse_metadata
+    from paimon_engine.spec.metadata import parse_metadata
     md = parse_metadata(data, "fuzz.metadata.json")
     again = parse_metadata(json.dumps(md.to_dict()).encode(), "fuzz.again.json")
     assert again.to_dict() == md.to_dict(), "metadata changes on a second round trip"
@@ -367,20 +367,20 @@ def table_metadata(data: bytes):
 
 def manifest_list(data: bytes):
     """An Avro manifest list read by ``read_manifest_list``."""
-    from paimon_engine.table.manifest_list import read_manifest_list
+    from paimon_engine.spec.manifest_list import read_manifest_list
     path = MEMORY_ROOT + "/snap.avro"
     _put(path, data)
     return read_manifest_list(memory_io(), path)
 
 
 def _manifest_file(path):
-    from paimon_engine.table.manifest_list import ManifestFile
+    from paimon_engine.spec.manifest_list import ManifestFile
     return ManifestFile(path, 0, 0, 0, sequence_number=7, min_sequence_number=7, added_snapshot_id=11)
 
 
 def manifest(data: bytes):
-    """An Avro manifest read by ``table.manifest.read_manifest`` (partition type from its own metadata)."""
-    from paimon_engine.table.manifest import read_manifest
+    """An Avro manifest read by ``spec.manifest.read_manifest`` (partition type from its own metadata)."""
+    from paimon_engine.spec.manifest import read_manifest
     path = MEMORY_ROOT + "/m.avro"
     _put(path, data)
     return read_manifest(memory_io(), _manifest_file(path))
@@ -389,7 +389,7 @@ def manifest(data: bytes):
 def manifest_avro(data: bytes):
     """An Avro manifest read the way the planner reads it (``read_manifest`` in planning mode: only the fields
     planning needs, with and without the metric maps), by the same decoder as :func:`manifest`."""
-    from paimon_engine.table.manifest import read_manifest
+    from paimon_engine.spec.manifest import read_manifest
     mf = _manifest_file(MEMORY_ROOT + "/m.avro")
     read_manifest(None, mf, None, metrics=True, full=False, data=data)
     return read_manifest(None, mf, None, metrics=False, full=False, include_deleted=False, data=data)

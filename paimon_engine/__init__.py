@@ -42,7 +42,7 @@ __all__ = [
 
 def load_catalog(name=None, **properties):
     """pyiceberg's ``load_catalog``; see :func:`paimon_engine.catalog.load_catalog`."""
-    from .table.catalog import load_catalog as _load
+    from .catalog.loader import load_catalog as _load
     return _load(name, **properties)
 
 

@@ -77,7 +77,7 @@ def _build_parser():
                    "implementation is in use.",
                    "paimon-engine kernels")
     from .cli_commands import add_commands
-    add_commands(sub)
+    add_commands(sub, command_parser)
     return parser
 
 

@@ -166,9 +166,9 @@ A progress bar is drawn on stderr when stderr is a terminal; piped or
 redirected runs stay quiet."""
 
 
-def add_commands(sub):
-    from .cli import command_parser
-
+def add_commands(sub, command_parser):
+    """Add the sub-commands to ``sub``, each made by ``command_parser`` (the command line's one way to build a
+    sub-command parser with an example and the exit codes)."""
     p = command_parser(
         sub, "inspect", "show the structure of a .row, file-index or deletion-vector file",
         "Show a file's structure, told apart by its content:\n"
@@ -457,7 +457,8 @@ def cmd_cat(args) -> int:
 
 
 def _catalog(args):
-    from .table.catalog import FileSystemCatalog, SqlCatalog
+    from .catalog.filesystem import FileSystemCatalog
+    from .catalog.sql import SqlCatalog
     io = _file_io(args)
     if args.uri:
         return SqlCatalog("default", uri=args.uri, warehouse=args.warehouse, io=io)
@@ -467,7 +468,7 @@ def _catalog(args):
 
 
 def _load_table(args):
-    from .table.catalog import FileSystemCatalog
+    from .catalog.filesystem import FileSystemCatalog
     cat = _catalog(args)
     if cat is not None:
         return cat.load_table(args.table)
@@ -705,7 +706,8 @@ def cmd_catalog(args) -> int:
 
 def cmd_serve(args) -> int:
     from .rest.server import serve
-    from .table.catalog import FileSystemCatalog, SqlCatalog
+    from .catalog.filesystem import FileSystemCatalog
+    from .catalog.sql import SqlCatalog
     io = _file_io(args)
     if args.catalog.startswith("sqlite:"):
         cat = SqlCatalog(args.catalog_name, uri=args.catalog, warehouse=args.warehouse, io=io)

@@ -98,7 +98,7 @@ def tables(warehouse: str = "warehouse") -> None:
     import pyarrow as pa
 
     from .expressions import col
-    from .table.catalog import SqlCatalog
+    from .catalog.sql import SqlCatalog
 
     _step("tables (Iceberg metadata, SQLite catalog)")
     root = os.path.abspath(os.path.join(warehouse, "tables-demo"))
@@ -146,7 +146,7 @@ def row_table(warehouse: str = "warehouse") -> None:
     import pyarrow as pa
 
     from .expressions import col
-    from .table.catalog import SqlCatalog
+    from .catalog.sql import SqlCatalog
 
     _step("a .row table with file indexes (bloom filter on name, bitmap on k)")
     root = os.path.abspath(os.path.join(warehouse, "tables-demo"))
@@ -217,7 +217,7 @@ def scans(warehouse: str = "warehouse") -> None:
     import os
 
     from .expressions import col
-    from .table.catalog import SqlCatalog
+    from .catalog.sql import SqlCatalog
 
     root = os.path.abspath(os.path.join(warehouse, "tables-demo"))
     if not os.path.exists(os.path.join(root, "catalog.db")):

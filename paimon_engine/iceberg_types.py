@@ -12,8 +12,8 @@ names from here instead of ``pyiceberg.types``, ``pyiceberg.schema``, ``pyiceber
 
 Each type "class" here is a constructor: ``LongType()`` returns a :class:`paimon_engine.types.BigIntType`, and
 ``isinstance(t, LongType)`` is true for it. ``Schema(...)`` returns a
-:class:`paimon_engine.table.schema.Schema`, ``PartitionSpec(...)`` a
-:class:`paimon_engine.table.partitioning.PartitionSpec`, so what these build goes wherever the library's own
+:class:`paimon_engine.spec.schema.Schema`, ``PartitionSpec(...)`` a
+:class:`paimon_engine.spec.partitioning.PartitionSpec`, so what these build goes wherever the library's own
 objects go (``create_table``, ``update_schema().add_column`` ...).
 """
 
@@ -21,12 +21,12 @@ from __future__ import annotations
 
 from . import types as T
 from .errors import InvalidArgumentError, SchemaError
-from .table.partitioning import PartitionField as _PartitionField
-from .table.partitioning import PartitionSpec as _PartitionSpec
-from .table.schema import Schema as _Schema
-from .table.sorting import SortField as _SortField
-from .table.sorting import SortOrder as _SortOrder
-from .table.transforms import (BucketTransform, DayTransform, HourTransform, IdentityTransform, MonthTransform,
+from .spec.partitioning import PartitionField as _PartitionField
+from .spec.partitioning import PartitionSpec as _PartitionSpec
+from .spec.schema import Schema as _Schema
+from .spec.sorting import SortField as _SortField
+from .spec.sorting import SortOrder as _SortOrder
+from .spec.transforms import (BucketTransform, DayTransform, HourTransform, IdentityTransform, MonthTransform,
                                Transform, TruncateTransform, VoidTransform, YearTransform)
 
 __all__ = ["BooleanType", "IntegerType", "LongType", "FloatType", "DoubleType", "DecimalType", "StringType",
@@ -134,7 +134,7 @@ class NestedField(metaclass=_Alias):
 
 def Schema(*fields, schema_id: int = 0, identifier_field_ids=()):
     """pyiceberg's ``Schema(*fields, schema_id=0, identifier_field_ids=[])`` -> a
-    :class:`paimon_engine.table.schema.Schema`."""
+    :class:`paimon_engine.spec.schema.Schema`."""
     for f in fields:
         if not isinstance(f, T.DataField):
             raise SchemaError(f"Schema takes NestedField(...) fields, got {f!r}")

@@ -127,7 +127,7 @@ def test_case_insensitive_binding_reads_the_schemas_spelling(tmp_path):
     import pyarrow as pa
 
     from paimon_engine.expressions import EqualTo
-    from paimon_engine.table.catalog import FileSystemCatalog
+    from paimon_engine.catalog import FileSystemCatalog
     t = FileSystemCatalog(str(tmp_path)).create_table("db.t", pa.schema([("id", pa.int64()), ("v", pa.string())]))
     t.append(pa.table({"id": pa.array([1, 2, 3, 4, 5], pa.int64()), "v": list("abcde")}))
     t.append(pa.table({"id": pa.array([4, 6], pa.int64()), "v": list("xy")}))

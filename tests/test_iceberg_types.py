@@ -9,7 +9,7 @@ from paimon_engine.iceberg_types import (BinaryType, BucketTransform, DecimalTyp
                                          ListType, LongType, MapType, NestedField, PartitionField, PartitionSpec,
                                          Schema, SortField, SortOrder, StringType, StructType, TimestampNanoType,
                                          TimestampType, TimestamptzType, UUIDType)
-from paimon_engine.table.schema import Schema as OurSchema
+from paimon_engine.spec.schema import Schema as OurSchema
 
 
 def test_constructors_build_our_types():

@@ -62,7 +62,7 @@ for name in _speedups.KERNELS:
 
 from paimon_engine.formats import fory
 from paimon_engine.formats.row import RowFileReader, RowFileWriter
-from paimon_engine.table.catalog import SqlCatalog
+from paimon_engine.catalog import SqlCatalog
 from paimon_engine.types import parse_paimon_type
 
 data = pa.table({"id": pa.array(range(1000), pa.int64()), "name": [f"n{i}" for i in range(1000)]})

@@ -14,7 +14,7 @@ N_ROWS = 2_000_000
 
 
 def _catalogs(root):
-    from paimon_engine.table.catalog import SqlCatalog
+    from paimon_engine.catalog import SqlCatalog
     from pyiceberg.catalog.sql import SqlCatalog as PyCatalog
     ours = SqlCatalog("default", uri=f"sqlite:///{root}/cat.db", warehouse=f"{root}/wh")
     peer = PyCatalog("default", uri=f"sqlite:///{root}/cat.db", warehouse=f"file://{root}/wh")
@@ -22,7 +22,7 @@ def _catalogs(root):
 
 
 def _build_planning(root):
-    from paimon_engine.table.catalog import SqlCatalog
+    from paimon_engine.catalog import SqlCatalog
     cat = SqlCatalog("default", uri=f"sqlite:///{root}/cat.db", warehouse=f"{root}/wh")
     cat.create_namespace("db")
     schema = pa.schema([("id", pa.int64()), ("k", pa.int32()), ("v", pa.float64()), ("s", pa.string())])
@@ -41,7 +41,7 @@ def _build_planning(root):
 
 def _build_reads(root, fmt="parquet"):
     from paimon_engine.expressions import col
-    from paimon_engine.table.catalog import SqlCatalog
+    from paimon_engine.catalog import SqlCatalog
     cat = SqlCatalog("default", uri=f"sqlite:///{root}/cat.db", warehouse=f"{root}/wh")
     cat.create_namespace("db")
     rng = np.random.default_rng(0)

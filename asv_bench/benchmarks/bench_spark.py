@@ -39,7 +39,7 @@ class SparkRead:
         import numpy as np
         import pyarrow as pa
 
-        from paimon_engine.table.catalog import FileSystemCatalog
+        from paimon_engine.catalog import FileSystemCatalog
         root = tempfile.mkdtemp(prefix="bench-spark-")
         loc = os.path.join(root, "t")
         rng = np.random.default_rng(1)
@@ -82,7 +82,7 @@ class SparkWrite:
     def setup(self, path):
         import pyarrow as pa
 
-        from paimon_engine.table.catalog import FileSystemCatalog
+        from paimon_engine.catalog import FileSystemCatalog
         self.spark = _session()
         self.root = tempfile.mkdtemp(prefix="bench-spark-w-")
         self.loc = os.path.join(self.root, "t")

@@ -21,7 +21,7 @@ def _rows(start, n=10):
 def _build(root, impl):
     uri = f"sqlite:///{root}/{impl}.db"
     if impl == "paimon_engine":
-        from paimon_engine.table.catalog import SqlCatalog
+        from paimon_engine.catalog import SqlCatalog
         cat = SqlCatalog("bench", uri=uri, warehouse=f"{root}/wh-{impl}")
         cat.create_namespace("db")
         t = cat.create_table("db.t", _rows(0).schema)
@@ -57,7 +57,7 @@ class AppendCommit:
         self.n = 10_000_000
         uri = f"sqlite:///{root}/{impl}.db"
         if impl == "paimon_engine":
-            from paimon_engine.table.catalog import SqlCatalog
+            from paimon_engine.catalog import SqlCatalog
             self.table = SqlCatalog("bench", uri=uri, warehouse=f"{root}/wh-{impl}").load_table("db.t")
         else:
             from pyiceberg.catalog.sql import SqlCatalog
@@ -71,8 +71,8 @@ class AppendCommit:
 
 def _metadata_file(root):
     """A table whose metadata holds 1,000 snapshots (history, logs, summaries as real appends write them)."""
-    from paimon_engine.table.catalog import FileSystemCatalog
-    from paimon_engine.table.metadata import TableMetadata, serialize_metadata
+    from paimon_engine.catalog import FileSystemCatalog
+    from paimon_engine.spec.metadata import TableMetadata, serialize_metadata
     cat = FileSystemCatalog(f"{root}/fs")
     t = cat.create_table("db.t", _rows(0).schema)
     for i in range(3):
@@ -119,7 +119,7 @@ class MetadataLoad:
     def setup(self, path, impl):
         if impl == "paimon_engine":
             from paimon_engine.io import FileIO
-            from paimon_engine.table.metadata import parse_metadata
+            from paimon_engine.spec.metadata import parse_metadata
             io = FileIO()
 
             def load():

@@ -15,7 +15,7 @@ N_ROWS = 2_000_000
 
 def _build(root):
     from paimon_engine.expressions import col
-    from paimon_engine.table.catalog import SqlCatalog
+    from paimon_engine.catalog import SqlCatalog
     cat = SqlCatalog("default", uri=f"sqlite:///{root}/cat.db", warehouse=f"{root}/wh")
     cat.create_namespace("db")
     rng = np.random.default_rng(0)
@@ -50,7 +50,7 @@ class ReadWithDeletes:
     def setup(self, root, impl, deletes):
         name = "posdel" if deletes == "position_files_v2" else "dvdel"
         if impl == "paimon_engine":
-            from paimon_engine.table.catalog import SqlCatalog
+            from paimon_engine.catalog import SqlCatalog
             t = SqlCatalog("default", uri=f"sqlite:///{root}/cat.db", warehouse=f"{root}/wh").load_table(
                 f"db.{name}")
         else:

@@ -28,7 +28,7 @@ def main(argv=None):
     import pyarrow as pa
     from pyspark.sql import SparkSession
 
-    from paimon_engine.table.catalog import SqlCatalog
+    from paimon_engine.catalog import SqlCatalog
 
     wh = tempfile.mkdtemp(prefix="spark-bench-")
     uri = f"sqlite:///{wh}/cat.db"

@@ -24,7 +24,7 @@ from ..errors import CorruptFileError, InvalidArgumentError
 MAGIC = 1493475289347502
 VERSION = 1
 
-__all__ = ["FileIndexWriter", "FileIndexReader", "MAGIC", "VERSION",
+__all__ = ["FileIndexWriter", "FileIndexReader", "load_file_index", "EMBEDDED_INDEX_PREFIX", "MAGIC", "VERSION",
            "encode_modified_utf8", "decode_modified_utf8"]
 
 
@@ -263,3 +263,21 @@ class FileIndexReader:
             if idx is not None:
                 out.append(idx)
         return out
+
+
+#: a manifest entry's ``file_index`` value that holds the index itself (base64) instead of naming a file
+EMBEDDED_INDEX_PREFIX = "base64:"
+
+
+def load_file_index(io, file_index: str, path=None):
+    """A :class:`FileIndexReader` for a manifest entry's ``file_index`` value."""
+    import base64
+    import binascii
+
+    if file_index.startswith(EMBEDDED_INDEX_PREFIX):
+        try:
+            raw = base64.b64decode(file_index[len(EMBEDDED_INDEX_PREFIX):], validate=True)
+        except (binascii.Error, ValueError) as e:
+            raise CorruptFileError(f"embedded file index is not base64: {e}", path=path) from None
+        return FileIndexReader(raw, path=path)
+    return FileIndexReader(io.open_input(file_index), path=file_index)

@@ -3,7 +3,7 @@
 :func:`create_app` builds the ASGI application (Starlette), :func:`serve` runs it with uvicorn,
 :class:`RestServer` runs it in a background thread on a loopback port (tests, notebooks).
 
-* Every name in a path is checked by :mod:`paimon_engine.table.identifiers` before the catalog sees it; the path
+* Every name in a path is checked by :mod:`paimon_engine.catalog.identifiers` before the catalog sees it; the path
   is split on its raw bytes, so an encoded ``/`` inside a name is refused (400), never routed.
 * A commit (``POST .../tables/{table}``) checks every requirement against the table's current metadata, applies
   the updates to a copy and swaps it in through the catalog's atomic commit; when another commit won the race it
@@ -25,7 +25,7 @@ from urllib.parse import parse_qs, unquote
 from ..errors import (AlreadyExistsError, CommitConflictError, CommitFailedError, CorruptFileError,
                       InvalidArgumentError, NamespaceNotEmptyError, NotFoundError, PaimonEngineError,
                       UnsafeLocationError)
-from ..table.identifiers import check_namespace, check_part
+from ..catalog.identifiers import check_namespace, check_part
 from .updates import apply_updates, check_requirements, empty_metadata
 
 __all__ = ["create_app", "serve", "RestServer", "MAX_BODY_BYTES", "NAMESPACE_SEPARATOR"]
@@ -229,10 +229,10 @@ class CatalogService:
                                      for i in self.catalog.list_tables(ns)]}
 
     def create_table(self, ns, body):
-        from ..table.catalog import _new_metadata
-        from ..table.partitioning import PartitionSpec
-        from ..table.schema import Schema
-        from ..table.sorting import SortOrder
+        from ..catalog.base import _new_metadata
+        from ..spec.partitioning import PartitionSpec
+        from ..spec.schema import Schema
+        from ..spec.sorting import SortOrder
         name = check_part(_field(body, "name", str), "table name")
         self._require_namespace(ns)
         location = _field(body, "location", str, optional=True)
@@ -305,7 +305,7 @@ class CatalogService:
         d_name = check_part(_field(dst, "name", str), "table name")
         self._require_namespace(s_ns)
         self._require_namespace(d_ns)
-        from ..table.catalog import FileSystemCatalog
+        from ..catalog.filesystem import FileSystemCatalog
         if isinstance(self.catalog, FileSystemCatalog):
             raise RestError(406, "UnsupportedOperationException", "a file-system catalog cannot rename tables "
                                                                   "(the location is the table's identity)")
@@ -357,7 +357,7 @@ class CatalogService:
                                                       f"{COMMIT_ATTEMPTS} times: {last}")
 
     def _commit(self, ident, base, new):
-        from ..table.catalog import FileSystemCatalog
+        from ..catalog.filesystem import FileSystemCatalog
         if isinstance(self.catalog, FileSystemCatalog):
             return self.catalog.commit_at(base.location, base, new)
         return self.catalog.commit(ident, base, new)

@@ -18,11 +18,11 @@ from __future__ import annotations
 import time
 
 from ..errors import CommitFailedError, InvalidArgumentError, PaimonEngineError
-from ..table.metadata import (MAIN_BRANCH, SUPPORTED_FORMAT_VERSIONS, Snapshot, SnapshotLogEntry, SnapshotRef,
+from ..spec.metadata import (MAIN_BRANCH, SUPPORTED_FORMAT_VERSIONS, Snapshot, SnapshotLogEntry, SnapshotRef,
                               TableMetadata)
-from ..table.partitioning import PARTITION_FIELD_ID_START, PartitionSpec
-from ..table.schema import Schema
-from ..table.sorting import SortOrder
+from ..spec.partitioning import PARTITION_FIELD_ID_START, PartitionSpec
+from ..spec.schema import Schema
+from ..spec.sorting import SortOrder
 
 __all__ = ["check_requirements", "apply_updates", "empty_metadata", "commit_changes", "REQUIREMENTS", "UPDATES"]
 

@@ -16,7 +16,7 @@ import math
 
 from .. import types as T
 from ..expressions import AlwaysFalse, AlwaysTrue, And, Not, Or, Predicate, rewrite_not
-from .conversions import from_bound_bytes, to_internal
+from ..spec.conversions import from_bound_bytes, to_internal
 
 __all__ = ["FileStats", "SummaryStats", "InclusiveMetricsEvaluator", "StrictMetricsEvaluator",
            "ManifestEvaluator", "evaluate_row", "residual_for"]
@@ -161,11 +161,11 @@ class SummaryStats:
 
 
 def _literal(p):
-    return to_internal(p.literal, p.type)
+    return to_internal(p.type, p.literal, exact=True)
 
 
 def _literals(p):
-    return [to_internal(v, p.type) for v in p.literals]
+    return [to_internal(p.type, v, exact=True) for v in p.literals]
 
 
 def _prep(expr):
@@ -372,7 +372,7 @@ def _row(e, vals):
         return v is not None
     if v is None:
         return False
-    v = to_internal(v, p.type) if not isinstance(v, (int, float, str, bytes)) or isinstance(v, bool) else v
+    v = to_internal(p.type, v, exact=True) if not isinstance(v, (int, float, str, bytes)) or isinstance(v, bool) else v
     if op == "is_nan":
         return _is_nan(v)
     if op == "not_nan":

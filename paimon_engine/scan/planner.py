@@ -15,7 +15,6 @@
 
 from __future__ import annotations
 
-import datetime as _dt
 from concurrent.futures import ThreadPoolExecutor
 
 import pyarrow as pa
@@ -30,7 +29,7 @@ from .projection import PartitionFieldInfo, project
 from .reader import METADATA_COLUMNS, TaskReader
 from .tasks import FileScanTask, combine_tasks, split_tasks
 
-__all__ = ["TableScan", "resolve_snapshot"]
+__all__ = ["TableScan"]
 STATUS_DELETED = 2
 CONTENT_DATA = 0
 
@@ -49,48 +48,6 @@ class _IndexByCurrentName:
         if written is None:
             return ()
         return self.reader.indexes_for(written, data_type)
-
-
-def _to_millis(as_of):
-    if isinstance(as_of, _dt.datetime):
-        if as_of.tzinfo is None:
-            as_of = as_of.replace(tzinfo=_dt.timezone.utc)
-        return int(as_of.timestamp() * 1000)
-    if isinstance(as_of, (int, float)):
-        return int(as_of)
-    if isinstance(as_of, str):
-        return _to_millis(_dt.datetime.fromisoformat(as_of))
-    raise InvalidArgumentError(f"as_of must be a datetime, an ISO string or epoch milliseconds, got {as_of!r}")
-
-
-def resolve_snapshot(md, snapshot_id=None, as_of=None, ref=None):
-    """The snapshot a read sees: by id, by branch or tag name, as of a time (datetime, ISO string or epoch ms),
-    else the current one (None for an empty table or a ref with no snapshot yet)."""
-    if sum(x is not None for x in (snapshot_id, as_of, ref)) > 1:
-        raise InvalidArgumentError("give at most one of snapshot_id, as_of and ref")
-    if snapshot_id is not None:
-        s = md.snapshot_by_id(int(snapshot_id))
-        if s is None:
-            raise NotFoundError(f"no snapshot with id {snapshot_id}")
-        return s
-    if ref is not None:
-        s = md.snapshot_by_ref(ref)
-        if s is None:
-            if ref in (md.refs or {}):
-                return None
-            raise NotFoundError(f"no branch or tag named {ref!r}")
-        return s
-    if as_of is not None:
-        try:
-            ms = _to_millis(as_of)
-        except ValueError:
-            raise InvalidArgumentError(f"as_of must be a datetime, an ISO string or epoch milliseconds, "
-                                       f"got {as_of!r}") from None
-        s = md.snapshot_as_of(ms)
-        if s is None:
-            raise NotFoundError(f"no snapshot was current at {as_of!r}")
-        return s
-    return md.current_snapshot()
 
 
 class TableScan:
@@ -138,6 +95,7 @@ class TableScan:
 
     # -- configuration -----------------------------------------------------
     def _resolve_snapshot(self, snapshot_id, as_of, ref):
+        from ..spec.snapshots import resolve_snapshot
         return resolve_snapshot(self.metadata, snapshot_id, as_of, ref)
 
     def _projection(self, columns):
@@ -228,8 +186,8 @@ class TableScan:
         snap = self.snapshot
         if snap is None:
             return []
-        from ..table.manifest_list import ManifestFile, read_manifest_list
-        from ..table.snapshot_files import check_inside_table
+        from ..spec.manifest_list import ManifestFile, read_manifest_list
+        from ..spec.snapshots import check_inside_table
         if snap.manifest_list:
             check_inside_table(self.metadata, snap.manifest_list, "manifest list")
             manifests = read_manifest_list(self.io, snap.manifest_list)
@@ -287,7 +245,7 @@ class TableScan:
         """The scan's :class:`FileScanTask` list (one per live data file that may hold matching rows)."""
         if self.snapshot is None or isinstance(self.bound_filter, AlwaysFalse):
             return []
-        from ..table.manifest import read_manifest
+        from ..spec.manifest import read_manifest
         self._pinfo = self._partition_filters()
         manifests = self._manifests()
         incremental = self._incremental
@@ -407,7 +365,7 @@ class TableScan:
         field id, and a column whose type changed since the file was written is not answered by its index."""
         from ..index.evaluate import evaluate_file_index
         from ..index.result import REMAIN
-        from ..table.data_writer import load_file_index
+        from ..index.container import load_file_index
         writer = self.metadata.schema(df.writer_schema_id) if df.writer_schema_id is not None else self.schema
         by_id = {f.id: f for f in writer.struct.fields}
         names = {}
@@ -424,7 +382,7 @@ class TableScan:
         """The RowType a ``row`` file was written with (None for self-describing formats)."""
         if (df.file_format or "").upper() != "ROW":
             return None
-        from ..table.snapshot_files import row_file_schema
+        from ..spec.snapshots import row_file_schema
         return row_file_schema(df, self.metadata, self.schema)
 
     def _manifest_may_match(self, m, deletes=False):

@@ -4,7 +4,8 @@
 fields that is true for every partition that may hold a matching row (Iceberg's inclusive projection). Each
 predicate is projected through every partition field whose source is its column (their projections are ANDed);
 a predicate no partition field can express becomes ``AlwaysTrue``. Literals in the result are in the internal
-form of :mod:`paimon_engine.scan.conversions` (days, microseconds, Decimal, str, bytes).
+form of :func:`paimon_engine.spec.conversions.to_internal` with ``exact=True`` (days, microseconds, Decimal, str,
+bytes).
 
 Transforms are used through their spec string (``identity``, ``bucket[N]``, ``truncate[W]``, ``year``,
 ``month``, ``day``, ``hour``, ``void``) and ``apply_value(source_type, internal_value)``.
@@ -16,7 +17,7 @@ import decimal
 
 from .. import types as T
 from ..expressions import AlwaysFalse, AlwaysTrue, And, Or, Predicate, rewrite_not
-from .conversions import to_internal
+from ..spec.conversions import to_internal
 
 __all__ = ["project", "PartitionFieldInfo"]
 
@@ -75,20 +76,20 @@ def _project_leaf(p: Predicate, pf: PartitionFieldInfo):
         if op in ("is_nan", "not_nan"):
             return _pred(op, pf)
         if op in ("in", "not_in"):
-            return _pred(op, pf, literals=[to_internal(v, st) for v in p.literals])
-        return _pred(op, pf, to_internal(p.literal, st))
+            return _pred(op, pf, literals=[to_internal(st, v, exact=True) for v in p.literals])
+        return _pred(op, pf, to_internal(st, p.literal, exact=True))
     if op in ("is_nan", "not_nan", "ne", "not_in", "not_starts_with"):
         return AlwaysTrue()
     apply = pf.transform.apply_value
     if kind == "bucket":
         if op == "eq":
-            return _pred("eq", pf, apply(st, to_internal(p.literal, st)))
+            return _pred("eq", pf, apply(st, to_internal(st, p.literal, exact=True)))
         if op == "in":
-            return _pred("in", pf, literals=[apply(st, to_internal(v, st)) for v in p.literals])
+            return _pred("in", pf, literals=[apply(st, to_internal(st, v, exact=True)) for v in p.literals])
         return AlwaysTrue()
     # order-preserving transforms: truncate, year, month, day, hour
     if op == "in":
-        return _pred("in", pf, literals=[apply(st, to_internal(v, st)) for v in p.literals])
+        return _pred("in", pf, literals=[apply(st, to_internal(st, v, exact=True)) for v in p.literals])
     if op == "starts_with":
         if kind != "truncate" or not isinstance(st, (T.CharType, T.VarCharType)):
             return AlwaysTrue()
@@ -97,7 +98,7 @@ def _project_leaf(p: Predicate, pf: PartitionFieldInfo):
         if len(prefix) >= w:
             return _pred("eq", pf, prefix[:w])
         return _pred("starts_with", pf, prefix)
-    v = to_internal(p.literal, st)
+    v = to_internal(st, p.literal, exact=True)
     if op == "eq":
         return _pred("eq", pf, apply(st, v))
     if op in ("lt", "gt"):

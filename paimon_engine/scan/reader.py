@@ -155,7 +155,7 @@ def _offsets(arr):
 
 def _default_array(field: T.DataField, n: int):
     """A column a data file lacks: its ``initial-default`` (JSON single-value form) on every row, else null."""
-    from ..table.conversions import default_array
+    from ..spec.conversions import default_array
     return default_array(field, field.initial_default, n)
 
 
@@ -705,7 +705,7 @@ class TaskReader:
 
     def _row_group_may_match(self, pf, i, residual):
         """Inclusive evaluation of the residual against one row group's Parquet statistics."""
-        from .conversions import to_internal
+        from ..spec.conversions import to_internal
         from .evaluators import FileStats, InclusiveMetricsEvaluator
         try:
             rg = pf.pf.metadata.row_group(i)
@@ -731,8 +731,8 @@ class TaskReader:
                 if st.null_count is not None:
                     nc[fid] = st.null_count
                 if st.has_min_max and not isinstance(fld.type, (T.FloatType, T.DoubleType)):
-                    lo[fid] = to_internal(st.min, fld.type)
-                    hi[fid] = to_internal(st.max, fld.type)
+                    lo[fid] = to_internal(fld.type, st.min, exact=True)
+                    hi[fid] = to_internal(fld.type, st.max, exact=True)
             stats = FileStats(rg.num_rows, vc, nc, {}, lo, hi)
             return InclusiveMetricsEvaluator(residual).eval(stats)
         except CorruptFileError:

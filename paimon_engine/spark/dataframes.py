@@ -46,7 +46,7 @@ def table_options(table: str, catalog_properties: dict) -> dict:
 def _describe_catalog(opts) -> str:
     uri, wh = O._opt(opts, "catalog.uri"), O._opt(opts, "catalog.warehouse")
     if uri:
-        from ..table.sql_catalog import mask_uri
+        from ..catalog.sql import mask_uri
         kind = "REST" if str(uri).startswith(("http://", "https://")) else "SQL"
         return f"{kind} catalog {O._opt(opts, 'catalog.name', default='default')!r} at {mask_uri(uri)}"
     if wh:

@@ -28,11 +28,11 @@ def _opt(options, *names, default=None):
 
 def catalog_from_options(options):
     """The catalog the options name, or None. Every ``catalog.<property>`` option is a catalog property of
-    :func:`~paimon_engine.table.catalog.load_catalog` (``catalog.type``, ``catalog.uri``, ``catalog.warehouse``,
+    :func:`~paimon_engine.catalog.load_catalog` (``catalog.type``, ``catalog.uri``, ``catalog.warehouse``,
     ``catalog.token``, ``catalog.connect-timeout``, ...; ``catalog.name`` names the catalog, default
     ``default``): ``catalog.uri`` alone picks the type from the URL (``sqlite:`` / ``postgresql+psycopg:`` a SQL
     catalog, ``http(s):`` a REST catalog), ``catalog.warehouse`` alone a file-system catalog."""
-    from ..table.catalog import load_catalog
+    from ..catalog.loader import load_catalog
     props = {}
     for k, v in options.items():
         low = str(k).lower()
@@ -58,7 +58,7 @@ def table_path(options) -> str:
 def load_table(options):
     """The table named by ``path``: an identifier in the catalog the options give, else a table location (a
     file-system catalog table directory)."""
-    from ..table.catalog import FileSystemCatalog
+    from ..catalog.filesystem import FileSystemCatalog
     path = table_path(options)
     cat = catalog_from_options(options)
     if cat is not None:
@@ -73,7 +73,7 @@ def create_table_if_missing(options, arrow_schema):
         return load_table(options)
     except NotFoundError:
         pass
-    from ..table.catalog import FileSystemCatalog
+    from ..catalog.filesystem import FileSystemCatalog
     spec = []
     for part in (_opt(options, "partition-by", default="") or "").split(","):
         part = part.strip()

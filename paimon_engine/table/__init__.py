@@ -1,5 +1,8 @@
-"""Iceberg-style tables: metadata JSON v1/v2, schemas with evolution, partition specs and transforms, manifests
-and manifest lists, catalogs (file-system and SQL), atomic optimistic commits and write operations.
+"""The table API: :class:`Table` (reads through ``scan``, writes: append, overwrite, delete, upsert, row deltas,
+compaction, maintenance), :class:`Transaction`, schema and spec updates, ``inspect`` tables, data and delete file
+writing, and the optimistic commit. The Iceberg spec objects it works on live in :mod:`paimon_engine.spec`; the
+catalogs that store tables live in :mod:`paimon_engine.catalog` and are reached only through the small
+:class:`~paimon_engine.table.catalog_interface.TableCatalog` interface.
 
 Submodules are imported lazily so ``import paimon_engine.table`` stays fast.
 """
@@ -8,13 +11,10 @@ from __future__ import annotations
 
 import importlib
 
-__all__ = ["Schema", "PartitionSpec", "SortOrder", "TableMetadata", "Snapshot", "DataFile", "ManifestEntry",
-           "ManifestFile", "parse_transform", "FileSystemCatalog", "SqlCatalog", "load_catalog", "Table"]
+__all__ = ["Table", "TableSnapshot", "Transaction", "TableCatalog"]
 
-_WHERE = {"Schema": "schema", "PartitionSpec": "partitioning", "SortOrder": "sorting",
-          "TableMetadata": "metadata", "Snapshot": "metadata", "DataFile": "manifest",
-          "ManifestEntry": "manifest", "ManifestFile": "manifest_list", "parse_transform": "transforms",
-          "FileSystemCatalog": "catalog", "SqlCatalog": "catalog", "load_catalog": "catalog", "Table": "table"}
+_WHERE = {"Table": "table", "TableSnapshot": "table", "Transaction": "transaction",
+          "TableCatalog": "catalog_interface"}
 
 
 def __getattr__(name):

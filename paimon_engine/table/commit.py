@@ -21,10 +21,10 @@ import time
 import uuid
 
 from ..errors import CommitConflictError, CommitFailedError, InvalidArgumentError, NotFoundError
-from .manifest import (CONTENT_DATA, CONTENT_EQUALITY_DELETES, CONTENT_POSITION_DELETES, STATUS_ADDED,
+from ..spec.manifest import (CONTENT_DATA, CONTENT_EQUALITY_DELETES, CONTENT_POSITION_DELETES, STATUS_ADDED,
                        STATUS_DELETED, STATUS_EXISTING, ManifestWriter, read_manifest)
-from .manifest_list import read_manifest_list, write_manifest_list
-from .metadata import Snapshot, SnapshotLogEntry, SnapshotRef
+from ..spec.manifest_list import read_manifest_list, write_manifest_list
+from ..spec.metadata import Snapshot, SnapshotLogEntry, SnapshotRef
 
 __all__ = ["SnapshotProducer", "commit_metadata_change", "new_snapshot_id", "retry_policy", "file_key",
            "is_deletion_vector"]
@@ -221,7 +221,7 @@ class SnapshotProducer:
             # only an expired snapshot loses its manifest list, and the current one is never expired
             raise _StaleBase() from None
         if parent is not None and parent.manifest_list is None and parent.manifests:
-            from .manifest_list import ManifestFile
+            from ..spec.manifest_list import ManifestFile
             base_manifests = [ManifestFile(p, 0, 0, 0, 0, 0, parent.snapshot_id) for p in parent.manifests]
         seq = base.last_sequence_number + 1 if fv >= 2 else 0
         if self.validate_no_new_deletes and self.removed:

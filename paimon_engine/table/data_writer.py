@@ -12,20 +12,19 @@ import numpy as np
 
 from .. import types as T
 from ..errors import InvalidArgumentError, SchemaError
-from .conversions import to_bytes, truncate_lower, truncate_upper
-from .manifest import CONTENT_DATA, CONTENT_EQUALITY_DELETES, CONTENT_POSITION_DELETES, DataFile
+from ..spec.conversions import to_bytes, truncate_lower, truncate_upper
+from ..spec.schema import DELETE_FILE_PATH_ID, DELETE_POS_ID, POSITION_DELETE_FIELDS
+from ..spec.manifest import CONTENT_DATA, CONTENT_EQUALITY_DELETES, CONTENT_POSITION_DELETES, DataFile
 
 if TYPE_CHECKING:  # annotations only
     import pyarrow as pa
 
 
 __all__ = ["to_arrow_table", "prepare_arrow", "partition_groups", "write_data_files", "write_parquet_file",
-           "file_index_options", "load_file_index",
+           "file_index_options",
            "write_position_deletes", "write_equality_deletes", "write_deletion_vectors", "POSITION_DELETE_SCHEMA", "column_metrics",
            "with_lineage"]
 
-DELETE_FILE_PATH_ID = 2147483546
-DELETE_POS_ID = 2147483545
 DEFAULT_TARGET_FILE_SIZE = 512 * 1024 * 1024
 
 
@@ -69,7 +68,7 @@ def prepare_arrow(data, schema) -> "pa.Table":
             if f.required and c.null_count:
                 raise SchemaError(f"required column {f.name!r} has {c.null_count} nulls")
         elif f.write_default is not None:
-            from .conversions import default_array
+            from ..spec.conversions import default_array
             c = pa.chunked_array([default_array(f, f.write_default, tbl.num_rows)])
         else:
             if f.required:
@@ -276,9 +275,6 @@ def write_data_files(io, location, tbl, spec, schema, properties=None, *, snapsh
     return out
 
 
-EMBEDDED_INDEX_PREFIX = "base64:"
-
-
 def file_index_options(props) -> dict:
     """The ``file-index.*`` table properties (Paimon's option names)."""
     return {k: v for k, v in (props or {}).items() if k.startswith("file-index.")}
@@ -297,24 +293,9 @@ def _write_file_index(io, path, chunk, schema, options):
     builder.add(ColumnBatch.from_arrow(chunk))
     embedded, location = builder.write(io, path)
     if embedded is not None:
+        from ..index.container import EMBEDDED_INDEX_PREFIX
         return EMBEDDED_INDEX_PREFIX + base64.b64encode(embedded).decode("ascii")
     return location
-
-
-def load_file_index(io, file_index: str, path=None):
-    """A :class:`~paimon_engine.index.FileIndexReader` for a manifest entry's ``file_index`` value."""
-    import base64
-    import binascii
-
-    from ..errors import CorruptFileError
-    from ..index import FileIndexReader
-    if file_index.startswith(EMBEDDED_INDEX_PREFIX):
-        try:
-            raw = base64.b64decode(file_index[len(EMBEDDED_INDEX_PREFIX):], validate=True)
-        except (binascii.Error, ValueError) as e:
-            raise CorruptFileError(f"embedded file index is not base64: {e}", path=path) from None
-        return FileIndexReader(raw, path=path)
-    return FileIndexReader(io.open_input(file_index), path=file_index)
 
 
 def _truncate_length(props):
@@ -394,8 +375,7 @@ def POSITION_DELETE_SCHEMA():
 
 class _PosDeleteSchema:
     """The position-delete file schema as table-schema-like fields (for metrics)."""
-    fields = (T.DataField(DELETE_FILE_PATH_ID, "file_path", T.STRING(False)),
-              T.DataField(DELETE_POS_ID, "pos", T.BigIntType(False)))
+    fields = POSITION_DELETE_FIELDS
     schema_id = None
 
 

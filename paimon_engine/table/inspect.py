@@ -8,9 +8,9 @@ from datetime import datetime, timezone
 
 from .. import types as T
 from ..errors import NotFoundError
-from .manifest import CONTENT_DATA, CONTENT_EQUALITY_DELETES, CONTENT_POSITION_DELETES, read_manifest
-from .manifest_list import read_manifest_list
-from .snapshot_files import partition_type_of
+from ..spec.manifest import CONTENT_DATA, CONTENT_EQUALITY_DELETES, CONTENT_POSITION_DELETES, read_manifest
+from ..spec.manifest_list import read_manifest_list
+from ..spec.snapshots import partition_type_of
 
 __all__ = ["InspectTable"]
 
@@ -39,7 +39,7 @@ def _arrow_type(t):
 
 def _bound(t, raw):
     """A single-value bound -> the value Arrow takes for ``_arrow_type(t)`` (None when absent or undecodable)."""
-    from .conversions import from_bytes
+    from ..spec.conversions import from_bytes
     if raw is None or t.is_nested:
         return None
     v = from_bytes(t, raw)
@@ -197,7 +197,7 @@ class InspectTable:
             pa.field("deleted_delete_files_count", pa.int32(), nullable=False),
             pa.field("partition_summaries", pa.list_(summary_type), nullable=False)])
         md = self.tbl.metadata
-        from .conversions import from_bytes
+        from ..spec.conversions import from_bytes
         rows = []
         for m in self._manifests(md.current_snapshot()):
             data, deletes = m.content == CONTENT_DATA, m.content != CONTENT_DATA

@@ -11,76 +11,10 @@ import dataclasses
 
 import numpy as np
 
-from ..errors import CorruptFileError
-from .manifest import CONTENT_DATA, CONTENT_EQUALITY_DELETES, CONTENT_POSITION_DELETES, read_manifest
-from .manifest_list import read_manifest_list
+from ..spec.manifest import CONTENT_POSITION_DELETES
+from ..spec.snapshots import live_entries, row_file_schema
 
-__all__ = ["SnapshotFiles", "live_entries", "read_data_file", "check_inside_table", "partition_type_of",
-           "row_file_schema"]
-
-
-def check_inside_table(md, path, what):
-    """Metadata files must live under the table location (or ``write.metadata.path``) unless the table property
-    ``read.allow-external-metadata`` is ``true``: a hostile metadata file must not make us read arbitrary files."""
-    from ..io import normalize_location
-    if md.properties.get("read.allow-external-metadata", "false").lower() == "true":
-        return
-    p = normalize_location(path)
-    roots = [normalize_location(md.location).rstrip("/") + "/"]
-    extra = md.properties.get("write.metadata.path")
-    if extra:
-        roots.append(normalize_location(extra).rstrip("/") + "/")
-    if ".." in p.split("/") or not any(p.startswith(r) for r in roots):
-        raise CorruptFileError(f"{what} {path!r} is outside the table location {md.location!r} "
-                               f"(set read.allow-external-metadata=true to allow)", path=md.metadata_location)
-
-
-def partition_type_of(spec, md):
-    """The partition tuple type of ``spec``; its source columns may have been dropped from the current schema,
-    so every schema is tried."""
-    for s in [md.schema()] + list(reversed(md.schemas)):
-        try:
-            return spec.partition_type(s)
-        except Exception:
-            continue
-    return spec.partition_type(md.schema())
-
-
-def live_entries(io, md, snapshot):
-    """(data entries, delete entries) live in ``snapshot`` (ManifestEntry lists with inherited seq numbers)."""
-    if snapshot is None:
-        return [], []
-    if snapshot.manifest_list:
-        check_inside_table(md, snapshot.manifest_list, "manifest list")
-        manifests = read_manifest_list(io, snapshot.manifest_list)
-    else:
-        from .manifest_list import ManifestFile
-        manifests = [ManifestFile(p, 0, 0, 0, 0, 0, snapshot.snapshot_id) for p in snapshot.manifests or []]
-    specs = md.specs_by_id()
-    data, deletes = [], []
-    for m in manifests:
-        check_inside_table(md, m.manifest_path, "manifest")
-        spec = specs.get(m.partition_spec_id)
-        if spec is None:
-            raise CorruptFileError(f"manifest {m.manifest_path} uses unknown partition spec {m.partition_spec_id}",
-                                   path=snapshot.manifest_list)
-        for e in read_manifest(io, m, partition_type_of(spec, md), include_deleted=False):
-            (data if e.data_file.content == CONTENT_DATA else deletes).append(e)
-    return data, deletes
-
-
-def row_file_schema(df, md, schema):
-    """The RowType a ``row`` file was written with (row files store no schema)."""
-    from .data_writer import _PosDeleteSchema
-    from .. import types as T
-    if df.content == CONTENT_POSITION_DELETES:
-        return T.RowType(_PosDeleteSchema.fields)
-    if df.content == CONTENT_EQUALITY_DELETES:
-        base = md.schema() if md is not None else schema
-        return T.RowType([base.find_field(i) for i in df.equality_ids or []])
-    if df.writer_schema_id is not None and md is not None:
-        return md.schema(df.writer_schema_id).struct
-    return schema.struct
+__all__ = ["SnapshotFiles", "read_data_file"]
 
 
 def _all_fields(md, schema):

@@ -16,12 +16,13 @@ from .commit import SnapshotProducer, commit_metadata_change
 from .locations import check_deletable_root, check_within, comparable
 from .data_writer import (partition_groups, prepare_arrow, write_data_files, write_equality_deletes,
                           write_position_deletes)
-from .manifest import read_manifest
-from .manifest_list import read_manifest_list
-from .metadata import SnapshotRef
-from .partitioning import PartitionSpec, evolve_spec
-from .snapshot_files import SnapshotFiles, partition_type_of
-from .schema import Schema, SchemaUpdate
+from ..spec.manifest import read_manifest
+from ..spec.manifest_list import read_manifest_list
+from ..spec.metadata import SnapshotRef
+from ..spec.partitioning import PartitionSpec, evolve_spec
+from ..spec.snapshots import partition_type_of
+from .snapshot_files import SnapshotFiles
+from ..spec.schema import Schema, SchemaUpdate
 
 if TYPE_CHECKING:  # annotations only
     from .transaction import Transaction
@@ -164,18 +165,12 @@ class Table:
     def __repr__(self):
         return f"Table({self.name!r}, {self.metadata!r})"
 
-    # -- catalog hooks used by commits ---------------------------------------
+    # -- catalog hooks used by commits (the catalog is a TableCatalog) ------------
     def _refresh_metadata(self):
-        from .catalog import FileSystemCatalog
-        if isinstance(self.catalog, FileSystemCatalog) and self._fs_location is not None:
-            return self.catalog._load_at(self._fs_location)
-        return self.catalog.refresh(self.identifier)
+        return self.catalog.refresh_table(self)
 
     def _commit(self, base, new):
-        from .catalog import FileSystemCatalog
-        if isinstance(self.catalog, FileSystemCatalog):
-            return self.catalog.commit_at(self._fs_location or base.location, base, new)
-        return self.catalog.commit(self.identifier, base, new)
+        return self.catalog.commit_table(self, base, new)
 
     def _set_metadata(self, md):
         self.metadata = md
@@ -188,7 +183,7 @@ class Table:
 
     # -- time travel and reads -------------------------------------------------
     def _resolve_snapshot(self, snapshot_id=None, as_of=None, ref=None):
-        from ..scan.planner import resolve_snapshot
+        from ..spec.snapshots import resolve_snapshot
         return resolve_snapshot(self.metadata, snapshot_id, as_of, ref)
 
     def at(self, snapshot_id=None, as_of=None, ref=None) -> "TableSnapshot":
@@ -743,10 +738,9 @@ class Table:
         """The location this table's maintenance may delete under: the table location, which must not be a
         file-system root or the warehouse (or above it), and for a file-system catalog must be the table's own
         directory."""
-        from .catalog import FileSystemCatalog
         root = md.location.rstrip("/") or "/"
-        if isinstance(self.catalog, FileSystemCatalog):
-            own = self._fs_location or self.catalog.default_location(self.identifier[:-1], self.identifier[-1])
+        own = self.catalog.table_directory(self)
+        if own is not None:
             if comparable(self.io, own, True) != comparable(self.io, root, True):
                 raise UnsafeLocationError(f"refusing to {what}: the metadata names location {root} but the table "
                                         f"lives in {own}; nothing was deleted", path=root, root=own)
@@ -792,7 +786,7 @@ class Table:
         md = self.refresh().metadata
         root = self._owned_root(md, "remove orphan files")
         referenced = {normalize_location(p) for p in self._referenced_files(md)}
-        from .catalog import _is_metadata_json_name
+        from ..spec.metadata import is_metadata_file_name
         own_metadata = comparable(self.io, f"{root}/metadata", True)
         listed = []
         for info in self.io.list(md.location):
@@ -800,7 +794,7 @@ class Table:
             if "://" in md.location and "://" not in path:
                 path = md.location.split("://", 1)[0] + "://" + info.path
             name = path.rsplit("/", 1)[-1]
-            if (name == "version-hint.text" or _is_metadata_json_name(name)) and \
+            if (name == "version-hint.text" or is_metadata_file_name(name)) and \
                     comparable(self.io, path).rsplit("/", 1)[0] != own_metadata:
                 raise UnsafeLocationError(f"refusing to remove orphan files: another table's metadata lies inside "
                                         f"{root} ({path}); nothing was deleted", path=path, root=root)
@@ -1085,7 +1079,7 @@ class ManageSnapshots:
     def set_current_snapshot(self, snapshot_id: int | None = None, ref_name: str | None = None):
         """Point ``main`` at a snapshot (by id, or the one ``ref_name`` points at)."""
         def op(md):
-            from .metadata import SnapshotLogEntry
+            from ..spec.metadata import SnapshotLogEntry
             sid = snapshot_id
             if ref_name is not None:
                 s = md.snapshot_by_ref(ref_name)

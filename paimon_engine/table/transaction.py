@@ -6,16 +6,16 @@ commit won, or the block raised) leaves the table as it was and deletes every fi
 from __future__ import annotations
 
 from ..errors import CommitConflictError, CommitFailedError, InvalidArgumentError, PaimonEngineError
-from .manifest import STATUS_ADDED, read_manifest
-from .manifest_list import read_manifest_list
+from ..spec.manifest import STATUS_ADDED, read_manifest
+from ..spec.manifest_list import read_manifest_list
 
 __all__ = ["Transaction"]
 
 
-def _staged_table_class():
-    from .table import Table
+def _staged_table_class(table_class):
+    """A subclass of the table's own class (so this module needs no import of it) whose commits stay in memory."""
 
-    class StagedTable(Table):
+    class StagedTable(table_class):
         """The table as the transaction sees it: its commits replace the in-memory metadata only."""
 
         def _refresh_metadata(self):
@@ -36,7 +36,7 @@ class Transaction:
     def __init__(self, table):
         self._table = table
         self._base = table.metadata
-        self._staged = _staged_table_class()(table.identifier, table.metadata.copy(), table.io, table.catalog,
+        self._staged = _staged_table_class(type(table))(table.identifier, table.metadata.copy(), table.io, table.catalog,
                                              table._fs_location)
         self._staged.metadata.metadata_location = self._base.metadata_location
         self._closed = False

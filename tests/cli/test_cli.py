@@ -28,7 +28,7 @@ def row_file(tmp_path_factory):
 @pytest.fixture(scope="module")
 def warehouse(tmp_path_factory):
     from paimon_engine.expressions import col
-    from paimon_engine.table.catalog import SqlCatalog
+    from paimon_engine.catalog import SqlCatalog
     wh = tmp_path_factory.mktemp("wh")
     cat = SqlCatalog("default", uri=f"sqlite:///{wh}/cat.db", warehouse=str(wh))
     cat.create_namespace("db")
@@ -167,7 +167,7 @@ def test_append_compact_and_remove_orphans(tmp_path, capsys):
     import pyarrow.parquet as pq
 
     from paimon_engine.expressions import col
-    from paimon_engine.table.catalog import SqlCatalog
+    from paimon_engine.catalog import SqlCatalog
     uri, wh = f"sqlite:///{tmp_path}/c.db", str(tmp_path / "wh")
     cat = SqlCatalog("default", uri=uri, warehouse=wh)
     cat.create_namespace("db")

@@ -142,7 +142,7 @@ def _run_on_a_terminal(argv, cwd):
 @pytest.fixture
 def maintained_table(tmp_path):
     """A SQLite-catalog table, an input Parquet file, and the catalog arguments."""
-    from paimon_engine.table.catalog import SqlCatalog
+    from paimon_engine.catalog import SqlCatalog
     uri, wh = f"sqlite:///{tmp_path}/c.db", str(tmp_path / "wh")
     cat = SqlCatalog("default", uri=uri, warehouse=wh)
     cat.create_namespace("db")

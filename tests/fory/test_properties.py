@@ -121,7 +121,7 @@ def test_twins_agree(layout, rb):
     schema = fory.ForySchema(rb.schema)
     twin_view = _speedups.twin("foryview")
     for row in fory.split_rows(buf, offsets):
-        sch = _with("foryview", twin_view, lambda: fory.view.view_schema(schema.layout(layout)))
+        sch = _with("foryview", twin_view, lambda: fory.schema.view_schema(schema.layout(layout)))
         assert twin_view.RowView(row, sch).to_dict() == fory.RowView(row, schema, layout).to_dict()
 
 

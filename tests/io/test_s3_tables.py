@@ -62,7 +62,7 @@ def test_row_file_block_range_reads(s3_properties, s3_bucket):
 
 def test_sql_catalog_commits_on_s3(s3_properties, s3_bucket, tmp_path):
     from paimon_engine.expressions import col
-    from paimon_engine.table.catalog import SqlCatalog
+    from paimon_engine.catalog import SqlCatalog
     io = FileIO(properties=s3_properties)
     cat = SqlCatalog("s3cat", uri=f"sqlite:///{tmp_path}/cat.db", warehouse=f"{s3_bucket}/wh", io=io)
     cat.create_namespace("db")
@@ -86,7 +86,7 @@ def test_sql_catalog_commits_on_s3(s3_properties, s3_bucket, tmp_path):
 
 def test_concurrent_commits_on_s3_both_land(s3_properties, s3_bucket, tmp_path):
     import threading
-    from paimon_engine.table.catalog import SqlCatalog
+    from paimon_engine.catalog import SqlCatalog
     uri = f"sqlite:///{tmp_path}/cat.db"
     cat = SqlCatalog("c", uri=uri, warehouse=f"{s3_bucket}/wh", io=FileIO(properties=s3_properties))
     cat.create_namespace("db")

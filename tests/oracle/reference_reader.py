@@ -13,8 +13,8 @@ from __future__ import annotations
 import numpy as np
 
 from paimon_engine.errors import CorruptFileError, NotFoundError
-from paimon_engine.table.manifest import CONTENT_DATA, CONTENT_EQUALITY_DELETES, CONTENT_POSITION_DELETES, STATUS_DELETED, read_manifest
-from paimon_engine.table.manifest_list import read_manifest_list
+from paimon_engine.spec.manifest import CONTENT_DATA, CONTENT_EQUALITY_DELETES, CONTENT_POSITION_DELETES, STATUS_DELETED, read_manifest
+from paimon_engine.spec.manifest_list import read_manifest_list
 
 __all__ = ["live_entries", "read_snapshot", "read_data_file", "delete_index", "SnapshotFiles"]
 
@@ -43,7 +43,7 @@ def live_entries(io, md, snapshot):
         check_inside_table(md, snapshot.manifest_list, "manifest list")
         manifests = read_manifest_list(io, snapshot.manifest_list)
     else:
-        from paimon_engine.table.manifest_list import ManifestFile
+        from paimon_engine.spec.manifest_list import ManifestFile
         manifests = [ManifestFile(p, 0, 0, 0, 0, 0, snapshot.snapshot_id) for p in snapshot.manifests or []]
     specs = md.specs_by_id()
     data, deletes = [], []
@@ -127,10 +127,10 @@ def _read_file_table(io, path, fmt, columns=None, file_schema=None):
 
 def _row_file_schema(df, md, schema):
     """The RowType a ``row`` file was written with."""
-    from paimon_engine.table.data_writer import _PosDeleteSchema
+    from paimon_engine.spec.schema import POSITION_DELETE_FIELDS
     from paimon_engine import types as T
     if df.content == CONTENT_POSITION_DELETES:
-        return T.RowType(_PosDeleteSchema.fields)
+        return T.RowType(POSITION_DELETE_FIELDS)
     if df.content == CONTENT_EQUALITY_DELETES:
         base = md.schema() if md is not None else schema
         return T.RowType([base.find_field(i) for i in df.equality_ids or []])

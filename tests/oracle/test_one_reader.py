@@ -8,7 +8,7 @@ import pytest
 
 from paimon_engine import types as T
 from paimon_engine.errors import SchemaError
-from paimon_engine.table.catalog import FileSystemCatalog, SqlCatalog
+from paimon_engine.catalog import FileSystemCatalog, SqlCatalog
 
 from .reference_reader import read_snapshot
 

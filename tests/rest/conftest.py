@@ -5,7 +5,7 @@ pytest.importorskip("starlette", reason="the rest extra (starlette, uvicorn) is 
 pytest.importorskip("uvicorn", reason="the rest extra (starlette, uvicorn) is part of the test extra")
 
 from paimon_engine.rest.server import RestServer  # noqa: E402
-from paimon_engine.table.catalog import SqlCatalog  # noqa: E402
+from paimon_engine.catalog import SqlCatalog  # noqa: E402
 
 TOKEN = "test-token-1"
 

@@ -8,9 +8,9 @@ import pytest
 from paimon_engine import types as T
 from paimon_engine.errors import (AlreadyExistsError, CommitFailedError, InvalidIdentifierError,
                                   NamespaceNotEmptyError, NotFoundError, PaimonEngineError)
-from paimon_engine.rest.client import RestCatalog
+from paimon_engine.catalog.rest import RestCatalog
 from paimon_engine.rest.server import RestServer
-from paimon_engine.table.catalog import load_catalog
+from paimon_engine.catalog import load_catalog
 
 from .conftest import TOKEN
 

@@ -121,7 +121,7 @@ def test_pyiceberg_with_the_token_and_without(token_server):
 
 def test_pyiceberg_against_a_file_system_catalog(tmp_path):
     from paimon_engine.rest.server import RestServer
-    from paimon_engine.table.catalog import FileSystemCatalog
+    from paimon_engine.catalog import FileSystemCatalog
     backing = FileSystemCatalog(str(tmp_path / "wh"))
     with RestServer(backing) as srv:
         rc = _catalog(srv)

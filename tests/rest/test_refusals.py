@@ -221,7 +221,7 @@ def test_concurrent_commits_through_the_server_lose_nothing(server, backing, tab
 
 def test_406_for_a_rename_the_file_system_catalog_cannot_do(tmp_path):
     from paimon_engine.rest.server import RestServer
-    from paimon_engine.table.catalog import FileSystemCatalog
+    from paimon_engine.catalog import FileSystemCatalog
     backing = FileSystemCatalog(str(tmp_path / "wh"))
     backing.create_namespace("db")
     backing.create_table("db.t", pa.schema([("id", pa.int64())]))

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import requests
 
-from paimon_engine.table.catalog import FileSystemCatalog, SqlCatalog
+from paimon_engine.catalog import FileSystemCatalog, SqlCatalog
 from tests.net import free_port as _free_port
 
 REPO = Path(__file__).resolve().parents[2]

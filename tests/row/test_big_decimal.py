@@ -17,7 +17,7 @@ from paimon_engine import types as T
 from paimon_engine.formats import fory
 from paimon_engine.formats.row import RowFileReader, RowFileWriter
 from paimon_engine.formats.row.values import big_decimal_bytes, encode_value
-from paimon_engine.table import conversions
+from paimon_engine.spec import conversions
 
 
 def java_to_byte_array(u: int) -> bytes:
@@ -159,7 +159,7 @@ def test_iceberg_bucket_and_truncate_of_wide_decimals_are_exact():
     # bucket hashes the minimal bytes of the unscaled value; 38-digit values must not be rounded to 28 digits first
     import mmh3
 
-    from paimon_engine.table.transforms import TruncateTransform, bucket_hash
+    from paimon_engine.spec.transforms import TruncateTransform, bucket_hash
     t = T.DecimalType(38, 2)
     for u in FILE_VALUES:
         v = decimal.Decimal(u).scaleb(-2, decimal.Context(prec=80))

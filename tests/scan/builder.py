@@ -18,14 +18,14 @@ import pyarrow.parquet as pq
 from paimon_engine import types as T
 from paimon_engine.io import FileIO
 from paimon_engine.scan.planner import TableScan
-from paimon_engine.table.conversions import to_bytes, to_internal
-from paimon_engine.table.manifest import (CONTENT_DATA, CONTENT_EQUALITY_DELETES, CONTENT_POSITION_DELETES,
+from paimon_engine.spec.conversions import to_bytes, to_internal
+from paimon_engine.spec.manifest import (CONTENT_DATA, CONTENT_EQUALITY_DELETES, CONTENT_POSITION_DELETES,
                                           STATUS_DELETED, STATUS_EXISTING, DataFile,
                                           ManifestEntry, ManifestWriter, read_manifest)
-from paimon_engine.table.manifest_list import write_manifest_list
-from paimon_engine.table.metadata import Snapshot, SnapshotLogEntry, SnapshotRef, new_table_metadata
-from paimon_engine.table.partitioning import PartitionSpec
-from paimon_engine.table.schema import Schema
+from paimon_engine.spec.manifest_list import write_manifest_list
+from paimon_engine.spec.metadata import Snapshot, SnapshotLogEntry, SnapshotRef, new_table_metadata
+from paimon_engine.spec.partitioning import PartitionSpec
+from paimon_engine.spec.schema import Schema
 
 POS_SCHEMA = pa.schema([
     pa.field("file_path", pa.string(), nullable=False, metadata={b"PARQUET:field_id": b"2147483546"}),

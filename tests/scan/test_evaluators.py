@@ -7,7 +7,7 @@ from paimon_engine import types as T
 from paimon_engine.expressions import col, parse
 from paimon_engine.scan.evaluators import (FileStats, InclusiveMetricsEvaluator, StrictMetricsEvaluator,
                                            SummaryStats, evaluate_row, residual_for)
-from paimon_engine.scan.conversions import from_bound_bytes
+from paimon_engine.spec.conversions import from_bound_bytes
 from paimon_engine.errors import CorruptFileError
 
 SCHEMA = T.RowType([
@@ -143,7 +143,7 @@ def test_bound_decoding():
 
 
 def _stats_of(fid, t, values):
-    from paimon_engine.table.conversions import to_bytes
+    from paimon_engine.spec.conversions import to_bytes
     present = [v for v in values if v is not None]
     lo = {fid: to_bytes(t, min(present))} if present else {}
     hi = {fid: to_bytes(t, max(present))} if present else {}

@@ -11,7 +11,7 @@ from paimon_engine import types as T
 from paimon_engine.errors import CorruptFileError
 from paimon_engine.scan.delete_index import DeleteFile, POSITION
 from paimon_engine.scan.reader import read_deletion_vector
-from paimon_engine.table.schema import Schema
+from paimon_engine.spec.schema import Schema
 
 from .builder import MiniTable, deletion_vector_blob
 

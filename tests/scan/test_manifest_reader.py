@@ -6,11 +6,11 @@ import pytest
 
 from paimon_engine import _speedups
 from paimon_engine.errors import CorruptFileError
-from paimon_engine.table.catalog import FileSystemCatalog
-from paimon_engine.table.manifest import read_manifest
-from paimon_engine.table.manifest_list import read_manifest_list
-from paimon_engine.table.partitioning import PartitionSpec
-from paimon_engine.table.schema import Schema
+from paimon_engine.catalog import FileSystemCatalog
+from paimon_engine.spec.manifest import read_manifest
+from paimon_engine.spec.manifest_list import read_manifest_list
+from paimon_engine.spec.partitioning import PartitionSpec
+from paimon_engine.spec.schema import Schema
 
 from .builder import MiniTable
 
@@ -162,7 +162,7 @@ def test_fastavro_is_out_of_every_read_path(tmp_path, monkeypatch):
 
 def test_wide_decimal_bounds_are_exact():
     from paimon_engine import types as T
-    from paimon_engine.scan.conversions import from_bound_bytes
+    from paimon_engine.spec.conversions import from_bound_bytes
     for unscaled in (2 ** 94 + 12345, -(10 ** 37) + 7, 10 ** 38 - 1):
         raw = unscaled.to_bytes(16, "big", signed=True)
         got = from_bound_bytes(T.DecimalType(38, 3), raw)

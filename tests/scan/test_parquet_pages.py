@@ -9,7 +9,7 @@ from hypothesis import given, settings, strategies as st
 from paimon_engine.expressions import col
 from paimon_engine.scan import parquet_pages as PP
 from paimon_engine.scan import reader as R
-from paimon_engine.table.catalog import SqlCatalog
+from paimon_engine.catalog import SqlCatalog
 
 N = 60_000
 PREFIX = "user-with-a-long-prefix-so-that-the-dictionary-grows-past-its-limit-"

@@ -6,10 +6,10 @@ from hypothesis import given, settings, strategies as st
 
 from paimon_engine import types as T
 from paimon_engine.expressions import Predicate
-from paimon_engine.scan.conversions import to_internal
+from paimon_engine.spec.conversions import to_internal
 from paimon_engine.scan.evaluators import evaluate_row
 from paimon_engine.scan.projection import PartitionFieldInfo, project
-from paimon_engine.table.transforms import parse_transform
+from paimon_engine.spec.transforms import parse_transform
 
 CASES = [
     (T.BigIntType(), st.integers(-1000, 1000), ["identity", "bucket[7]", "truncate[10]"]),
@@ -73,14 +73,14 @@ def test_inclusive_projection_is_sound(case, data):
     pred = Predicate(op, "c", lit, lits, field_id=1, type=t)
     info = PartitionFieldInfo(1000, 1, tr, t, tr.result_type(t), "p")
     projected = project(pred, [info])
-    pv = None if v is None else tr.apply_value(t, to_internal(v, t))
+    pv = None if v is None else tr.apply_value(t, to_internal(t, v, exact=True))
     assert evaluate_row(projected, {1000: pv}), (op, v, lit, lits, str(tr), projected, pv)
 
 
 def _check_exhaustive(t, values, transform):
     tr = parse_transform(transform)
     info = PartitionFieldInfo(1000, 1, tr, t, tr.result_type(t), "p")
-    parts = {v: tr.apply_value(t, to_internal(v, t)) for v in values}
+    parts = {v: tr.apply_value(t, to_internal(t, v, exact=True)) for v in values}
     for lit in values:
         for op in ("eq", "lt", "le", "gt", "ge"):
             projected = project(Predicate(op, "c", lit, None, field_id=1, type=t), [info])

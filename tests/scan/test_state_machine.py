@@ -10,8 +10,8 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 
 from paimon_engine import types as T
 from paimon_engine.expressions import col
-from paimon_engine.table.partitioning import PartitionSpec
-from paimon_engine.table.schema import Schema
+from paimon_engine.spec.partitioning import PartitionSpec
+from paimon_engine.spec.schema import Schema
 
 from .builder import MiniTable
 

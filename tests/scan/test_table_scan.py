@@ -12,8 +12,8 @@ from paimon_engine.expressions import col
 from paimon_engine.scan.delete_index import DeleteFile, POSITION
 from paimon_engine.scan.planner import TableScan
 from paimon_engine.scan.reader import TaskReader, read_deletion_vector
-from paimon_engine.table.catalog import FileSystemCatalog, SqlCatalog
-from paimon_engine.table.schema import Schema
+from paimon_engine.catalog import FileSystemCatalog, SqlCatalog
+from paimon_engine.spec.schema import Schema
 
 from .builder import MiniTable, deletion_vector_blob
 

@@ -5,7 +5,7 @@ import pyarrow as pa
 import pytest
 
 from paimon_engine.spark import read_table, write_table
-from paimon_engine.table.catalog import load_catalog
+from paimon_engine.catalog import load_catalog
 from tests.table.pg_fixture import pg_server, pg_uri  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.spark

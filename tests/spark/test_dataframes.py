@@ -8,7 +8,7 @@ from paimon_engine.errors import InvalidArgumentError, NotFoundError, SchemaErro
 from paimon_engine.expressions import col
 from paimon_engine.spark import read_table, write_table
 from paimon_engine.spark.planning import spark_split_size
-from paimon_engine.table.catalog import FileSystemCatalog, SqlCatalog
+from paimon_engine.catalog import FileSystemCatalog, SqlCatalog
 
 pytestmark = pytest.mark.spark
 

@@ -163,7 +163,7 @@ def _submit(archive, cwd, master, args, extra_env=None):
 def test_packed_environment_is_used_by_local_workers(packed, tmp_path):
     archive, cwd = packed
     # a table with .row data files and a file index, so workers need the compiled kernels
-    from paimon_engine.table.catalog import FileSystemCatalog
+    from paimon_engine.catalog import FileSystemCatalog
     loc = str(tmp_path / "tbl")
     t = FileSystemCatalog(str(tmp_path)).create_table_at(
         loc, pa.schema([("id", pa.int64()), ("k", pa.int32())]),
@@ -190,7 +190,7 @@ def test_local_cluster_reads_and_writes_a_table_with_deletes(packed, tmp_path):
     import numpy as np
 
     from paimon_engine.expressions import col
-    from paimon_engine.table.catalog import SqlCatalog
+    from paimon_engine.catalog import SqlCatalog
     archive, cwd = packed
     uri = f"sqlite:///{tmp_path}/cat.db"
     cat = SqlCatalog("default", uri=uri, warehouse=str(tmp_path))

@@ -6,7 +6,7 @@ import pyarrow as pa
 import pytest
 
 from paimon_engine.expressions import col
-from paimon_engine.table.catalog import SqlCatalog
+from paimon_engine.catalog import SqlCatalog
 
 pytestmark = pytest.mark.spark
 pytest.importorskip("pyspark.sql.datasource", reason="Python data sources need Spark 4 (read_table/write_table cover 3.5)")
@@ -86,7 +86,7 @@ def test_new_commit_is_seen_by_the_next_query_unless_pinned(spark, plain):
 
 
 def test_table_that_was_empty_when_first_planned(spark, tmp_path):
-    from paimon_engine.table.catalog import FileSystemCatalog
+    from paimon_engine.catalog import FileSystemCatalog
     loc = str(tmp_path / "t")
     t = FileSystemCatalog(str(tmp_path)).create_table_at(loc, pa.schema([("id", pa.int64())]))
     df = spark.read.format("paimon_engine").load(loc)

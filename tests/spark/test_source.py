@@ -5,7 +5,7 @@ import pyarrow as pa
 import pytest
 
 from paimon_engine.expressions import col
-from paimon_engine.table.catalog import SqlCatalog
+from paimon_engine.catalog import SqlCatalog
 
 pytestmark = pytest.mark.spark
 pytest.importorskip("pyspark.sql.datasource", reason="Python data sources need Spark 4 (read_table/write_table cover 3.5)")
@@ -107,7 +107,7 @@ def test_write_append_overwrite_and_concurrent(spark, tmp_path):
     for lo in (5000, 6000):
         spark.range(lo, lo + 100).selectExpr("id", "cast(1 as int) AS g") \
             .write.format("paimon_engine").mode("append").save(loc)
-    from paimon_engine.table.catalog import FileSystemCatalog
+    from paimon_engine.catalog import FileSystemCatalog
     t = FileSystemCatalog(str(tmp_path)).load_table_at(loc)
     assert len(t.snapshots()) == 3
     assert t.scan().count() == 1200
@@ -131,7 +131,7 @@ def test_failed_write_leaves_nothing(spark, tmp_path):
     bad = spark.range(0, 100_000, numPartitions=2).select(boom("id").alias("id"))
     with pytest.raises(Exception):
         bad.write.format("paimon_engine").mode("append").save(loc)
-    from paimon_engine.table.catalog import FileSystemCatalog
+    from paimon_engine.catalog import FileSystemCatalog
     t = FileSystemCatalog(str(tmp_path)).load_table_at(loc)
     assert len(t.snapshots()) == 1 and t.scan().count() == 10
     data_files = [p for p in (tmp_path / "tbl" / "data").rglob("*") if p.is_file() and p.name != "_aborted"]
@@ -140,7 +140,7 @@ def test_failed_write_leaves_nothing(spark, tmp_path):
 
 def test_abort_deletes_what_tasks_reported(tmp_path):
     from paimon_engine.spark.source import TableWriter
-    from paimon_engine.table.catalog import FileSystemCatalog
+    from paimon_engine.catalog import FileSystemCatalog
     loc = str(tmp_path / "tbl")
     cat = FileSystemCatalog(str(tmp_path))
     cat.create_table_at(loc, pa.schema([("id", pa.int64())]))
@@ -158,7 +158,7 @@ def test_abort_deletes_what_tasks_reported(tmp_path):
 
 def test_abort_deletes_file_indexes_too(tmp_path):
     from paimon_engine.spark.source import TableWriter
-    from paimon_engine.table.catalog import FileSystemCatalog
+    from paimon_engine.catalog import FileSystemCatalog
     loc = str(tmp_path / "tbl")
     cat = FileSystemCatalog(str(tmp_path))
     cat.create_table_at(loc, pa.schema([("id", pa.int64())]),
@@ -183,7 +183,7 @@ def test_concurrent_driver_commits_both_land(tmp_path):
     """Two jobs' commits racing on one table: the loser retries on the new metadata; nothing is duplicated."""
     import threading
     from paimon_engine.spark.source import TableWriter
-    from paimon_engine.table.catalog import FileSystemCatalog
+    from paimon_engine.catalog import FileSystemCatalog
     loc = str(tmp_path / "tbl")
     cat = FileSystemCatalog(str(tmp_path))
     cat.create_table_at(loc, pa.schema([("id", pa.int64())]))
@@ -235,7 +235,7 @@ def test_row_files(spark, tmp_path):
 
 def test_delete_and_upsert_helpers(spark, tmp_path):
     from paimon_engine.spark import delete_rows, upsert
-    from paimon_engine.table.catalog import FileSystemCatalog
+    from paimon_engine.catalog import FileSystemCatalog
     loc = str(tmp_path / "tbl")
     spark.range(0, 100, numPartitions=2).selectExpr("id", "if(id < 0, null, concat('v', id)) AS s") \
         .write.format("paimon_engine").mode("append").save(loc)

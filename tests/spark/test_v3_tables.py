@@ -8,7 +8,7 @@ import pytest
 
 from paimon_engine import types as T
 from paimon_engine.expressions import col
-from paimon_engine.table.catalog import SqlCatalog
+from paimon_engine.catalog import SqlCatalog
 
 pytestmark = pytest.mark.spark
 pytest.importorskip("pyspark.sql.datasource", reason="Python data sources need Spark 4")

@@ -39,7 +39,7 @@ def sql_uri(tmp_path):
 
 @pytest.fixture
 def ours(tmp_path, sql_uri):
-    from paimon_engine.table.catalog import SqlCatalog
+    from paimon_engine.catalog import SqlCatalog
     cat = SqlCatalog("default", uri=sql_uri, warehouse=str(tmp_path / "wh"))
     return cat
 

@@ -5,7 +5,7 @@ import pytest
 def test_create_table_at_a_path_and_load_it_back(tmp_path):
     import pyarrow as pa
     from paimon_engine.errors import AlreadyExistsError
-    from paimon_engine.table.catalog import FileSystemCatalog
+    from paimon_engine.catalog import FileSystemCatalog
     cat = FileSystemCatalog(str(tmp_path / "wh"))
     loc = str(tmp_path / "elsewhere" / "t")
     t = cat.create_table_at(loc, pa.schema([("id", pa.int64())]), [("id", "bucket[4]")])

@@ -12,9 +12,9 @@ from paimon_engine import errors
 from paimon_engine.errors import (InvalidArgumentError, InvalidIdentifierError, NamespaceNotEmptyError,
                                   NotFoundError, PaimonEngineError, UnsafeLocationError)
 from paimon_engine.expressions import col
-from paimon_engine.table.catalog import FileSystemCatalog, SqlCatalog
+from paimon_engine.catalog import FileSystemCatalog, SqlCatalog
 from paimon_engine.table.data_writer import prepare_arrow, write_data_files
-from paimon_engine.table.identifiers import MAX_PART_BYTES, check_part, parse_identifier
+from paimon_engine.catalog.identifiers import MAX_PART_BYTES, check_part, parse_identifier
 
 from .conftest import sample
 from .pg_fixture import sql_catalog_uri

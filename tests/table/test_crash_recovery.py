@@ -21,7 +21,7 @@ import pytest
 
 from paimon_engine.errors import CommitConflictError, CommitFailedError, NotFoundError
 from paimon_engine.expressions import col
-from paimon_engine.table.catalog import FileSystemCatalog, SqlCatalog
+from paimon_engine.catalog import FileSystemCatalog, SqlCatalog
 
 from .pg_fixture import sql_catalog_uri
 

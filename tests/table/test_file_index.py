@@ -7,7 +7,7 @@ import pytest
 
 from paimon_engine.errors import InvalidArgumentError
 from paimon_engine.expressions import col
-from paimon_engine.table.catalog import FileSystemCatalog
+from paimon_engine.catalog import FileSystemCatalog
 
 INDEXED = {"file-index.bitmap.columns": "k", "file-index.bloom-filter.columns": "name",
            "file-index.bloom-filter.items": "100",
@@ -102,7 +102,7 @@ def test_bad_index_options_fail_before_writing(tmp_path):
 
 def test_corrupt_embedded_index_is_reported(tmp_path):
     from paimon_engine.errors import CorruptFileError
-    from paimon_engine.table.data_writer import load_file_index
+    from paimon_engine.index.container import load_file_index
     with pytest.raises(CorruptFileError):
         load_file_index(None, "base64:!!!not base64", path="x.row")
     with pytest.raises(CorruptFileError):

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from paimon_engine.errors import CorruptFileError
 from paimon_engine.io import FileIO
-from paimon_engine.table.metadata import parse_metadata
+from paimon_engine.spec.metadata import parse_metadata
 
 from .java_docs import V1_VALID, V2_VALID
 
@@ -52,7 +52,7 @@ def test_mutated_metadata(base, data):
 
 @pytest.fixture(scope="module")
 def manifest_bytes(tmp_path_factory):
-    from paimon_engine.table.manifest import DataFile, ManifestWriter
+    from paimon_engine.spec.manifest import DataFile, ManifestWriter
     from .test_manifest import SCHEMA, SPEC
     d = tmp_path_factory.mktemp("m")
     w = ManifestWriter(SPEC, SCHEMA, 2, snapshot_id=5)
@@ -65,7 +65,7 @@ def manifest_bytes(tmp_path_factory):
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_damaged_manifest(manifest_bytes, data):
-    from paimon_engine.table.manifest import read_manifest
+    from paimon_engine.spec.manifest import read_manifest
     raw, mf, d = manifest_bytes
     b = bytearray(raw)
     for _ in range(data.draw(st.integers(1, 4))):

@@ -7,7 +7,7 @@ import pytest
 
 from paimon_engine import types as T
 from paimon_engine.expressions import col
-from paimon_engine.table.catalog import FileSystemCatalog
+from paimon_engine.catalog import FileSystemCatalog
 
 from .conftest import canon, sample
 
@@ -177,7 +177,7 @@ def test_pyiceberg_writes_after_our_position_deletes(ours, theirs):
 
 def test_we_open_a_catalog_database_pyiceberg_created(tmp_path):
     from pyiceberg.catalog.sql import SqlCatalog as PySqlCatalog
-    from paimon_engine.table.catalog import SqlCatalog
+    from paimon_engine.catalog import SqlCatalog
     uri = f"sqlite:///{tmp_path}/pyi.db"
     pc = PySqlCatalog("prod", uri=uri, warehouse=f"file://{tmp_path}/wh")
     pc.create_namespace("sales", {"owner": "ops"})

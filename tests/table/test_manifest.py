@@ -7,12 +7,12 @@ import pytest
 from paimon_engine import types as T
 from paimon_engine.errors import CorruptFileError
 from paimon_engine.io import FileIO
-from paimon_engine.table.conversions import to_bytes
-from paimon_engine.table.manifest import (STATUS_ADDED, STATUS_DELETED, STATUS_EXISTING, DataFile, ManifestWriter,
+from paimon_engine.spec.conversions import to_bytes
+from paimon_engine.spec.manifest import (STATUS_ADDED, STATUS_DELETED, STATUS_EXISTING, DataFile, ManifestWriter,
                                           manifest_schema, read_manifest)
-from paimon_engine.table.manifest_list import read_manifest_list, write_manifest_list
-from paimon_engine.table.partitioning import PartitionSpec
-from paimon_engine.table.schema import Schema
+from paimon_engine.spec.manifest_list import read_manifest_list, write_manifest_list
+from paimon_engine.spec.partitioning import PartitionSpec
+from paimon_engine.spec.schema import Schema
 
 SCHEMA = Schema(T.RowType.of(("id", T.BigIntType(False)), ("d", T.DateType()), ("s", T.STRING()),
                              ("amt", T.DecimalType(9, 2)), ("ts", T.TimestampType(6)), start_id=1))
@@ -129,7 +129,7 @@ def test_other_writers_deviations_are_tolerated(tmp_path):
     lists may name counts added_data_files_count."""
     import copy
     import io as _io
-    from paimon_engine.table.manifest_list import ManifestFile, manifest_list_schema
+    from paimon_engine.spec.manifest_list import ManifestFile, manifest_list_schema
     schema = copy.deepcopy(manifest_schema(SPEC.partition_type(SCHEMA), 2))
     df = schema["fields"][-1]["type"]
     for f in df["fields"]:
@@ -164,7 +164,7 @@ def test_other_writers_deviations_are_tolerated(tmp_path):
 def test_extension_fields_are_ignored_by_pyiceberg(tmp_path):
     from pyiceberg.io.pyarrow import PyArrowFileIO
     from pyiceberg.manifest import read_manifest_list as pyi_read_list
-    from paimon_engine.table.manifest import EXT_FILE_INDEX, EXT_WRITER_SCHEMA_ID
+    from paimon_engine.spec.manifest import EXT_FILE_INDEX, EXT_WRITER_SCHEMA_ID
     io = FileIO()
     w = ManifestWriter(SPEC, SCHEMA, 2, snapshot_id=9)
     w.add(_df("/d/a.parquet", (1, 1, None, 1, "ab"), writer_schema_id=3, file_index="/d/a.parquet.index"))

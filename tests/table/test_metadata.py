@@ -6,9 +6,9 @@ import pytest
 
 from paimon_engine import types as T
 from paimon_engine.errors import CorruptFileError, SchemaError
-from paimon_engine.table.metadata import TableMetadata, new_table_metadata, parse_metadata, serialize_metadata
-from paimon_engine.table.partitioning import PartitionSpec, evolve_spec
-from paimon_engine.table.schema import Schema
+from paimon_engine.spec.metadata import TableMetadata, new_table_metadata, parse_metadata, serialize_metadata
+from paimon_engine.spec.partitioning import PartitionSpec, evolve_spec
+from paimon_engine.spec.schema import Schema
 
 from .java_docs import V1_VALID, V2_VALID
 

@@ -4,7 +4,7 @@ import decimal
 import pyarrow as pa
 
 from paimon_engine import types as T
-from paimon_engine.table.schema import Schema
+from paimon_engine.spec.schema import Schema
 
 from .conftest import canon
 
@@ -56,7 +56,7 @@ def test_schema_from_arrow_assigns_fresh_ids():
 
 
 def test_nested_rename_reorder_drop_promote_read_by_id(tmp_path):
-    from paimon_engine.table.catalog import FileSystemCatalog
+    from paimon_engine.catalog import FileSystemCatalog
     cat = FileSystemCatalog(str(tmp_path))
     data = pa.table({
         "id": pa.array([1, 2], pa.int64()),

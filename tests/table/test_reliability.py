@@ -11,7 +11,7 @@ import pytest
 
 from paimon_engine.errors import CommitFailedError, CorruptFileError, NotFoundError
 from paimon_engine.expressions import col
-from paimon_engine.table.catalog import FileSystemCatalog, SqlCatalog
+from paimon_engine.catalog import FileSystemCatalog, SqlCatalog
 
 from .conftest import canon, sample
 from .pg_fixture import sql_catalog_uri
@@ -93,7 +93,7 @@ _KILL_SCRIPT = r"""
 import os, sys
 sys.path.insert(0, {repo!r})
 from paimon_engine.io import FileIO
-from paimon_engine.table.catalog import FileSystemCatalog
+from paimon_engine.catalog import FileSystemCatalog
 from tests.table.conftest import sample
 limit = int(sys.argv[1])
 calls = [0]
@@ -215,7 +215,7 @@ def test_filtered_overwrite_is_serializable_against_concurrent_appends(tmp_path)
 
 def test_manifest_outside_table_is_refused_unless_allowed(tmp_path):
     import shutil
-    from paimon_engine.table.manifest_list import read_manifest_list, write_manifest_list
+    from paimon_engine.spec.manifest_list import read_manifest_list, write_manifest_list
     cat = FileSystemCatalog(str(tmp_path / "wh"))
     t = cat.create_table("db.t", sample().schema)
     t.append(sample(5))

@@ -5,7 +5,7 @@ import pytest
 
 from paimon_engine.errors import InvalidArgumentError
 from paimon_engine.expressions import col
-from paimon_engine.table.catalog import FileSystemCatalog
+from paimon_engine.catalog import FileSystemCatalog
 
 from .conftest import canon, sample
 
@@ -46,7 +46,7 @@ def test_row_format_tables(tmp_path):
     assert got[8]["qty"] == 3 and got[8]["note"] is None
     # the writer schema id travels in the manifest's extension field
     import fastavro
-    from paimon_engine.table.manifest_list import read_manifest_list
+    from paimon_engine.spec.manifest_list import read_manifest_list
     ml = read_manifest_list(t.io, t.current_snapshot().manifest_list)
     with open([m for m in ml if m.content == 0][0].manifest_path, "rb") as f:
         recs = list(fastavro.reader(f))

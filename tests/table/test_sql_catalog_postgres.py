@@ -9,8 +9,8 @@ import pytest
 from paimon_engine import types as T
 from paimon_engine.errors import (CatalogSchemaError, CatalogUnreachableError, CommitConflictError,
                                   InvalidArgumentError)
-from paimon_engine.table.catalog import load_catalog
-from paimon_engine.table.sql_catalog import SqlCatalog
+from paimon_engine.catalog import load_catalog
+from paimon_engine.catalog.sql import SqlCatalog
 
 SCHEMA = pa.schema([("id", pa.int64()), ("w", pa.int32())])
 

@@ -9,7 +9,7 @@ import pytest
 from paimon_engine import types as T
 from paimon_engine.errors import AlreadyExistsError, InvalidArgumentError, NotFoundError, SchemaError
 from paimon_engine.expressions import col
-from paimon_engine.table.catalog import FileSystemCatalog, SqlCatalog, load_catalog
+from paimon_engine.catalog import FileSystemCatalog, SqlCatalog, load_catalog
 
 from .conftest import canon, sample
 
@@ -203,7 +203,7 @@ def test_metadata_log_trim_and_delete_after_commit(tmp_path, ours):
 
 
 def test_merge_append_keeps_sequence_numbers(tmp_path):
-    from paimon_engine.table.manifest_list import read_manifest_list
+    from paimon_engine.spec.manifest_list import read_manifest_list
     cat = FileSystemCatalog(str(tmp_path))
     t = cat.create_table("db.t", sample().schema, properties={
         "commit.manifest-merge.enabled": "true", "commit.manifest.min-count-to-merge": "4"})

@@ -8,8 +8,8 @@ import pytest
 
 from paimon_engine import types as T
 from paimon_engine.errors import InvalidArgumentError, UnsupportedTypeError
-from paimon_engine.table.conversions import from_bytes, to_bytes, to_internal, truncate_upper
-from paimon_engine.table.transforms import (BucketTransform, DayTransform, HourTransform, IdentityTransform,
+from paimon_engine.spec.conversions import from_bytes, to_bytes, to_internal, truncate_upper
+from paimon_engine.spec.transforms import (BucketTransform, DayTransform, HourTransform, IdentityTransform,
                                             MonthTransform, TruncateTransform, VoidTransform, YearTransform,
                                             bucket_hash, murmur3_int64, parse_transform)
 

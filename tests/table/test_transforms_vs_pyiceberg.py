@@ -7,7 +7,7 @@ import pyarrow as pa
 import pytest
 
 from paimon_engine import types as T
-from paimon_engine.table.transforms import parse_transform
+from paimon_engine.spec.transforms import parse_transform
 
 pyi_transforms = pytest.importorskip("pyiceberg.transforms")
 pyi_types = pytest.importorskip("pyiceberg.types")
@@ -70,7 +70,7 @@ def test_partition_values_match_pyiceberg(transform, kind):
         theirs = [_pyi_internal(ptype, v) for v in values]
     assert ours == theirs
     # scalar path agrees with the vectorized one
-    from paimon_engine.table.conversions import to_internal
+    from paimon_engine.spec.conversions import to_internal
     tr = parse_transform(transform)
     assert [None if v is None else tr.apply_value(dtype, to_internal(dtype, v)) for v in values] == ours
 

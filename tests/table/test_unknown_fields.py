@@ -4,11 +4,11 @@ import json
 import pyarrow as pa
 
 from paimon_engine import types as T
-from paimon_engine.table.catalog import FileSystemCatalog
-from paimon_engine.table.metadata import TableMetadata
-from paimon_engine.table.partitioning import PartitionSpec
-from paimon_engine.table.schema import Schema
-from paimon_engine.table.sorting import SortField, SortOrder
+from paimon_engine.catalog import FileSystemCatalog
+from paimon_engine.spec.metadata import TableMetadata
+from paimon_engine.spec.partitioning import PartitionSpec
+from paimon_engine.spec.schema import Schema
+from paimon_engine.spec.sorting import SortField, SortOrder
 
 from .conftest import sample
 

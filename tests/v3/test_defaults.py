@@ -9,11 +9,11 @@ import pytest
 
 from paimon_engine import types as T
 from paimon_engine.errors import SchemaError
-from paimon_engine.table.conversions import default_array, default_from_json, default_to_json
+from paimon_engine.spec.conversions import default_array, default_from_json, default_to_json
 
 
 def _catalog(tmp_path):
-    from paimon_engine.table.catalog import SqlCatalog
+    from paimon_engine.catalog import SqlCatalog
     cat = SqlCatalog("default", uri=f"sqlite:///{tmp_path}/c.db", warehouse=str(tmp_path / "wh"))
     cat.create_namespace("db")
     return cat

@@ -15,7 +15,7 @@ from paimon_engine.index.deletion_vector import DeletionVector
 from paimon_engine.index.iceberg_deletion_vector import (DV_MAGIC, deletion_vector_blob, deletion_vector_cardinality,
                                                          deserialize_deletion_vector, serialize_deletion_vector)
 from paimon_engine.scan.delete_index import POSITION, DeleteFile
-from paimon_engine.table.schema import Schema
+from paimon_engine.spec.schema import Schema
 
 from ..scan.builder import MiniTable
 

@@ -11,7 +11,7 @@ pytest.importorskip("pyiceberg")
 
 
 def _catalogs(tmp_path):
-    from paimon_engine.table.catalog import SqlCatalog
+    from paimon_engine.catalog import SqlCatalog
     from pyiceberg.catalog.sql import SqlCatalog as PySqlCatalog
     ours = SqlCatalog("default", uri=f"sqlite:///{tmp_path}/c.db", warehouse=str(tmp_path / "wh"))
     ours.create_namespace("db")

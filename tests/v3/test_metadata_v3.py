@@ -8,13 +8,13 @@ import pytest
 from paimon_engine import types as T
 from paimon_engine.errors import CorruptFileError, InvalidArgumentError, SchemaError, UnsupportedTypeError
 from paimon_engine.io import FileIO
-from paimon_engine.table.manifest import (CONTENT_POSITION_DELETES, STATUS_ADDED, STATUS_DELETED, STATUS_EXISTING,
+from paimon_engine.spec.manifest import (CONTENT_POSITION_DELETES, STATUS_ADDED, STATUS_DELETED, STATUS_EXISTING,
                                           DataFile, ManifestEntry, manifest_schema, read_manifest, write_manifest)
-from paimon_engine.table.manifest_list import ManifestFile, manifest_list_schema, read_manifest_list, \
+from paimon_engine.spec.manifest_list import ManifestFile, manifest_list_schema, read_manifest_list, \
     write_manifest_list
-from paimon_engine.table.metadata import TableMetadata, parse_metadata, serialize_metadata
-from paimon_engine.table.partitioning import PartitionSpec
-from paimon_engine.table.schema import Schema
+from paimon_engine.spec.metadata import TableMetadata, parse_metadata, serialize_metadata
+from paimon_engine.spec.partitioning import PartitionSpec
+from paimon_engine.spec.schema import Schema
 
 from ..table.conftest import sample
 
@@ -22,7 +22,7 @@ SCHEMA = Schema(T.RowType([T.DataField(1, "id", T.BigIntType())]))
 
 
 def _catalog(tmp_path):
-    from paimon_engine.table.catalog import SqlCatalog
+    from paimon_engine.catalog import SqlCatalog
     cat = SqlCatalog("default", uri=f"sqlite:///{tmp_path}/c.db", warehouse=str(tmp_path / "wh"))
     cat.create_namespace("db")
     return cat
@@ -134,7 +134,7 @@ def test_v3_metadata_parse_errors():
 
 
 def _md(fv):
-    from paimon_engine.table.metadata import new_table_metadata
+    from paimon_engine.spec.metadata import new_table_metadata
     return new_table_metadata(SCHEMA, PartitionSpec((), 0), "/tmp/x", format_version=fv)
 
 

@@ -9,7 +9,7 @@ LINEAGE = ["id", "v", "_row_id", "_last_updated_sequence_number"]
 
 
 def _catalog(tmp_path):
-    from paimon_engine.table.catalog import SqlCatalog
+    from paimon_engine.catalog import SqlCatalog
     cat = SqlCatalog("default", uri=f"sqlite:///{tmp_path}/c.db", warehouse=str(tmp_path / "wh"))
     cat.create_namespace("db")
     return cat

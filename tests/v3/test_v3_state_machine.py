@@ -18,7 +18,7 @@ COLUMNS = ["id", "v", "_row_id", "_last_updated_sequence_number"]
 class V3TableModel(RuleBasedStateMachine):
     @initialize()
     def setup(self):
-        from paimon_engine.table.catalog import SqlCatalog
+        from paimon_engine.catalog import SqlCatalog
         self.dir = tempfile.mkdtemp(prefix="v3-sm-")
         cat = SqlCatalog("default", uri=f"sqlite:///{self.dir}/c.db", warehouse=f"{self.dir}/wh")
         cat.create_namespace("db")

@@ -7,11 +7,11 @@ import pytest
 
 from paimon_engine import types as T
 from paimon_engine.errors import UnsupportedTypeError
-from paimon_engine.table.schema import Schema
+from paimon_engine.spec.schema import Schema
 
 
 def _table(tmp_path):
-    from paimon_engine.table.catalog import SqlCatalog
+    from paimon_engine.catalog import SqlCatalog
     cat = SqlCatalog("default", uri=f"sqlite:///{tmp_path}/c.db", warehouse=str(tmp_path / "wh"))
     cat.create_namespace("db")
     t = cat.create_table("db.t", pa.schema([("id", pa.int64())]), format_version=3)

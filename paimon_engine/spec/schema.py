@@ -11,7 +11,14 @@ from .. import types as T
 from ..errors import SchemaError
 
 __all__ = ["Schema", "SchemaUpdate", "assign_fresh_ids", "highest_field_id", "index_by_id", "index_by_name",
-           "promote_allowed"]
+           "promote_allowed", "DELETE_FILE_PATH_ID", "DELETE_POS_ID", "POSITION_DELETE_FIELDS"]
+
+#: the reserved field ids of a position-delete file's columns
+DELETE_FILE_PATH_ID = 2147483546
+DELETE_POS_ID = 2147483545
+#: the schema of a position-delete file: ``file_path`` (string) and ``pos`` (long), both required
+POSITION_DELETE_FIELDS = (T.DataField(DELETE_FILE_PATH_ID, "file_path", T.STRING(False)),
+                          T.DataField(DELETE_POS_ID, "pos", T.BigIntType(False)))
 
 
 def _walk(dtype, prefix, out_id, out_name):

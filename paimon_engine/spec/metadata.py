@@ -13,6 +13,8 @@ from __future__ import annotations
 import copy
 import gzip
 import json
+import os
+import re
 import time
 import uuid
 import zlib
@@ -23,9 +25,31 @@ from .schema import Schema
 from .sorting import SortOrder
 
 __all__ = ["TableMetadata", "Snapshot", "SnapshotRef", "SnapshotLogEntry", "MetadataLogEntry",
-           "parse_metadata", "serialize_metadata", "new_table_metadata", "SUPPORTED_FORMAT_VERSIONS"]
+           "parse_metadata", "serialize_metadata", "new_table_metadata", "SUPPORTED_FORMAT_VERSIONS",
+           "VERSION_METADATA_FILE", "CATALOG_METADATA_FILE", "is_metadata_file_name", "metadata_file_version"]
 
 SUPPORTED_FORMAT_VERSIONS = (1, 2, 3)
+
+#: metadata file names: ``v<N>.metadata.json`` (file-system tables) and ``<NNNNN>-<uuid>.metadata.json``
+#: (catalog tables), either one optionally ``.gz``
+VERSION_METADATA_FILE = re.compile(r"^v(\d+)(\.gz)?\.metadata\.json$")
+CATALOG_METADATA_FILE = re.compile(r"^(\d+)-[0-9a-fA-F-]+(\.gz)?\.metadata\.json$")
+
+
+def is_metadata_file_name(name) -> bool:
+    """A table metadata file name of either naming (``v<N>.metadata.json``, ``<NNNNN>-<uuid>.metadata.json``)."""
+    return bool(VERSION_METADATA_FILE.match(name) or CATALOG_METADATA_FILE.match(name))
+
+
+def metadata_file_version(location) -> int:
+    """The version number in a metadata file's name; -1 for none (or another name)."""
+    if not location:
+        return -1
+    m = CATALOG_METADATA_FILE.match(os.path.basename(location))
+    if m:
+        return int(m.group(1))
+    m = VERSION_METADATA_FILE.match(os.path.basename(location))
+    return int(m.group(1)) if m else -1
 MAIN_BRANCH = "main"
 
 

@@ -420,7 +420,7 @@ def read_manifest(io, manifest, partition_type: T.RowType | None = None, schema=
                   include_deleted: bool = True, metrics: bool = True, full: bool = True,
                   data: bytes | None = None):
     """Entries of one manifest, with snapshot ids and sequence numbers inherited from ``manifest`` (a
-    :class:`~paimon_engine.table.manifest_list.ManifestFile`).
+    :class:`~paimon_engine.spec.manifest_list.ManifestFile`).
 
     ``partition_type`` defaults to the one derived from the manifest's own ``schema``/``partition-spec``
     metadata (or, without those, the writer's partition record as it is). ``full=False`` decodes only what

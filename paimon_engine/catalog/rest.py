@@ -21,10 +21,10 @@ from urllib.parse import quote
 
 from ..errors import (AlreadyExistsError, CommitConflictError, CommitFailedError, InvalidArgumentError,
                       NamespaceNotEmptyError, NotFoundError, PaimonEngineError)
-from ..table.catalog import Catalog, _new_metadata
-from ..table.identifiers import check_namespace, parse_identifier
-from ..table.metadata import TableMetadata
-from .updates import commit_changes
+from ..rest.updates import commit_changes
+from ..spec.metadata import TableMetadata
+from .base import Catalog, _new_metadata
+from .identifiers import check_namespace, parse_identifier
 
 __all__ = ["RestCatalog"]
 

@@ -1,7 +1,7 @@
 """Partition transforms: identity, bucket[N], truncate[W], year, month, day, hour, void.
 
 Each transform has a scalar form (``apply_value`` on the internal value representation of
-:mod:`~paimon_engine.table.conversions`) and a vectorized form (``apply`` on a pyarrow Array, returning a pyarrow
+:mod:`~paimon_engine.spec.conversions`) and a vectorized form (``apply`` on a pyarrow Array, returning a pyarrow
 Array of the internal representation of the result type). Bucket hashing is Murmur3 x86 32 with seed 0, on the
 spec's byte forms; 8-byte integers are hashed in NumPy in one pass, strings and bytes through ``mmh3``.
 """

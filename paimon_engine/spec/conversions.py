@@ -1,5 +1,5 @@
-"""Iceberg's single-value binary serialization (manifest bounds, partition summaries) and the internal value
-representation used throughout the table layer.
+"""Single values: Iceberg's single-value binary serialization (manifest bounds, partition summaries), its JSON
+form (field defaults), and the internal value representation used by the spec, scan and table layers.
 
 Internal representation of values (what transforms return and partition tuples hold):
 boolean -> bool, int/long -> int, float/double -> float, date -> int days since epoch, time -> int microseconds,
@@ -17,8 +17,8 @@ import uuid as _uuid
 from ..errors import CorruptFileError, UnsupportedTypeError
 from .. import types as T
 
-__all__ = ["to_bytes", "from_bytes", "to_internal", "from_internal", "truncate_lower", "truncate_upper",
-           "type_name"]
+__all__ = ["to_bytes", "from_bytes", "from_bound_bytes", "to_internal", "from_internal", "truncate_lower",
+           "truncate_upper", "type_name", "default_from_json", "default_to_json", "default_array"]
 
 _EPOCH_DATE = datetime.date(1970, 1, 1)
 _EPOCH_TS = datetime.datetime(1970, 1, 1)
@@ -99,16 +99,79 @@ def from_bytes(t: T.DataType, b: bytes):
     raise UnsupportedTypeError(f"no single-value serialization for {t.to_paimon_string()}")
 
 
+def from_bound_bytes(t, raw: bytes, *, field: str = "?"):
+    """A column bound (manifest lower/upper bound, partition summary) for pruning, in the domain of
+    ``to_internal(t, value, exact=True)``. Unlike :func:`from_bytes`, lengths are checked strictly
+    (CorruptFileError naming ``field``), and a bound no comparison can use (a string cut inside a character, a
+    type without ordered bounds) is ``None``, which never prunes."""
+    n = len(raw)
+
+    def bad():
+        return CorruptFileError(f"bound of {n} bytes is not a valid {t.to_paimon_string()} value", field=field)
+
+    if isinstance(t, T.BooleanType):
+        if n != 1:
+            raise bad()
+        return raw[0] != 0
+    if isinstance(t, (T.TinyIntType, T.SmallIntType, T.IntType, T.DateType)):
+        if n == 4:
+            return struct.unpack("<i", raw)[0]
+        if n == 8:
+            return struct.unpack("<q", raw)[0]
+        raise bad()
+    if isinstance(t, (T.BigIntType, T.TimeType, T.TimestampType, T.LocalZonedTimestampType)):
+        if n == 8:
+            return struct.unpack("<q", raw)[0]
+        if n == 4:  # written before an int -> long promotion
+            return struct.unpack("<i", raw)[0]
+        raise bad()
+    if isinstance(t, T.FloatType):
+        if n == 4:
+            return struct.unpack("<f", raw)[0]
+        raise bad()
+    if isinstance(t, T.DoubleType):
+        if n == 8:
+            return struct.unpack("<d", raw)[0]
+        if n == 4:  # float -> double promotion
+            return struct.unpack("<f", raw)[0]
+        raise bad()
+    if isinstance(t, T.DecimalType):
+        if n == 0 or n > 16:
+            raise bad()
+        return decimal.Decimal(int.from_bytes(raw, "big", signed=True)).scaleb(-t.scale, EXACT)
+    if isinstance(t, (T.CharType, T.VarCharType)):
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError:
+            # not a usable bound (e.g. cut inside a character): unknown, so it never prunes
+            return None
+    if isinstance(t, T.UuidType):
+        if n != 16:
+            raise bad()
+        return bytes(raw)
+    if isinstance(t, (T.BinaryType, T.VarBinaryType)):
+        return bytes(raw)
+    return None  # types without usable bounds
+
+
 def _ts_unit_per_sec(t) -> int:
     return 1_000_000_000 if t.precision > 6 else 1_000_000
 
 
-def to_internal(t: T.DataType, value):
-    """A Python value (datetime, date, Decimal, UUID, ...) -> the internal representation."""
+def to_internal(t: T.DataType, value, *, exact: bool = False):
+    """A Python value (datetime, date, Decimal, UUID, ...) -> the internal representation of type ``t``.
+
+    ``exact=False`` (a value going into the table: a partition value, a default, a bound to write): the value is
+    made a value of the type: ints by ``int()``, decimals rounded to the type's scale, booleans by ``bool()``,
+    binaries as ``bytes``, a datetime given for a date column cut to its date.
+
+    ``exact=True`` (a filter literal or a file statistic compared with decoded bounds while pruning): numbers keep
+    their exact value (``1.005`` for a ``decimal(9, 2)`` column stays ``1.005``, ``1.5`` for an int column stays
+    ``1.5``) and other values are taken as they are, so a comparison with a bound never narrows the predicate."""
     if value is None:
         return None
     if isinstance(t, T.DateType):
-        if isinstance(value, datetime.datetime):
+        if isinstance(value, datetime.datetime) and not exact:
             value = value.date()
         if isinstance(value, datetime.date):
             return (value - _EPOCH_DATE).days
@@ -136,13 +199,17 @@ def to_internal(t: T.DataType, value):
             return _uuid.UUID(value).bytes
         return bytes(value)
     if isinstance(t, T.DecimalType):
+        if exact:
+            return decimal.Decimal(value)
         if isinstance(value, decimal.Decimal):
             return value.quantize(decimal.Decimal(1).scaleb(-t.scale))
         return decimal.Decimal(value).quantize(decimal.Decimal(1).scaleb(-t.scale))
-    if isinstance(t, (T.TinyIntType, T.SmallIntType, T.IntType, T.BigIntType)):
-        return int(value)
     if isinstance(t, (T.FloatType, T.DoubleType)):
         return float(value)
+    if exact:
+        return value
+    if isinstance(t, (T.TinyIntType, T.SmallIntType, T.IntType, T.BigIntType)):
+        return int(value)
     if isinstance(t, T.BooleanType):
         return bool(value)
     if isinstance(t, (T.BinaryType, T.VarBinaryType)):

@@ -31,10 +31,11 @@ from ..errors import (AlreadyExistsError, CatalogSchemaError, CatalogUnreachable
                       CommitStateUnknownError, InvalidArgumentError, InvalidIdentifierError, NamespaceNotEmptyError,
                       NotFoundError, PaimonEngineError, UnsafeLocationError)
 from ..io import FileIO, normalize_location
-from .catalog import Catalog, _append_metadata_log, _catalog_version, _delete_old_metadata
+from ..spec.metadata import metadata_file_version
+from ..table.locations import check_deletable_root, check_within, is_within
+from .base import Catalog, _append_metadata_log, _delete_old_metadata
 from .identifiers import check_namespace, parse_identifier
-from .locations import check_deletable_root, check_within, is_within
-from .metadata import parse_metadata
+from ..spec.metadata import parse_metadata
 
 __all__ = ["SqlCatalog", "MAX_SQL_NAMESPACE_BYTES"]
 
@@ -514,7 +515,7 @@ class SqlCatalog(Catalog):
         ns = ".".join(namespace)
         check_deletable_root(self.io, new.location, self.warehouse, f"commit to table {ns}.{name} (its metadata "
                                                                     f"names this location)")
-        version = _catalog_version(base.metadata_location) + 1
+        version = metadata_file_version(base.metadata_location) + 1
         path = self._new_metadata_path(new.location, version)
         dropped = _append_metadata_log(new, base)
         self.io.write_bytes(path, self._write_new_metadata(path, new))
@@ -550,7 +551,7 @@ class SqlCatalog(Catalog):
         full = ".".join(namespace + (name,))
         files = []
         if purge:
-            from .table import Table
+            from ..table.table import Table
             md = self._load_metadata(namespace, name)
             table = Table(namespace + (name,), md, self.io, self)
             files = table._referenced_files(md)
