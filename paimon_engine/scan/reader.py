@@ -94,8 +94,33 @@ def _field_id(f: pa.Field):
         return None
 
 
+def _variant_column(arr, path: str):
+    """An unshredded variant column read from a file (a struct of the binaries ``metadata`` and ``value``) as
+    ``struct<metadata, value>``, every value checked (a bad one is a CorruptFileError naming the column, the row
+    and the byte offset)."""
+    from ..formats.variant import validate_array
+    have = arr.type
+    names = [have.field(i).name for i in range(have.num_fields)] if pa.types.is_struct(have) else []
+    if "typed_value" in names:
+        raise UnsupportedTypeError(f"column {path}: shredded variant values (typed_value) are not read yet")
+    if sorted(names) != ["metadata", "value"] or not all(
+            pa.types.is_binary(have.field(n).type) or pa.types.is_large_binary(have.field(n).type) for n in names):
+        raise CorruptFileError(f"column {path}: a variant is stored as a group of the binaries metadata and value, "
+                               f"not {have}", field=path)
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    want = T.VariantType().to_arrow()
+    mask = pc.is_null(arr) if arr.null_count else None
+    out = pa.StructArray.from_arrays([arr.field("metadata").cast(pa.binary()), arr.field("value").cast(pa.binary())],
+                                     fields=list(want), mask=mask)
+    validate_array(out, column=path)
+    return out
+
+
 def _conform(arr, target: T.DataType, path: str):
     """Cast a column read from a file to the table type ``target`` (promotions, nested renames by id)."""
+    if isinstance(target, T.VariantType):
+        return _variant_column(arr, path)
     want = target.to_arrow()
     have = arr.type
     if have == want:
@@ -397,6 +422,17 @@ def _open(io, path, fmt, file_schema=None):
     raise UnsupportedTypeError(f"reading {fmt} data files is not supported ({path})")
 
 
+def _refuse_variants_in_collections(dtype, path=""):
+    """Variant values are read as top-level columns and struct fields; inside lists and maps not yet."""
+    if isinstance(dtype, T.RowType):
+        for f in dtype.fields:
+            _refuse_variants_in_collections(f.type, f"{path}.{f.name}" if path else f.name)
+    elif isinstance(dtype, (T.ArrayType, T.MapType)):
+        if T.variant_paths(dtype):
+            raise UnsupportedTypeError(f"cannot read column {path!r}: variant values inside lists and maps are "
+                                       f"not read yet; read the other columns by naming them")
+
+
 class TaskReader:
     """Reads tasks of one scan. ``schema``: the table schema filters were bound to; ``projected``: the output
     fields (a RowType); ``metadata_columns``: a subset of ``("_file", "_pos")``; ``all_fields``: field id ->
@@ -414,7 +450,7 @@ class TaskReader:
         self.lineage = tuple(c for c in self.metadata_columns if c in LINEAGE_COLUMNS)
         for c in self.lineage:
             self.all_fields[LINEAGE_COLUMNS[c]] = lineage_field(c)
-        T.refuse_variant(projected, "read")
+        _refuse_variants_in_collections(projected)
         self._pos_cache: dict = {}
         self._eq_cache: dict = {}
         self._lock = threading.Lock()
@@ -572,7 +608,7 @@ class TaskReader:
         for fid in ids[len(self.projected.fields):]:       # filter and equality-key columns
             fld = self.all_fields.get(fid)
             if fld is not None and T.variant_paths(fld.type):
-                T.refuse_variant(T.RowType([fld]), "read")
+                T.refuse_variant(T.RowType([fld]), "filter")
         ids += [LINEAGE_COLUMNS[c] for c in self.lineage]
         return ids
 
@@ -781,7 +817,15 @@ class TaskReader:
                 if got is None:
                     got = plain[name] = self._plain(data.column(name), fld.type.to_arrow(), task.path)
                 return got
-            return _conform(data.column(name), fld.type, fld.name)
+            try:
+                return _conform(data.column(name), fld.type, fld.name)
+            except CorruptFileError as exc:
+                if exc.path is None:           # a bad variant: name the file and the row's position in it
+                    exc.path = task.path
+                    if exc.row is not None:
+                        exc.row = int(row_ids[exc.row]) if row_ids is not None else start + exc.row
+                    exc.args = (exc._render(),)
+                raise
 
         for ids, eqset in eq_groups:
             if len(eqset) == 0:

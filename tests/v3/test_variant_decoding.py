@@ -189,3 +189,67 @@ def test_a_bad_row_of_an_arrow_column_names_column_and_row():
     assert (ei.value.field, ei.value.row) == ("v", 1)
     with pytest.raises(CorruptFileError, match="struct<metadata, value>"):
         V.to_pylist(pa.array([b"x"]))
+
+
+# -- variant columns in table scans ---------------------------------------------------------------------------
+
+def _variant_table(tmp_path, rows):
+    """A v3 table with a ``payload variant`` column and one Parquet data file holding ``rows`` ((id, metadata,
+    value) or (id, None) for a null variant), written the way Iceberg writes an unshredded variant: a group of
+    the binaries ``metadata`` and ``value`` with the column's field id."""
+    import pyarrow.parquet as pq
+    from paimon_engine import types as T
+    from paimon_engine.table.catalog import SqlCatalog
+    from paimon_engine.table.manifest import DataFile
+    cat = SqlCatalog("default", uri=f"sqlite:///{tmp_path}/c.db", warehouse=str(tmp_path / "wh"))
+    cat.create_namespace("db")
+    t = cat.create_table("db.t", pa.schema([pa.field("id", pa.int64())]), format_version=3)
+    with t.update_schema() as u:
+        u.add_column("payload", T.VariantType())
+    fid = t.schema().find_field("payload").id
+    vtype = pa.struct([pa.field("metadata", pa.binary(), nullable=False),
+                       pa.field("value", pa.binary(), nullable=False)])
+    schema = pa.schema([pa.field("id", pa.int64(), metadata={b"PARQUET:field_id": b"1"}),
+                        pa.field("payload", vtype, metadata={b"PARQUET:field_id": str(fid).encode()})])
+    data = pa.table({"id": pa.array([r[0] for r in rows], pa.int64()),
+                     "payload": pa.array([None if r[1] is None else {"metadata": r[1], "value": r[2]}
+                                          for r in rows], vtype)}, schema=schema)
+    path = tmp_path / "wh" / "db" / "t" / "data" / "variants.parquet"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(data, str(path))
+    t.row_delta().add_data_file(DataFile(f"file://{path}", "PARQUET", (), len(rows), path.stat().st_size)).commit()
+    return t, str(path)
+
+
+def test_a_table_scan_reads_variant_columns(tmp_path):
+    m = meta("name", "tags")
+    doc = obj([(0, short("ada")), (1, arr([short("x"), prim(5, struct.pack("<i", 2))]))])
+    t, _ = _variant_table(tmp_path, [(1, m, doc), (2, None), (3, EMPTY_META, prim(0)),
+                                     (4, EMPTY_META, prim(11, struct.pack("<i", 1)))])
+    got = t.scan(columns=["id", "payload"]).to_arrow().sort_by("id")
+    assert got.schema.field("payload").type == pa.struct([pa.field("metadata", pa.binary(), nullable=False),
+                                                          pa.field("value", pa.binary(), nullable=False)])
+    assert got.column("payload").to_pylist()[0] == {"metadata": m, "value": doc}
+    assert V.to_pylist(got.column("payload")) == [{"name": "ada", "tags": ["x", 2]}, None, None,
+                                                  datetime.date(1970, 1, 2)]
+    assert V.to_json_array(got.column("payload")).to_pylist() == \
+        ['{"name":"ada","tags":["x",2]}', None, "null", '"1970-01-02"']
+    # deletes and filters on other columns work with it
+    t.delete("id = 3")
+    assert t.scan(filter="id > 1", columns=["id", "payload"]).to_arrow().sort_by("id").column(0).to_pylist() == \
+        [2, 4]
+
+
+def test_a_bad_variant_in_a_data_file_is_corrupt_naming_file_column_row_and_offset(tmp_path):
+    t, path = _variant_table(tmp_path, [(1, EMPTY_META, prim(0)), (2, EMPTY_META, prim(6, b"\x01\x02"))])
+    with pytest.raises(CorruptFileError, match="int64 of 8 bytes") as ei:
+        t.scan(columns=["id", "payload"]).to_arrow()
+    e = ei.value
+    assert (e.field, e.row, e.offset) == ("payload", 1, 0) and e.path.endswith("variants.parquet")
+    assert "variants.parquet" in str(e) and "payload" in str(e)
+    # the other columns stay readable
+    assert t.scan(columns=["id"]).to_arrow().num_rows == 2
+    # the row is the position in the file, also when reading in batches
+    with pytest.raises(CorruptFileError) as ei:
+        list(t.scan(columns=["payload"]).to_batches(batch_size=1))
+    assert ei.value.row == 1
