@@ -283,6 +283,9 @@ class _Decoder:
             nxt = _uint(data, p + (i + 1) * off_size, off_size)
             if o < prev or nxt < o:
                 raise where.error(f"element offset {o} is out of order", p + i * off_size)
+            if nxt > total:
+                raise where.error(f"element offset {nxt} is beyond the array's {total} element bytes",
+                                  p + (i + 1) * off_size)
             prev = o
             v, after = self.value(values + o, values + nxt, depth + 1)
             out.append(v)

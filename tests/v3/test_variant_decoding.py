@@ -161,6 +161,7 @@ def test_arrow_columns_to_python_and_json():
     (EMPTY_META, bytes([3 | (1 << 4), 255, 255, 255, 255]), "elements do not fit", 1),
     (EMPTY_META, bytes([3, 1, 0, 9, 0]), "array elements end at 13", 3),
     (EMPTY_META, bytes([3, 2, 1, 0, 2, 0, 0]), "element offset 1 is out of order", 2),
+    (EMPTY_META, bytes([3, 2, 0, 5, 1, 0]), "element offset 5 is beyond the array's 1 element bytes", 3),
     (meta("a"), bytes([2, 1, 0, 5, 1, 0]), "field offset 5 is outside", 3),
     (EMPTY_META, prim(11, struct.pack("<i", 10 ** 9)), "outside years 1..9999", 0),
     (EMPTY_META, prim(17, struct.pack("<q", -5)), "outside a day", 0),
