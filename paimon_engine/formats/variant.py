@@ -18,13 +18,14 @@ import base64
 import datetime
 import decimal
 import json
+import math
 import struct
 import uuid
 
 from ..errors import CorruptFileError
 
-__all__ = ["VariantMetadata", "decode", "to_json", "to_pylist", "to_json_array", "validate_array",
-           "PRIMITIVE_NAMES"]
+__all__ = ["PRIMITIVE_NAMES", "VariantMetadata", "decode", "to_json", "to_json_array", "to_pylist",
+           "validate_array"]
 
 PRIMITIVE, SHORT_STRING, OBJECT, ARRAY = 0, 1, 2, 3
 MAX_DEPTH = 256                      # nesting deeper than this is refused (no recursion blow-up)
@@ -44,7 +45,7 @@ _DECIMAL_WIDTH = {8: 4, 9: 8, 10: 16}
 
 class _Where:
     """Where the bytes came from, for error messages."""
-    __slots__ = ("column", "row", "path")
+    __slots__ = ("column", "path", "row")
 
     def __init__(self, column=None, row=None, path=None):
         self.column, self.row, self.path = column, row, path
@@ -107,7 +108,7 @@ class VariantMetadata:
 class _Decoder:
     """Decodes the values of one variant; ``mode``: ``"py"`` (Python objects) or ``"json"`` (JSON-ready)."""
 
-    __slots__ = ("meta", "data", "where", "json")
+    __slots__ = ("data", "json", "meta", "where")
 
     def __init__(self, meta, data, where, as_json):
         self.meta = meta
@@ -188,7 +189,7 @@ class _Decoder:
         if tid in (3, 4, 5, 6):
             return v
         if tid in (7, 14):
-            if self.json and (v != v or v in (float("inf"), float("-inf"))):
+            if self.json and not math.isfinite(v):
                 return str(v)           # JSON has no NaN or infinity (Spark writes them as strings too)
             return v
         if tid == 11:
@@ -287,8 +288,7 @@ class _Decoder:
                 raise where.error(f"element offset {nxt} is beyond the array's {total} element bytes",
                                   p + (i + 1) * off_size)
             prev = o
-            v, after = self.value(values + o, values + nxt, depth + 1)
-            out.append(v)
+            out.append(self.value(values + o, values + nxt, depth + 1)[0])
         return out, stop
 
 

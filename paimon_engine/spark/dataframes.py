@@ -79,7 +79,8 @@ def read_table(spark, table, row_filter=None, selected_fields=None, snapshot_id=
     tbl = _load(opts)
     columns = list(selected_fields) if selected_fields is not None else None
     if metadata_columns:
-        meta = O.metadata_columns_option({"metadata-columns": ",".join(metadata_columns)})
+        text = metadata_columns if isinstance(metadata_columns, str) else ",".join(metadata_columns)
+        meta = O.metadata_columns_option({"metadata-columns": text})
         if columns is None:
             columns = tbl.scan(snapshot_id=snapshot_id, ref=ref, as_of=as_of).projected.names
         columns += [m for m in meta if m not in columns]

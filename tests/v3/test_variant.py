@@ -49,7 +49,7 @@ def test_variant_columns_read_null_where_files_lack_them_and_writes_are_refused(
 
 
 def test_variant_inside_lists_is_not_read_yet(tmp_path):
-    cat, t = _table(tmp_path)
+    _, t = _table(tmp_path)
     with t.update_schema() as u:
         u.add_column("many", T.ArrayType(T.VariantType()))
     with pytest.raises(UnsupportedTypeError, match="'many'.*inside lists and maps"):

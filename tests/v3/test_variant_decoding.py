@@ -23,7 +23,8 @@ def meta(*keys, offset_size=1, sorted_strings=True):
     for r in raw:
         at += len(r)
         offs.append(at)
-    le = lambda v: v.to_bytes(offset_size, "little")  # noqa: E731
+    def le(v):
+        return v.to_bytes(offset_size, "little")
     return bytes([header]) + le(len(keys)) + b"".join(le(o) for o in offs) + b"".join(raw)
 
 
@@ -199,6 +200,7 @@ def _variant_table(tmp_path, rows):
     value) or (id, None) for a null variant), written the way Iceberg writes an unshredded variant: a group of
     the binaries ``metadata`` and ``value`` with the column's field id."""
     import pyarrow.parquet as pq
+
     from paimon_engine import types as T
     from paimon_engine.table.catalog import SqlCatalog
     from paimon_engine.table.manifest import DataFile
@@ -242,7 +244,7 @@ def test_a_table_scan_reads_variant_columns(tmp_path):
 
 
 def test_a_bad_variant_in_a_data_file_is_corrupt_naming_file_column_row_and_offset(tmp_path):
-    t, path = _variant_table(tmp_path, [(1, EMPTY_META, prim(0)), (2, EMPTY_META, prim(6, b"\x01\x02"))])
+    t, _ = _variant_table(tmp_path, [(1, EMPTY_META, prim(0)), (2, EMPTY_META, prim(6, b"\x01\x02"))])
     with pytest.raises(CorruptFileError, match="int64 of 8 bytes") as ei:
         t.scan(columns=["id", "payload"]).to_arrow()
     e = ei.value
