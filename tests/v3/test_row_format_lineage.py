@@ -119,3 +119,18 @@ def test_bad_lineage_field_ids_in_a_manifest_are_corrupt(tmp_path):
     with pytest.raises(CorruptFileError, match="row-lineage column mask 4") as ei:
         t.scan(columns=LINEAGE).to_arrow()
     assert path in str(ei.value)
+
+
+def test_stored_lineage_survives_manifest_rewrites(tmp_path):
+    t = _table(tmp_path, "row")
+    t.rewrite_files()
+    before = _lineage(t)
+    with t.transaction() as tx:
+        tx.set_properties({"commit.manifest-merge.enabled": "true", "commit.manifest.min-count-to-merge": "2"})
+    t.append(_rows(1, start=40))                 # merges the rewritten file's manifest with the new one
+    t.delete("id = 40")                          # a vector on the appended file
+    t.delete("id = 0", mode="copy-on-write")     # rewrites the manifest holding the row file with lineage
+    got = _lineage(t)
+    assert {k: got[k] for k in before if k != 0} == {k: v for k, v in before.items() if k != 0}
+    assert 0 not in got and 40 not in got
+    assert [e.data_file.lineage_field_ids for e in t.data_files()] == [[ROW_ID_FIELD_ID, LAST_UPDATED_FIELD_ID]]
