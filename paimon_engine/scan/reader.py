@@ -205,6 +205,13 @@ class _ParquetFile:
             self.pf = pq.ParquetFile(f)
             schema = self.schema_arrow = self.pf.schema_arrow   # (pyarrow builds it anew on every access)
         except (pa.ArrowException, OSError, ValueError) as exc:
+            if "LogicalType that is not recognized" in str(exc):
+                # a valid file whose schema uses a logical type newer than the installed pyarrow (VARIANT,
+                # GEOMETRY, GEOGRAPHY as other engines write them): not corrupt, but not readable here
+                raise UnsupportedTypeError(
+                    f"cannot read Parquet file {path}: it uses a Parquet logical type pyarrow {pa.__version__} does "
+                    f"not know (a variant or geospatial column written with its annotation); a newer pyarrow "
+                    f"is needed") from None
             # ValueError: UnicodeDecodeError of a column name or key that is not UTF-8; ArrowNotImplementedError:
             # a column type Arrow has no type for (say, an integer wider than 64 bits)
             raise CorruptFileError(f"cannot read Parquet file: {exc}", path=path, offset=0) from None

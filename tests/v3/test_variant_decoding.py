@@ -256,3 +256,35 @@ def test_a_bad_variant_in_a_data_file_is_corrupt_naming_file_column_row_and_offs
     with pytest.raises(CorruptFileError) as ei:
         list(t.scan(columns=["payload"]).to_batches(batch_size=1))
     assert ei.value.row == 1
+
+
+def test_a_variant_file_with_the_parquet_variant_annotation(tmp_path):
+    """A file whose variant column carries the Parquet VARIANT logical type (as DuckDB and Iceberg Java write
+    it): read when the installed pyarrow knows the annotation, else an UnsupportedTypeError naming the file (not a
+    CorruptFileError: the file is valid)."""
+    import duckdb
+    import pyarrow.parquet as pq
+
+    from paimon_engine.errors import UnsupportedTypeError
+    from paimon_engine.table.manifest import DataFile
+    t, _ = _variant_table(tmp_path, [(1, EMPTY_META, prim(0))])
+    path = tmp_path / "wh" / "db" / "t" / "data" / "annotated.parquet"
+    con = duckdb.connect()
+    try:
+        con.sql(f"COPY (SELECT 7::BIGINT AS id, {{'name': 'ada'}}::VARIANT AS payload) TO '{path}' "
+                f"(FORMAT parquet, FIELD_IDS {{id: 1, payload: {t.schema().find_field('payload').id}}})")
+    except duckdb.Error as exc:                      # a DuckDB without VARIANT cannot make the file
+        pytest.fail(f"duckdb {duckdb.__version__} cannot write a VARIANT column: {exc}")
+    t.row_delta().add_data_file(DataFile(f"file://{path}", "PARQUET", (), 1, path.stat().st_size)).commit()
+    try:
+        pq.ParquetFile(str(path))
+        readable = True
+    except OSError:
+        readable = False
+    if readable:
+        got = t.scan(filter="id = 7", columns=["payload"]).to_arrow().column(0)
+        assert V.to_pylist(got) == [{"name": "ada"}]
+    else:
+        with pytest.raises(UnsupportedTypeError, match="annotated.parquet.*logical type") as ei:
+            t.scan(columns=["id", "payload"]).to_arrow()
+        assert not isinstance(ei.value, CorruptFileError)
