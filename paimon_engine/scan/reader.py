@@ -99,6 +99,10 @@ def _variant_column(arr, path: str):
     ``struct<metadata, value>``, every value checked (a bad one is a CorruptFileError naming the column, the row
     and the byte offset)."""
     from ..formats.variant import validate_array
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    if isinstance(arr.type, pa.ExtensionType):      # a reader's variant extension type: its storage struct
+        arr = arr.storage
     have = arr.type
     names = [have.field(i).name for i in range(have.num_fields)] if pa.types.is_struct(have) else []
     if "typed_value" in names:
@@ -107,8 +111,6 @@ def _variant_column(arr, path: str):
             pa.types.is_binary(have.field(n).type) or pa.types.is_large_binary(have.field(n).type) for n in names):
         raise CorruptFileError(f"column {path}: a variant is stored as a group of the binaries metadata and value, "
                                f"not {have}", field=path)
-    if isinstance(arr, pa.ChunkedArray):
-        arr = arr.combine_chunks()
     want = T.VariantType().to_arrow()
     mask = pc.is_null(arr) if arr.null_count else None
     out = pa.StructArray.from_arrays([arr.field("metadata").cast(pa.binary()), arr.field("value").cast(pa.binary())],
