@@ -164,6 +164,42 @@ def puffin_deletion_vector_seeds():
     return out
 
 
+def variant_seeds():
+    """Variants framed as the ``variant`` target reads them: every primitive type, a short string, an object
+    (its values stored out of key order) holding an array and a nested object, and wide offsets."""
+    def frame(metadata, value):
+        return struct.pack("<H", len(metadata)) + metadata + value
+
+    def meta(*keys):
+        raw = [k.encode() for k in keys]
+        offs = [0]
+        for r in raw:
+            offs.append(offs[-1] + len(r))
+        return bytes([0x11, len(keys)]) + bytes(offs) + b"".join(raw)
+    empty = b"\x01\x00\x00"
+    prims = (b"\x00", b"\x04", b"\x08", b"\x0c\x85", b"\x10" + struct.pack("<h", -300),
+             b"\x14" + struct.pack("<i", 7), b"\x18" + struct.pack("<q", -(1 << 40)),
+             b"\x1c" + struct.pack("<d", 2.5), b"\x20\x02" + struct.pack("<i", -1234),
+             b"\x24\x03" + struct.pack("<q", 10 ** 12), b"\x28\x04" + (10 ** 30).to_bytes(16, "little"),
+             b"\x2c" + struct.pack("<i", 19000), b"\x30" + struct.pack("<q", 1_500_000),
+             b"\x34" + struct.pack("<q", -1), b"\x38" + struct.pack("<f", 0.5),
+             b"\x3c" + struct.pack("<I", 3) + b"\x00\xff\x10", b"\x40" + struct.pack("<I", 4) + "h\u00e9".encode() + b"!",
+             b"\x44" + struct.pack("<q", 3_723_000_001), b"\x48" + struct.pack("<q", 10 ** 18),
+             b"\x4c" + struct.pack("<q", -(10 ** 18)), b"\x50" + bytes(range(16)))
+    out = {f"primitive_{i:02d}": frame(empty, v) for i, v in enumerate(prims)}
+    out["short_string"] = frame(empty, b"\x15hello")
+    m = meta("a", "b", "c")
+    inner = bytes([2, 1, 0, 0, 2]) + b"\x0c\x01"                                 # {"a": 1}
+    items = bytes([3, 3, 0, 1, 4, 4 + len(inner)]) + b"\x00" + b"\x09hi" + inner  # [null, "hi", {"a": 1}]
+    c_val = b"\x04"                                                               # true
+    # keys a and c in key order; the value of c is stored first
+    out["object_array_nested"] = frame(m, bytes([2, 2, 0, 2, len(c_val), 0, len(c_val) + len(items)]) + c_val +
+                                       items)
+    out["wide_array"] = frame(empty, bytes([3 | ((1 | (1 << 2)) << 2)]) + struct.pack("<I", 2) +
+                              struct.pack("<HHH", 0, 1, 2) + b"\x00\x04")
+    return out
+
+
 def _fory_frame(buf, offsets):
     n = len(offsets) - 1
     lengths = [int(offsets[i + 1] - offsets[i]) for i in range(n)]
@@ -268,7 +304,8 @@ def build_seeds(targets=None) -> dict:
     simple = {"row_file": row_file_seeds, "file_index": file_index_seeds, "bitmap_index": bitmap_index_seeds,
               "bloom_filter": bloom_filter_seeds, "bsi_index": bsi_index_seeds,
               "deletion_vectors": deletion_vectors_seeds, "puffin_deletion_vector": puffin_deletion_vector_seeds,
-              "fory_standard": lambda: _fory_seeds("standard"), "fory_compact": lambda: _fory_seeds("compact")}
+              "fory_standard": lambda: _fory_seeds("standard"), "fory_compact": lambda: _fory_seeds("compact"),
+              "variant": variant_seeds}
     for name, make in simple.items():
         if name in wanted:
             out[name] = make()

@@ -428,6 +428,18 @@ def equality_deletes(data: bytes):
 
 
 #: target name -> function(bytes)
+def variant(data: bytes):
+    """A Variant (Parquet Variant encoding): a 2-byte LE metadata length, the metadata, then the value; decoded to
+    Python objects and to JSON text (which must parse)."""
+    import json
+
+    from paimon_engine.formats.variant import decode, to_json
+    n = int.from_bytes(data[:2], "little") if len(data) >= 2 else 0
+    metadata, value = data[2:2 + n], data[2 + n:]
+    decode(metadata, value, column="v", row=0)
+    json.loads(to_json(metadata, value, column="v", row=0))
+
+
 TARGETS = {
     "row_file": row_file,
     "file_index": file_index,
@@ -444,6 +456,7 @@ TARGETS = {
     "manifest_avro": manifest_avro,
     "position_deletes": position_deletes,
     "equality_deletes": equality_deletes,
+    "variant": variant,
 }
 
 

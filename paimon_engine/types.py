@@ -203,7 +203,8 @@ class DateType(_Simple):
 
 
 class VariantType(_Simple):
-    """Semi-structured value: (value bytes, metadata bytes)."""
+    """Semi-structured value: in Arrow (and unshredded in Parquet) a struct of the binaries ``metadata`` and
+    ``value`` of the Parquet Variant encoding (:mod:`paimon_engine.formats.variant` decodes them)."""
     __slots__ = ()
     root = "VARIANT"
 
@@ -212,8 +213,8 @@ class VariantType(_Simple):
 
     def to_arrow(self):
         import pyarrow as pa
-        return pa.struct([pa.field("value", pa.binary(), nullable=False),
-                          pa.field("metadata", pa.binary(), nullable=False)])
+        return pa.struct([pa.field("metadata", pa.binary(), nullable=False),
+                          pa.field("value", pa.binary(), nullable=False)])
 
 
 def variant_paths(dtype: DataType, prefix: str = "") -> list:
@@ -233,13 +234,14 @@ def variant_paths(dtype: DataType, prefix: str = "") -> list:
 
 
 def refuse_variant(dtype: DataType, what: str):
-    """:class:`UnsupportedTypeError` naming the first ``variant`` column of ``dtype`` (``what``: ``"read"`` or
-    ``"write"``): variant values (format version 3) are neither decoded nor encoded yet."""
+    """:class:`UnsupportedTypeError` naming the first ``variant`` column of ``dtype`` (``what``: ``"filter"`` or
+    ``"write"``): variant values (format version 3) are read, but neither compared in filters nor encoded yet."""
     paths = variant_paths(dtype)
     if paths:
-        hint = "; read the other columns by naming them" if what == "read" else ""
-        raise UnsupportedTypeError(f"cannot {what} column {paths[0]!r}: its type variant is not supported yet "
-                                   f"(variant values are neither decoded nor encoded){hint}")
+        why = "variant values are not compared in filters" if what in ("filter", "read") else \
+            "variant values are not encoded yet"
+        raise UnsupportedTypeError(f"cannot {what} column {paths[0]!r}: its type variant is not supported here "
+                                   f"({why})")
 
 
 class UnknownType(_Simple):

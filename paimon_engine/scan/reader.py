@@ -31,6 +31,8 @@ from .._parallel import parallel_map, submit
 from .deletes import (EqualityDeleteSet, compact, compact_fixed_columns, decode_dictionary, dictionary_decodable,
                       fusable, keep_mask, keep_runs, merge_positions, position_runs)
 from .parquet_pages import all_data_pages_dictionary_encoded
+from ..spec.schema import (LAST_UPDATED_COLUMN, LAST_UPDATED_FIELD_ID, LINEAGE_COLUMNS, ROW_ID_COLUMN,
+                           ROW_ID_FIELD_ID, lineage_field)
 
 __all__ = ["TaskReader", "read_deletion_vector", "FILE_COLUMN", "POS_COLUMN", "ROW_ID_COLUMN",
            "LAST_UPDATED_COLUMN", "ROW_ID_FIELD_ID", "LAST_UPDATED_FIELD_ID", "LINEAGE_COLUMNS", "METADATA_COLUMNS"]
@@ -38,18 +40,7 @@ __all__ = ["TaskReader", "read_deletion_vector", "FILE_COLUMN", "POS_COLUMN", "R
 FILE_COLUMN = "_file"
 _PARTIAL = object()  # marks a position cache built from the statistics shortcut
 POS_COLUMN = "_pos"
-ROW_ID_COLUMN = "_row_id"                               # v3 row lineage (reserved field ids of the spec)
-LAST_UPDATED_COLUMN = "_last_updated_sequence_number"
-ROW_ID_FIELD_ID = 2147483540
-LAST_UPDATED_FIELD_ID = 2147483539
-LINEAGE_COLUMNS = {ROW_ID_COLUMN: ROW_ID_FIELD_ID, LAST_UPDATED_COLUMN: LAST_UPDATED_FIELD_ID}
 METADATA_COLUMNS = (FILE_COLUMN, POS_COLUMN, ROW_ID_COLUMN, LAST_UPDATED_COLUMN)
-
-
-def lineage_field(name: str) -> T.DataField:
-    """The optional ``long`` field a data file stores a row-lineage column in (``_row_id`` or
-    ``_last_updated_sequence_number``)."""
-    return T.DataField(LINEAGE_COLUMNS[name], name, T.BigIntType())
 
 
 def _inherit_lineage(stored, base, positions, n):
@@ -94,8 +85,35 @@ def _field_id(f: pa.Field):
         return None
 
 
+def _variant_column(arr, path: str):
+    """An unshredded variant column read from a file (a struct of the binaries ``metadata`` and ``value``) as
+    ``struct<metadata, value>``, every value checked (a bad one is a CorruptFileError naming the column, the row
+    and the byte offset)."""
+    from ..formats.variant import validate_array
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    if isinstance(arr.type, pa.ExtensionType):      # a reader's variant extension type: its storage struct
+        arr = arr.storage
+    have = arr.type
+    names = [have.field(i).name for i in range(have.num_fields)] if pa.types.is_struct(have) else []
+    if "typed_value" in names:
+        raise UnsupportedTypeError(f"column {path}: shredded variant values (typed_value) are not read yet")
+    if sorted(names) != ["metadata", "value"] or not all(
+            pa.types.is_binary(have.field(n).type) or pa.types.is_large_binary(have.field(n).type) for n in names):
+        raise CorruptFileError(f"column {path}: a variant is stored as a group of the binaries metadata and value, "
+                               f"not {have}", field=path)
+    want = T.VariantType().to_arrow()
+    mask = pc.is_null(arr) if arr.null_count else None
+    out = pa.StructArray.from_arrays([arr.field("metadata").cast(pa.binary()), arr.field("value").cast(pa.binary())],
+                                     fields=list(want), mask=mask)
+    validate_array(out, column=path)
+    return out
+
+
 def _conform(arr, target: T.DataType, path: str):
     """Cast a column read from a file to the table type ``target`` (promotions, nested renames by id)."""
+    if isinstance(target, T.VariantType):
+        return _variant_column(arr, path)
     want = target.to_arrow()
     have = arr.type
     if have == want:
@@ -180,6 +198,13 @@ class _ParquetFile:
             self.pf = pq.ParquetFile(f)
             schema = self.schema_arrow = self.pf.schema_arrow   # (pyarrow builds it anew on every access)
         except (pa.ArrowException, OSError, ValueError) as exc:
+            if "LogicalType that is not recognized" in str(exc):
+                # a valid file whose schema uses a logical type newer than the installed pyarrow (VARIANT,
+                # GEOMETRY, GEOGRAPHY as other engines write them): not corrupt, but not readable here
+                raise UnsupportedTypeError(
+                    f"cannot read Parquet file {path}: it uses a Parquet logical type pyarrow {pa.__version__} does "
+                    f"not know (a variant or geospatial column written with its annotation); a newer pyarrow "
+                    f"is needed") from None
             # ValueError: UnicodeDecodeError of a column name or key that is not UTF-8; ArrowNotImplementedError:
             # a column type Arrow has no type for (say, an integer wider than 64 bits)
             raise CorruptFileError(f"cannot read Parquet file: {exc}", path=path, offset=0) from None
@@ -397,6 +422,17 @@ def _open(io, path, fmt, file_schema=None):
     raise UnsupportedTypeError(f"reading {fmt} data files is not supported ({path})")
 
 
+def _refuse_variants_in_collections(dtype, path=""):
+    """Variant values are read as top-level columns and struct fields; inside lists and maps not yet."""
+    if isinstance(dtype, T.RowType):
+        for f in dtype.fields:
+            _refuse_variants_in_collections(f.type, f"{path}.{f.name}" if path else f.name)
+    elif isinstance(dtype, (T.ArrayType, T.MapType)):
+        if T.variant_paths(dtype):
+            raise UnsupportedTypeError(f"cannot read column {path!r}: variant values inside lists and maps are "
+                                       f"not read yet; read the other columns by naming them")
+
+
 class TaskReader:
     """Reads tasks of one scan. ``schema``: the table schema filters were bound to; ``projected``: the output
     fields (a RowType); ``metadata_columns``: a subset of ``("_file", "_pos")``; ``all_fields``: field id ->
@@ -414,7 +450,7 @@ class TaskReader:
         self.lineage = tuple(c for c in self.metadata_columns if c in LINEAGE_COLUMNS)
         for c in self.lineage:
             self.all_fields[LINEAGE_COLUMNS[c]] = lineage_field(c)
-        T.refuse_variant(projected, "read")
+        _refuse_variants_in_collections(projected)
         self._pos_cache: dict = {}
         self._eq_cache: dict = {}
         self._lock = threading.Lock()
@@ -572,7 +608,7 @@ class TaskReader:
         for fid in ids[len(self.projected.fields):]:       # filter and equality-key columns
             fld = self.all_fields.get(fid)
             if fld is not None and T.variant_paths(fld.type):
-                T.refuse_variant(T.RowType([fld]), "read")
+                T.refuse_variant(T.RowType([fld]), "filter")
         ids += [LINEAGE_COLUMNS[c] for c in self.lineage]
         return ids
 
@@ -781,7 +817,15 @@ class TaskReader:
                 if got is None:
                     got = plain[name] = self._plain(data.column(name), fld.type.to_arrow(), task.path)
                 return got
-            return _conform(data.column(name), fld.type, fld.name)
+            try:
+                return _conform(data.column(name), fld.type, fld.name)
+            except CorruptFileError as exc:
+                if exc.path is None:           # a bad variant: name the file and the row's position in it
+                    exc.path = task.path
+                    if exc.row is not None:
+                        exc.row = int(row_ids[exc.row]) if row_ids is not None else start + exc.row
+                    exc.args = (exc._render(),)
+                raise
 
         for ids, eqset in eq_groups:
             if len(eqset) == 0:

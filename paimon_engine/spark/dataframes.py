@@ -67,15 +67,23 @@ def _arrow_target(spark_schema):
 
 # -- reading -------------------------------------------------------------------
 def read_table(spark, table, row_filter=None, selected_fields=None, snapshot_id=None, ref=None, as_of=None,
-               **catalog_properties):
+               metadata_columns=None, **catalog_properties):
     """A DataFrame of ``table`` (a catalog identifier with ``uri``/``warehouse`` properties, or a table location).
 
     ``row_filter`` (an expression or a filter string) prunes partitions, files and row groups and is evaluated
-    exactly; ``selected_fields`` picks columns; ``snapshot_id``, ``ref`` or ``as_of`` time-travel. Planning
-    happens now, on the driver: the DataFrame reads the snapshot that was current at this call."""
+    exactly; ``selected_fields`` picks columns; ``metadata_columns`` adds metadata columns after them
+    (``_row_id``, ``_last_updated_sequence_number``, ``_file``, ``_pos``); ``snapshot_id``, ``ref`` or ``as_of``
+    time-travel. Planning happens now, on the driver: the DataFrame reads the snapshot that was current at this
+    call."""
     opts = table_options(table, catalog_properties)
     tbl = _load(opts)
     columns = list(selected_fields) if selected_fields is not None else None
+    if metadata_columns:
+        text = metadata_columns if isinstance(metadata_columns, str) else ",".join(metadata_columns)
+        meta = O.metadata_columns_option({"metadata-columns": text})
+        if columns is None:
+            columns = tbl.scan(snapshot_id=snapshot_id, ref=ref, as_of=as_of).projected.names
+        columns += [m for m in meta if m not in columns]
     scan = tbl.scan(filter=row_filter, columns=columns, snapshot_id=snapshot_id, ref=ref, as_of=as_of)
     settings = O.split_settings(opts, O.session_split_defaults(spark))
     groups, _ = plan_groups(scan, **settings)

@@ -129,6 +129,35 @@ def columns_option(options):
     return [c.strip() for c in str(cols).split(",") if c.strip()]
 
 
+def metadata_columns_option(options):
+    """The ``metadata-columns`` option: metadata columns read after the table's (or ``columns``') columns --
+    ``_row_id`` and ``_last_updated_sequence_number`` (v3 row lineage, Iceberg's names), ``_file``, ``_pos``.
+    Iceberg's Spark tables expose them as hidden metadata columns; a Python data source has no hidden columns,
+    so they are asked for by name."""
+    from ..scan.reader import METADATA_COLUMNS
+    text = _opt(options, "metadata-columns", "metadata_columns")
+    if text is None:
+        return []
+    names = [c.strip() for c in str(text).split(",") if c.strip()]
+    bad = [c for c in names if c not in METADATA_COLUMNS]
+    if bad:
+        raise InvalidArgumentError(f"option metadata-columns: unknown metadata column(s) {', '.join(bad)}; "
+                                   f"known: {', '.join(METADATA_COLUMNS)}")
+    return list(dict.fromkeys(names))
+
+
+def scan_columns(table, options, time_travel):
+    """The columns a data-source read of ``table`` asks its scan for (None: every column): the ``columns``
+    option's (default all of the snapshot's schema) plus the ``metadata-columns`` option's."""
+    columns = columns_option(options)
+    meta = metadata_columns_option(options)
+    if not meta:
+        return columns
+    if columns is None:
+        columns = table.scan(**time_travel).projected.names
+    return list(columns) + [m for m in meta if m not in columns]
+
+
 def pushdown(options, default: bool) -> bool:
     v = _opt(options, "pushdown")
     if v is None:

@@ -323,7 +323,8 @@ class PaimonEngineDataSource(DataSource):
             import pyarrow as pa
             return O.spark_schema_from_arrow(pa.schema(list(rt.to_arrow())))
         table = O.load_table(self.options)
-        scan = table.scan(columns=O.columns_option(self.options), **O.time_travel(self.options))
+        tt = O.time_travel(self.options)
+        scan = table.scan(columns=O.scan_columns(table, self.options, tt), **tt)
         return O.spark_schema_from_arrow(scan.task_reader().output_schema)
 
     def reader(self, schema):

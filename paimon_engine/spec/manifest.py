@@ -25,12 +25,17 @@ from .conversions import EXACT
 
 __all__ = ["DataFile", "ManifestEntry", "ManifestWriter", "read_manifest", "write_manifest", "manifest_schema",
            "STATUS_EXISTING", "STATUS_ADDED", "STATUS_DELETED", "CONTENT_DATA", "CONTENT_POSITION_DELETES",
-           "CONTENT_EQUALITY_DELETES", "EXT_WRITER_SCHEMA_ID", "EXT_FILE_INDEX"]
+           "CONTENT_EQUALITY_DELETES", "EXT_WRITER_SCHEMA_ID", "EXT_FILE_INDEX",
+           "EXT_LINEAGE_COLUMNS"]
 
 STATUS_EXISTING, STATUS_ADDED, STATUS_DELETED = 0, 1, 2
 CONTENT_DATA, CONTENT_POSITION_DELETES, CONTENT_EQUALITY_DELETES = 0, 1, 2
 EXT_WRITER_SCHEMA_ID = 2100000001
 EXT_FILE_INDEX = 2100000002
+# the row-lineage columns a row data file stores after its writer schema's columns, as a bit mask in this order
+# (an int, not a list: pyiceberg's Avro reader skips unknown primitive fields only)
+EXT_LINEAGE_COLUMNS = 2100000003
+_LINEAGE_BITS = (2147483540, 2147483539)    # bit 0: _row_id, bit 1: _last_updated_sequence_number
 
 
 class DataFile:
@@ -41,14 +46,14 @@ class DataFile:
                  "column_sizes", "value_counts", "null_value_counts", "nan_value_counts", "lower_bounds",
                  "upper_bounds", "key_metadata", "split_offsets", "equality_ids", "sort_order_id",
                  "referenced_data_file", "spec_id", "writer_schema_id", "file_index", "block_size_in_bytes",
-                 "first_row_id", "content_offset", "content_size_in_bytes")
+                 "first_row_id", "content_offset", "content_size_in_bytes", "lineage_field_ids")
 
     def __init__(self, file_path, file_format="PARQUET", partition=(), record_count=0, file_size_in_bytes=0, *,
                  content=CONTENT_DATA, column_sizes=None, value_counts=None, null_value_counts=None,
                  nan_value_counts=None, lower_bounds=None, upper_bounds=None, key_metadata=None,
                  split_offsets=None, equality_ids=None, sort_order_id=None, referenced_data_file=None, spec_id=0,
                  writer_schema_id=None, file_index=None, block_size_in_bytes=None, first_row_id=None,
-                 content_offset=None, content_size_in_bytes=None):
+                 content_offset=None, content_size_in_bytes=None, lineage_field_ids=None):
         self.content = int(content)
         self.file_path = file_path
         self.file_format = str(file_format).upper()
@@ -73,6 +78,9 @@ class DataFile:
         self.first_row_id = first_row_id                    # v3 row lineage (data files)
         self.content_offset = content_offset                # v3 deletion vectors: the blob in the Puffin file
         self.content_size_in_bytes = content_size_in_bytes
+        # the reserved field ids of the row-lineage columns a ``row`` data file stores after its writer schema's
+        # columns (row files store no schema; Parquet files name theirs by field id)
+        self.lineage_field_ids = list(lineage_field_ids) if lineage_field_ids else None
 
     def __repr__(self):
         kind = ("data", "position-deletes", "equality-deletes")[self.content]
@@ -225,7 +233,8 @@ def data_file_avro(partition_type: T.RowType, format_version: int, extensions: b
                        _f("content_size_in_bytes", 145, "long", optional=True)]
     if extensions:
         fields += [_f("pe_writer_schema_id", EXT_WRITER_SCHEMA_ID, "int", optional=True),
-                   _f("pe_file_index", EXT_FILE_INDEX, "string", optional=True)]
+                   _f("pe_file_index", EXT_FILE_INDEX, "string", optional=True),
+                   _f("pe_lineage_columns", EXT_LINEAGE_COLUMNS, "int", optional=True)]
     return {"type": "record", "name": "r2", "fields": fields}
 
 
@@ -310,7 +319,7 @@ class ManifestWriter:
         import fastavro
         fv = self.format_version
         ext = any(e.data_file.writer_schema_id is not None or e.data_file.file_index is not None
-                  for e in self.entries)
+                  or e.data_file.lineage_field_ids for e in self.entries)
         parsed = _parsed(self.partition_type, fv, ext)
         names = [sanitize_avro_name(f.name) for f in self.partition_type.fields]
         records = []
@@ -345,6 +354,7 @@ class ManifestWriter:
             if ext:
                 rec["pe_writer_schema_id"] = df.writer_schema_id
                 rec["pe_file_index"] = df.file_index
+                rec["pe_lineage_columns"] = _lineage_mask(df.lineage_field_ids)
             entry = {"status": e.status, "snapshot_id": e.snapshot_id, "data_file": rec}
             if fv >= 2:
                 entry["sequence_number"] = e.sequence_number
@@ -399,7 +409,7 @@ _V1_NAMES = {"added_data_files_count": "added_files_count"}
 #: (column sizes, key metadata, sort order id, v1 block size) only for a full read (commits, ``Table.data_files``)
 DATA_FILE_BASE = ("content", "file_path", "file_format", "partition", "record_count", "file_size_in_bytes",
                   "split_offsets", "equality_ids", "referenced_data_file", "pe_writer_schema_id", "pe_file_index",
-                  "first_row_id", "content_offset", "content_size_in_bytes")
+                  "pe_lineage_columns", "first_row_id", "content_offset", "content_size_in_bytes")
 DATA_FILE_METRICS = ("value_counts", "null_value_counts", "nan_value_counts", "lower_bounds", "upper_bounds")
 MANIFEST_FIELDS = ("status", "snapshot_id", "sequence_number", "file_sequence_number", "data_file")
 
@@ -489,7 +499,8 @@ def read_manifest(io, manifest, partition_type: T.RowType | None = None, schema=
                 spec_id=spec_id, writer_schema_id=df.get("pe_writer_schema_id"),
                 file_index=df.get("pe_file_index"), block_size_in_bytes=df.get("block_size_in_bytes"),
                 first_row_id=first_row_id, content_offset=df.get("content_offset"),
-                content_size_in_bytes=df.get("content_size_in_bytes"))
+                content_size_in_bytes=df.get("content_size_in_bytes"),
+                lineage_field_ids=_lineage_ids(df.get("pe_lineage_columns"), path, i))
             if content == CONTENT_POSITION_DELETES and str(datafile.file_format).upper() == "PUFFIN":
                 _check_dv_entry(datafile, path, i)
         except CorruptFileError:
@@ -510,6 +521,24 @@ def read_manifest(io, manifest, partition_type: T.RowType | None = None, schema=
             seq = 0
         out.append(ManifestEntry(status, snap, datafile, seq, fseq))
     return out
+
+
+def _lineage_mask(ids):
+    """A row file's stored lineage columns (field ids, in stored order) -> the ``pe_lineage_columns`` bit mask."""
+    if not ids:
+        return None
+    if list(ids) != [i for i in _LINEAGE_BITS if i in ids]:
+        raise InvalidArgumentError(f"row-lineage columns {ids!r} are not a subset of {_LINEAGE_BITS} in order")
+    return sum(1 << k for k, i in enumerate(_LINEAGE_BITS) if i in ids)
+
+
+def _lineage_ids(mask, path, row):
+    if mask is None or mask == 0:
+        return None
+    if type(mask) is not int or mask < 0 or mask >= 1 << len(_LINEAGE_BITS):
+        raise CorruptFileError(f"bad row-lineage column mask {mask!r}", path=path, row=row,
+                               field="pe_lineage_columns")
+    return [i for k, i in enumerate(_LINEAGE_BITS) if mask >> k & 1]
 
 
 def _check_dv_entry(df, path, row):

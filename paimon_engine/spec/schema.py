@@ -11,11 +11,27 @@ from .. import types as T
 from ..errors import SchemaError
 
 __all__ = ["Schema", "SchemaUpdate", "assign_fresh_ids", "highest_field_id", "index_by_id", "index_by_name",
-           "promote_allowed", "DELETE_FILE_PATH_ID", "DELETE_POS_ID", "POSITION_DELETE_FIELDS"]
+           "promote_allowed", "DELETE_FILE_PATH_ID", "DELETE_POS_ID", "POSITION_DELETE_FIELDS",
+           "ROW_ID_COLUMN", "LAST_UPDATED_COLUMN", "ROW_ID_FIELD_ID", "LAST_UPDATED_FIELD_ID", "LINEAGE_COLUMNS",
+           "lineage_field"]
 
 #: the reserved field ids of a position-delete file's columns
 DELETE_FILE_PATH_ID = 2147483546
 DELETE_POS_ID = 2147483545
+#: v3 row lineage: the metadata columns and their reserved field ids
+ROW_ID_COLUMN = "_row_id"
+LAST_UPDATED_COLUMN = "_last_updated_sequence_number"
+ROW_ID_FIELD_ID = 2147483540
+LAST_UPDATED_FIELD_ID = 2147483539
+LINEAGE_COLUMNS = {ROW_ID_COLUMN: ROW_ID_FIELD_ID, LAST_UPDATED_COLUMN: LAST_UPDATED_FIELD_ID}
+
+
+def lineage_field(name: str) -> T.DataField:
+    """The optional ``long`` field a data file stores a row-lineage column in (``_row_id`` or
+    ``_last_updated_sequence_number``)."""
+    return T.DataField(LINEAGE_COLUMNS[name], name, T.BigIntType())
+
+
 #: the schema of a position-delete file: ``file_path`` (string) and ``pos`` (long), both required
 POSITION_DELETE_FIELDS = (T.DataField(DELETE_FILE_PATH_ID, "file_path", T.STRING(False)),
                           T.DataField(DELETE_POS_ID, "pos", T.BigIntType(False)))
@@ -185,7 +201,9 @@ class Schema:
         return Schema(self.struct.project(names), self.schema_id)
 
     def same_fields(self, other: "Schema") -> bool:
-        return self.struct == other.struct and self.identifier_field_ids == other.identifier_field_ids
+        """Same fields (ids, names, types, docs), column defaults and identifier fields."""
+        return (self.struct == other.struct and self.identifier_field_ids == other.identifier_field_ids
+                and _defaults(self.struct) == _defaults(other.struct))
 
     def __eq__(self, other):
         return isinstance(other, Schema) and self.schema_id == other.schema_id and self.same_fields(other)
@@ -299,6 +317,20 @@ def _split(path):
     if isinstance(path, (tuple, list)):
         return tuple(path)
     return tuple(path.split("."))
+
+
+def _defaults(struct) -> list:
+    """[(field id, initial-default, write-default)] of every field with a default, nested fields included."""
+    out = []
+    stack = list(struct.fields)
+    while stack:
+        f = stack.pop()
+        if f.initial_default is not None or f.write_default is not None:
+            out.append((f.id, f.initial_default, f.write_default))
+        t = f.type
+        if isinstance(t, T.RowType):
+            stack += t.fields
+    return sorted(out, key=lambda x: x[0])
 
 
 class SchemaUpdate:
@@ -422,6 +454,31 @@ class SchemaUpdate:
                         t = t.copy(not required)
                     f = T.DataField(f.id, f.name, t, doc if doc is not None else f.description,
                                     f.initial_default, f.write_default)
+                out.append(f)
+            return T.RowType(out, struct.nullable)
+        self._rewrite_parent(parts[:-1], upd)
+        return self
+
+    def set_default_value(self, path, value):
+        """Change a column's ``write-default`` (format version 3) — what a writer that omits the column stores
+        from now on — and nothing else: its ``initial-default`` (what rows written before the column existed
+        read) stays as it is, since those rows cannot change. ``value``: a Python value the column's type holds,
+        or None to drop the write default (refused for a required column, which then could not be omitted).
+        pyiceberg's ``set_default_value``; Iceberg Java's ``updateColumnDefault``."""
+        from .conversions import default_from_json, default_to_json
+        parts, _ = self._field_path(path)
+        name = ".".join(parts)
+
+        def upd(struct):
+            out = []
+            for f in struct.fields:
+                if f.name == parts[-1]:
+                    if value is None and not f.type.nullable:
+                        raise SchemaError(f"cannot drop the write default of required column {name!r}: "
+                                          f"a writer could not omit it")
+                    json_value = default_to_json(f.type, value, name)
+                    default_from_json(f.type, json_value, name)     # a value the type cannot hold fails here
+                    f = T.DataField(f.id, f.name, f.type, f.description, f.initial_default, json_value)
                 out.append(f)
             return T.RowType(out, struct.nullable)
         self._rewrite_parent(parts[:-1], upd)

@@ -118,6 +118,11 @@ def row_file_schema(df, md, schema):
     if df.content == CONTENT_EQUALITY_DELETES:
         base = md.schema() if md is not None else schema
         return T.RowType([base.find_field(i) for i in df.equality_ids or []])
-    if df.writer_schema_id is not None and md is not None:
-        return md.schema(df.writer_schema_id).struct
-    return schema.struct
+    struct = md.schema(df.writer_schema_id).struct if df.writer_schema_id is not None and md is not None \
+        else schema.struct
+    if df.lineage_field_ids:
+        # the row-lineage columns a rewrite stored after the writer schema's columns
+        from .schema import LINEAGE_COLUMNS, lineage_field
+        by_id = {fid: name for name, fid in LINEAGE_COLUMNS.items()}
+        struct = T.RowType(list(struct.fields) + [lineage_field(by_id[i]) for i in df.lineage_field_ids])
+    return struct

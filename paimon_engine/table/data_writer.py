@@ -323,8 +323,10 @@ def _write_one(io, path, chunk, schema, part, spec_id, fmt, trunc, compression, 
                **extra):
     data, lineage = _split_lineage(chunk)
     if fmt == "row":
-        # a row file holds the columns of its writer schema only: moved rows get new row ids there
-        return _write_row_file(io, path, data, schema, part, spec_id, trunc, content, **extra)
+        # a row file stores no schema: its writer schema's columns, then the lineage columns its manifest entry
+        # names (``lineage_field_ids``)
+        return _write_row_file(io, path, data, schema, part, spec_id, trunc, content,
+                               lineage=chunk.select(lineage) if lineage else None, **extra)
     size, sizes, offsets = write_parquet_file(io, path, chunk, compression=compression, encodings=encodings)
     vc, nc, nan, lo, hi = column_metrics(data, _fields_for(schema, data), trunc)
     return DataFile(path, "PARQUET", part, chunk.num_rows, size, content=content, column_sizes=sizes,
@@ -340,17 +342,28 @@ def _fields_for(schema, chunk):
     return T.schema_from_arrow(chunk.schema).fields
 
 
-def _write_row_file(io, path, chunk, schema, part, spec_id, trunc, content, **extra):
+def _write_row_file(io, path, chunk, schema, part, spec_id, trunc, content, lineage=None, **extra):
     try:
         from ..formats.row import RowFileWriter  # the .row format layer
     except ImportError:
         raise InvalidArgumentError("write.format.default=row needs the .row format layer "
                                    "(paimon_engine.formats.row), which is not installed") from None
     fields = _fields_for(schema, chunk)
-    row_type = T.RowType(fields)
+    stored = chunk
+    lineage_ids = None
+    if lineage is not None and lineage.num_columns:
+        import pyarrow as pa
+        from ..scan.reader import LINEAGE_COLUMNS, lineage_field
+        names = lineage.column_names
+        lineage_ids = [LINEAGE_COLUMNS[n] for n in names]
+        row_type = T.RowType(list(fields) + [lineage_field(n) for n in names])
+        stored = pa.Table.from_arrays(list(chunk.columns) + list(lineage.columns),
+                                      names=list(chunk.column_names) + names)
+    else:
+        row_type = T.RowType(fields)
     w = RowFileWriter(path, row_type, file_io=io)
     try:
-        w.write(chunk)
+        w.write(stored)
         meta = w.close()
     except BaseException:
         try:
@@ -361,7 +374,7 @@ def _write_row_file(io, path, chunk, schema, part, spec_id, trunc, content, **ex
     return DataFile(path, "ROW", part, meta.row_count, meta.file_size, content=content, value_counts=vc,
                     null_value_counts=nc, nan_value_counts=nan, lower_bounds=lo, upper_bounds=hi, spec_id=spec_id,
                     writer_schema_id=getattr(schema, "schema_id", None) if content == CONTENT_DATA else None,
-                    **extra)
+                    lineage_field_ids=lineage_ids, **extra)
 
 
 def POSITION_DELETE_SCHEMA():

@@ -134,9 +134,13 @@ def _row_file_schema(df, md, schema):
     if df.content == CONTENT_EQUALITY_DELETES:
         base = md.schema() if md is not None else schema
         return T.RowType([base.find_field(i) for i in df.equality_ids or []])
-    if df.writer_schema_id is not None and md is not None:
-        return md.schema(df.writer_schema_id).struct
-    return schema.struct
+    struct = md.schema(df.writer_schema_id).struct if df.writer_schema_id is not None and md is not None \
+        else schema.struct
+    if df.lineage_field_ids:        # row-lineage columns stored after the writer schema's
+        names = {2147483540: "_row_id", 2147483539: "_last_updated_sequence_number"}
+        struct = T.RowType(list(struct.fields) + [T.DataField(i, names[i], T.BigIntType())
+                                                  for i in df.lineage_field_ids])
+    return struct
 
 
 def _field_id(field):

@@ -121,3 +121,63 @@ def test_nested_defaults_and_bad_json_forms():
                        (T.TimeType(6), "22:31:08.1234567"), (m, {"keys": ["a"]}), (T.BYTES(), "zz")]:
         with pytest.raises(SchemaError, match="'f'"):
             default_from_json(dtype, bad, "f")
+
+
+def test_set_default_value_changes_the_write_default_alone(tmp_path):
+    cat = _catalog(tmp_path)
+    t = cat.create_table("db.t", _ids(1).schema, format_version=3)
+    t.append(_ids(2))
+    with t.update_schema() as u:
+        u.add_column("status", T.STRING(), default="new")
+    t.append(_ids(1, start=10))
+    before = len(t.metadata.schemas)
+    with t.update_schema() as u:
+        u.set_default_value("status", "queued")
+    assert len(t.metadata.schemas) == before + 1          # a new schema, not the old one reused
+    fields = {f["name"]: f for f in json.loads(t.io.read_bytes(t.metadata_location))["schemas"][-1]["fields"]}
+    assert (fields["status"]["initial-default"], fields["status"]["write-default"]) == ("new", "queued")
+    t.append(_ids(1, start=20))
+    # old rows keep the initial default; rows written before the change keep what was stored; new rows the new one
+    assert _by_id(t, "status") == {0: "new", 1: "new", 10: "new", 20: "queued"}
+    # dropping the write default of an optional column: omitted values are null from then on
+    with t.update_schema() as u:
+        u.set_default_value("status", None)
+    fields = {f["name"]: f for f in json.loads(t.io.read_bytes(t.metadata_location))["schemas"][-1]["fields"]}
+    assert "write-default" not in fields["status"] and fields["status"]["initial-default"] == "new"
+    t.append(_ids(1, start=30))
+    assert _by_id(t, "status")[30] is None
+    # pyiceberg reads the new write default
+    from pyiceberg.catalog.sql import SqlCatalog as PySqlCatalog
+    theirs = PySqlCatalog("default", uri=f"sqlite:///{tmp_path}/c.db", warehouse=f"file://{tmp_path}/wh")
+    assert theirs.load_table("db.t").schema().find_field("status").write_default is None
+
+
+def test_set_default_value_is_validated(tmp_path):
+    cat = _catalog(tmp_path)
+    t = cat.create_table("db.t", _ids(1).schema, format_version=3)
+    with t.update_schema() as u:
+        u.add_column("n", T.IntType(), required=True, default=1)
+        u.add_column("s", T.RowType([T.DataField(0, "x", T.IntType())]))
+    sid = t.metadata.current_schema_id
+    with pytest.raises(SchemaError, match="'n'"):
+        with t.update_schema() as u:
+            u.set_default_value("n", "seven")                # the type cannot hold it
+    with pytest.raises(SchemaError, match="required column 'n'"):
+        with t.update_schema() as u:
+            u.set_default_value("n", None)                   # a required column needs one
+    with pytest.raises(SchemaError, match="no column 'missing'"):
+        with t.update_schema() as u:
+            u.set_default_value("missing", 1)
+    assert t.metadata.current_schema_id == sid
+    with t.update_schema() as u:
+        u.set_default_value("s.x", 5)                        # a nested field
+        u.set_default_value("n", 2)
+    t.append(_ids(1))
+    assert t.scan(columns=["n", "s"]).to_arrow().to_pylist() == [{"n": 2, "s": None}]
+    assert t.schema().find_field("s.x").write_default == 5
+    old = cat.create_table("db.old", _ids(1).schema, format_version=2)
+    with old.update_schema() as u:
+        u.add_column("k", T.IntType())
+    with pytest.raises(SchemaError, match="format version 3"):
+        with old.update_schema() as u:
+            u.set_default_value("k", 3)
