@@ -133,7 +133,7 @@ def test_variant_columns_through_the_source(spark, tmp_path):
     import pyarrow.parquet as pq
 
     from paimon_engine.formats.variant import to_pylist
-    from paimon_engine.table.manifest import DataFile
+    from paimon_engine.spec.manifest import DataFile
     cat = SqlCatalog("default", uri=f"sqlite:///{tmp_path}/c.db", warehouse=str(tmp_path / "wh"))
     cat.create_namespace("db")
     t = cat.create_table("db.t", pa.schema([pa.field("id", pa.int64())]), format_version=3)

@@ -13,7 +13,7 @@ LINEAGE = ["id", "_row_id", "_last_updated_sequence_number"]
 
 
 def _catalog(tmp_path):
-    from paimon_engine.table.catalog import SqlCatalog
+    from paimon_engine.catalog import SqlCatalog
     cat = SqlCatalog("default", uri=f"sqlite:///{tmp_path}/c.db", warehouse=str(tmp_path / "wh"))
     cat.create_namespace("db")
     return cat
@@ -104,7 +104,7 @@ def test_schema_evolution_with_stored_lineage(tmp_path):
 def test_bad_lineage_field_ids_in_a_manifest_are_corrupt(tmp_path):
     t = _table(tmp_path, "row")
     t.rewrite_files()
-    from paimon_engine.table.manifest_list import read_manifest_list
+    from paimon_engine.spec.manifest_list import read_manifest_list
     (mf,) = [m for m in read_manifest_list(t.io, t.current_snapshot().manifest_list)
              if m.added_files_count or m.existing_files_count]
     path = mf.manifest_path.removeprefix("file://")

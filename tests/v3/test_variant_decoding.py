@@ -202,8 +202,8 @@ def _variant_table(tmp_path, rows):
     import pyarrow.parquet as pq
 
     from paimon_engine import types as T
-    from paimon_engine.table.catalog import SqlCatalog
-    from paimon_engine.table.manifest import DataFile
+    from paimon_engine.catalog import SqlCatalog
+    from paimon_engine.spec.manifest import DataFile
     cat = SqlCatalog("default", uri=f"sqlite:///{tmp_path}/c.db", warehouse=str(tmp_path / "wh"))
     cat.create_namespace("db")
     t = cat.create_table("db.t", pa.schema([pa.field("id", pa.int64())]), format_version=3)
@@ -266,7 +266,7 @@ def test_a_variant_file_with_the_parquet_variant_annotation(tmp_path):
     import pyarrow.parquet as pq
 
     from paimon_engine.errors import UnsupportedTypeError
-    from paimon_engine.table.manifest import DataFile
+    from paimon_engine.spec.manifest import DataFile
     t, _ = _variant_table(tmp_path, [(1, EMPTY_META, prim(0))])
     path = tmp_path / "wh" / "db" / "t" / "data" / "annotated.parquet"
     con = duckdb.connect()
