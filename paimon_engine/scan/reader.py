@@ -177,6 +177,9 @@ def _default_array(field: T.DataField, n: int):
     return default_array(field, field.initial_default, n)
 
 
+_LOCAL_BUFFER = 1 << 20
+
+
 class _ParquetFile:
     """A data file opened for column reads by field id."""
 
@@ -194,8 +197,14 @@ class _ParquetFile:
                 raise NotFoundError(f"data file not found: {path}") from None
             raise CorruptFileError(f"cannot open file: {exc}", path=path) from None
         self._file = f
+        # page headers are walked only where reading them is cheap (a local file)
+        self._local = getattr(fs, "type_name", "") == "local"
+        # a local file's column chunks stream through a small buffer instead of being read whole into memory
+        # (the compressed chunks of a file are otherwise held next to the decoded columns); remote files keep
+        # one read per column chunk
+        self._buffer_size = _LOCAL_BUFFER if self._local else 0
         try:
-            self.pf = pq.ParquetFile(f)
+            self.pf = pq.ParquetFile(f, buffer_size=self._buffer_size)
             schema = self.schema_arrow = self.pf.schema_arrow   # (pyarrow builds it anew on every access)
         except (pa.ArrowException, OSError, ValueError) as exc:
             if "LogicalType that is not recognized" in str(exc):
@@ -218,8 +227,6 @@ class _ParquetFile:
             self.by_name[f.name] = f.name
         self.has_ids = bool(self.by_id)
         self._leaf = None
-        # page headers are walked only where reading them is cheap (a local file)
-        self._local = getattr(fs, "type_name", "") == "local"
         self._dict_readers = {}
         self._chunk_problem = None
 
@@ -354,7 +361,7 @@ class _ParquetFile:
         if r is None:
             import pyarrow.parquet as pq
             r = self._dict_readers[key] = pq.ParquetFile(self._file, metadata=self.pf.metadata,
-                                                         read_dictionary=list(key))
+                                                         read_dictionary=list(key), buffer_size=self._buffer_size)
         return r
 
     def read(self, names, row_groups=None, dict_names=()):
@@ -536,16 +543,16 @@ class TaskReader:
             pos = pf.read([names["pos"]]).column(0).combine_chunks()
             if pos.null_count:
                 raise CorruptFileError("null pos in a position delete file", path=d.path)
-            pos = np.asarray(pos.cast(pa.int64()).to_numpy(zero_copy_only=False), dtype=np.int64)
+            pos = _int64s(pos)
             return {_norm_path(single): merge_positions([pos]), _PARTIAL: True}
         tbl = pf.read([names["file_path"], names["pos"]])
         paths = tbl.column(names["file_path"]).combine_chunks()
         pos = tbl.column(names["pos"]).combine_chunks()
         if paths.null_count or pos.null_count:
             raise CorruptFileError("null file_path or pos in a position delete file", path=d.path)
-        pos = np.asarray(pos.cast(pa.int64()).to_numpy(zero_copy_only=False), dtype=np.int64)
+        pos = _int64s(pos)
         enc = paths.dictionary_encode()
-        codes = np.asarray(enc.indices.to_numpy(zero_copy_only=False))
+        codes = _int64s(enc.indices)
         dict_vals = enc.dictionary.to_pylist()
         out = {}
         if len(dict_vals) == 1:
@@ -838,7 +845,7 @@ class TaskReader:
             eval_cols = {f.name: column(f.id) for f in self.schema.fields
                          if f.name in {x.split(".")[0] for x in referenced_names(residual)}}
             mask = evaluate_arrow(residual, pa.table(eval_cols) if eval_cols else pa.table({}))
-            m = np.asarray(mask.to_numpy(zero_copy_only=False), dtype=np.bool_)
+            m = _bools(mask)
             keep = fold(m, keep)
         # output columns; a dictionary column not made plain above is made plain with the deletes applied
         out_cols, deferred = [], {}
@@ -943,6 +950,32 @@ def _one_chunk(c):
     if isinstance(c, pa.ChunkedArray):
         return c.combine_chunks() if c.num_chunks != 1 else c.chunk(0)
     return c
+
+
+def _int64s(arr) -> np.ndarray:
+    """A null-free integer Arrow array as int64 NumPy values, read from its data buffer: pyarrow's
+    ``to_numpy`` / ``np.asarray`` import pandas on first use, which costs a fresh process ~50 MB."""
+    if isinstance(arr, pa.ChunkedArray):
+        arr = _one_chunk(arr) if arr.num_chunks else pa.array([], pa.int64())
+    if arr.type != pa.int64():
+        arr = arr.cast(pa.int64())
+    if len(arr) == 0:
+        return np.zeros(0, np.int64)
+    return np.frombuffer(arr.buffers()[1], dtype=np.int64, count=len(arr), offset=arr.offset * 8)
+
+
+def _bools(mask) -> np.ndarray:
+    """A boolean Arrow array (or chunked array) as a NumPy bool array, nulls as False, unpacked from its bitmap
+    (see :func:`_int64s` for why not ``to_numpy``)."""
+    if isinstance(mask, pa.ChunkedArray):
+        mask = _one_chunk(mask) if mask.num_chunks else pa.array([], pa.bool_())
+    n = len(mask)
+    if n == 0:
+        return np.zeros(0, np.bool_)
+    if mask.null_count:
+        mask = mask.fill_null(False)
+    bits = np.frombuffer(mask.buffers()[1], dtype=np.uint8)
+    return np.unpackbits(bits, bitorder="little", count=mask.offset + n)[mask.offset:].view(np.bool_)
 
 
 def _selection_mask(selection, start, n):

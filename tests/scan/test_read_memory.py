@@ -1,0 +1,112 @@
+"""Memory behaviour of reads: the batch reader streams task by task and batch by batch, ``limit`` stops opening
+files, and reading position deletes needs no pandas (pyarrow's NumPy conversions import it, ~50 MB)."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from paimon_engine.expressions import col
+from paimon_engine.scan import reader as R
+from paimon_engine.table.catalog import FileSystemCatalog
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def data(n, start=0):
+    return pa.table({"id": pa.array(range(start, start + n), pa.int64()),
+                     "s": [f"s{i % 7}" for i in range(start, start + n)]})
+
+
+@pytest.fixture
+def table(tmp_path):
+    t = FileSystemCatalog(str(tmp_path / "wh")).create_table("db.t", data(1).schema)
+    for i in range(3):
+        t.append(data(1000, i * 1000))
+    return t
+
+
+@pytest.fixture
+def opened(monkeypatch):
+    """Paths of the data files the task reader opens, in order."""
+    seen = []
+    real = R._open
+
+    def spy(io, path, fmt, file_schema=None):
+        seen.append(path)
+        return real(io, path, fmt, file_schema)
+    monkeypatch.setattr(R, "_open", spy)
+    return seen
+
+
+def test_batch_reader_opens_one_file_per_pull_and_yields_batches_of_a_file(table, opened):
+    reader = table.scan().to_arrow_batch_reader(batch_size=100)
+    assert opened == []                       # nothing is read until a batch is asked for
+    first = reader.read_next_batch()
+    assert first.num_rows == 100              # a batch, not the whole file
+    assert len(opened) == 1
+    batches = [first]
+    for _ in range(9):
+        batches.append(reader.read_next_batch())
+    assert len(opened) == 1                   # the first file's ten batches came from one open file
+    batches.append(reader.read_next_batch())
+    assert len(opened) == 2
+    batches += list(reader)
+    assert len(opened) == 3 and len(set(opened)) == 3
+    got = pa.Table.from_batches(batches)
+    assert max(b.num_rows for b in batches) == 100
+    assert sorted(got.column("id").to_pylist()) == list(range(3000))
+    assert got.sort_by("id").equals(table.to_arrow().sort_by("id"))
+
+
+def test_limit_stops_opening_files(table, opened):
+    got = table.scan(limit=150).to_arrow_batch_reader(batch_size=100).read_all()
+    assert got.num_rows == 150
+    assert len(opened) == 1
+    opened.clear()
+    assert table.scan(limit=1500).to_arrow().num_rows == 1500
+    assert len(opened) == 2
+
+
+def test_batch_reader_with_position_deletes_streams(table, opened):
+    table.delete(col("id").isin(list(range(3, 3000, 10))))
+    opened.clear()
+    reader = table.scan().to_arrow_batch_reader(batch_size=64)
+    first = reader.read_next_batch()
+    assert 0 < first.num_rows <= 64
+    data_files = [p for p in opened if "delete" not in os.path.basename(p)]
+    assert len(data_files) == 1
+    rest = pa.Table.from_batches([first] + list(reader))
+    ids = rest.column("id").to_pylist()
+    assert sorted(ids) == [i for i in range(3000) if i % 10 != 3]
+
+
+def test_int64s_and_bools_read_sliced_arrays():
+    a = pa.array(range(20), pa.int32()).slice(5, 7)
+    assert R._int64s(a).tolist() == list(range(5, 12))
+    assert R._int64s(pa.chunked_array([pa.array([3, 4], pa.int64())])).tolist() == [3, 4]
+    assert R._int64s(pa.array([], pa.int16())).tolist() == []
+    vals = [i % 3 == 0 for i in range(29)]
+    m = pa.array(vals).slice(3, 21)
+    assert R._bools(m).tolist() == vals[3:24]
+    withnull = pa.array([True, None, False, True, None] * 3).slice(1)
+    assert R._bools(withnull).tolist() == [False, False, True, False, True] * 2 + [False, False, True, False]
+    assert R._bools(pa.chunked_array([pa.array([True, False])])).dtype == np.bool_
+    assert R._bools(pa.array([], pa.bool_())).size == 0
+
+
+def test_reading_position_deletes_does_not_import_pandas(table):
+    table.delete(col("id").isin(list(range(3, 3000, 10))))
+    code = (
+        "import sys\n"
+        "from paimon_engine.table.catalog import FileSystemCatalog\n"
+        f"t = FileSystemCatalog({os.path.dirname(os.path.dirname(table.location))!r}).load_table('db.t')\n"
+        "n = t.scan().to_arrow().num_rows\n"
+        "print(n, 'pandas' in sys.modules)\n")
+    env = dict(os.environ, PYTHONPATH=REPO)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["2700", "False"]
