@@ -281,6 +281,126 @@ def probe_hash_table(const uint64_t[::1] build_hashes, const int64_t[::1] slots,
     return found
 
 
+cdef inline Py_ssize_t _probe_one(uint64_t h, const uint64_t* build_hashes, Py_ssize_t nb,
+                                   const int64_t* slots, Py_ssize_t m, const uint8_t* bits,
+                                   uint64_t nbits) noexcept nogil:
+    """The build row standing for hash ``h``, or -1 (``bits``: the build filter, or NULL)."""
+    cdef uint64_t idx
+    cdef Py_ssize_t s, steps = 0
+    cdef int64_t r
+    if bits != NULL:
+        idx = (h >> 32) & (nbits - 1)
+        if not ((bits[idx >> 3] >> (idx & 7)) & 1):
+            return -1
+    s = <Py_ssize_t>(h & <uint64_t>(m - 1))
+    while steps < m:
+        r = slots[s]
+        if r < 0:
+            return -1
+        if r < nb and build_hashes[r] == h:
+            return <Py_ssize_t>r
+        s = (s + 1) & (m - 1)
+        steps += 1
+    return -1
+
+
+cdef inline int _probe_args_ok(Py_ssize_t n, Py_ssize_t m, Py_ssize_t nbytes, Py_ssize_t rows_len,
+                               Py_ssize_t cands_len) noexcept nogil:
+    cdef uint64_t nbits = <uint64_t>nbytes * 8
+    if rows_len < n or cands_len < n or m == 0 or (m & (m - 1)) != 0:
+        return 0
+    if nbytes > 0 and (nbits & (nbits - 1)) != 0:
+        return 0
+    return 1
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def probe_rows(const uint64_t[::1] build_hashes, const int64_t[::1] slots, const uint64_t[::1] probe_hashes,
+               const uint8_t[::1] bits, int64_t[::1] rows, int64_t[::1] cands):
+    """probe_hash_table written compactly: for every probe row i that finds a candidate (ascending i),
+    rows[k] = i and cands[k] = the build row standing for probe_hashes[i]. Only the hits are written, so
+    untouched output pages are never faulted in. Returns the number of hits, or -4 on bad buffers."""
+    cdef Py_ssize_t n = probe_hashes.shape[0], m = slots.shape[0], nb = build_hashes.shape[0]
+    cdef Py_ssize_t i, r, found = 0
+    cdef uint64_t nbits = <uint64_t>bits.shape[0] * 8
+    cdef const uint8_t* bp = &bits[0] if bits.shape[0] > 0 else NULL
+    if not _probe_args_ok(n, m, bits.shape[0], rows.shape[0], cands.shape[0]):
+        return -4
+    if n == 0 or nb == 0:
+        return 0
+    with nogil:
+        for i in range(n):
+            r = _probe_one(probe_hashes[i], &build_hashes[0], nb, &slots[0], m, bp, nbits)
+            if r >= 0:
+                rows[found] = i
+                cands[found] = r
+                found += 1
+    return found
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def probe_int64_rows(const int64_t[::1] values, const uint8_t[::1] valid, const uint64_t[::1] build_hashes,
+                     const int64_t[::1] slots, const uint8_t[::1] bits, int64_t[::1] rows, int64_t[::1] cands):
+    """probe_rows for one int64 key column, hashed on the fly as hash_int64 does (NULL_HASH where
+    valid[i] == 0; ``valid`` may be empty): no hash array is written. Returns the number of hits, or -4 on
+    bad buffers."""
+    cdef Py_ssize_t n = values.shape[0], m = slots.shape[0], nb = build_hashes.shape[0]
+    cdef Py_ssize_t i, r, found = 0
+    cdef bint has_valid = valid.shape[0] > 0
+    cdef uint64_t h, nbits = <uint64_t>bits.shape[0] * 8
+    cdef const uint8_t* bp = &bits[0] if bits.shape[0] > 0 else NULL
+    if not _probe_args_ok(n, m, bits.shape[0], rows.shape[0], cands.shape[0]):
+        return -4
+    if has_valid and valid.shape[0] < n:
+        return -4
+    if n == 0 or nb == 0:
+        return 0
+    with nogil:
+        for i in range(n):
+            if has_valid and valid[i] == 0:
+                h = NULL_HASH
+            else:
+                h = _mix(<uint64_t>values[i])
+            r = _probe_one(h, &build_hashes[0], nb, &slots[0], m, bp, nbits)
+            if r >= 0:
+                rows[found] = i
+                cands[found] = r
+                found += 1
+    return found
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def probe_int64_bitmap(const int64_t[::1] values, const uint8_t[::1] valid, int64_t lo, const uint8_t[::1] bits,
+                       int64_t nbits, bint null_hit, int64_t[::1] rows):
+    """Exact membership of one int64 key column in a set given as a bitmap of its value range: value v is in
+    the set when 0 <= v - lo < nbits and bit (v - lo) of ``bits`` (LSB first) is set; a null (valid[i] == 0,
+    ``valid`` may be empty) is in it when ``null_hit``. The rows in the set go to rows[0..k) ascending.
+    Returns k, or -4 on bad buffers."""
+    cdef Py_ssize_t n = values.shape[0], i, found = 0
+    cdef bint has_valid = valid.shape[0] > 0
+    cdef uint64_t d, span
+    if nbits < 0 or <uint64_t>bits.shape[0] * 8 < <uint64_t>nbits or rows.shape[0] < n:
+        return -4
+    if has_valid and valid.shape[0] < n:
+        return -4
+    span = <uint64_t>nbits
+    with nogil:
+        for i in range(n):
+            if has_valid and valid[i] == 0:
+                if null_hit:
+                    rows[found] = i
+                    found += 1
+                continue
+            d = <uint64_t>values[i] - <uint64_t>lo
+            if d < span and (bits[d >> 3] >> (d & 7)) & 1:
+                rows[found] = i
+                found += 1
+    return found
+
+
 @cython.boundscheck(False)
 @cython.wraparound(False)
 def equal_binary(const int64_t[::1] a_offsets, const uint8_t[::1] a_data, const int64_t[::1] a_rows,
