@@ -1,10 +1,12 @@
 """Scan planning and reads: paimon_engine vs pyiceberg on the same tables (SQLite catalog, Parquet files).
 
 * planning a table of 200 manifests / 2,000 data files, without and with a partition filter;
-* reading 2M rows, without deletes and with 5% of the rows removed by position deletes;
+* reading 2M rows on one core, without deletes, with 5% of the rows removed by position deletes and with a
+  filter keeping 1% of them; vs pyiceberg, Polars and Daft, over the floors ``pq.read_table`` and zstd;
 * applying equality deletes (100k keys over 2M rows); pyiceberg refuses equality deletes (n/a);
 * the anti-join alone (rows/s = 2M / time).
 """
+import os
 import tempfile
 
 import numpy as np
@@ -97,9 +99,65 @@ class PlanFiles:
         self.run()
 
 
+READ_IMPLS = ["paimon_engine", "pyiceberg", "polars", "daft", "pq.read_table", "zstd_floor"]
+
+
+def one_core():
+    """Every reader on one core: our pools (``PAIMON_ENGINE_THREADS=1``: kernels run on the calling thread),
+    Arrow's CPU and I/O pools (``pyarrow.set_cpu_count(1)`` / ``set_io_thread_count(1)``; pyiceberg and
+    ``pq.read_table`` decode through them), Polars (``POLARS_MAX_THREADS=1``, read when Polars is first imported,
+    so it is set before that import) and Daft (its native runner with ``num_threads=1``). asv runs every
+    benchmark in a fresh process, so this holds for the whole measurement."""
+    os.environ["PAIMON_ENGINE_THREADS"] = "1"
+    os.environ["POLARS_MAX_THREADS"] = "1"
+    pa.set_cpu_count(1)
+    pa.set_io_thread_count(1)
+
+
+def _column_chunk_pages(path, columns):
+    """The compressed pages (codec, bytes, uncompressed size) of ``columns`` of a Parquet file, for the
+    decompression floor: the least work any reader of those columns does."""
+    import pyarrow.parquet as pq
+    from paimon_engine.scan.parquet_pages import _Cursor, _I32
+    md = pq.ParquetFile(path).metadata
+    with open(path, "rb") as f:
+        raw = f.read()
+    out = []
+    for g in range(md.num_row_groups):
+        rg = md.row_group(g)
+        for j in range(rg.num_columns):
+            c = rg.column(j)
+            if c.path_in_schema not in columns:
+                continue
+            pos = c.dictionary_page_offset if c.has_dictionary_page and c.dictionary_page_offset else \
+                c.data_page_offset
+            end = pos + c.total_compressed_size
+            while pos < end:
+                cur, sizes = _Cursor(raw[pos:pos + 4096]), {}
+
+                def field(fid, t, cur=cur, sizes=sizes):
+                    if fid in (2, 3) and t == _I32:   # uncompressed / compressed page size
+                        sizes[fid] = cur.zigzag()
+                        return True
+                    return False
+                cur.struct(field)
+                body = raw[pos + cur.pos:pos + cur.pos + sizes[3]]
+                if c.compression != "UNCOMPRESSED":
+                    out.append((c.compression.lower(), body, sizes[2]))
+                pos += cur.pos + sizes[3]
+    return out
+
+
 class ReadTable:
-    params = (["paimon_engine", "pyiceberg"], ["none", "positions_5pct"])
-    param_names = ["impl", "deletes"]
+    """Reading the 2M-row table (4 Parquet files; int64, int32, float64, string), one core per reader (see
+    :func:`one_core`): whole, with 5% of the rows removed by position deletes, and with a filter keeping 1% of
+    the rows (``k < 10``). Peers: pyiceberg, Polars (``pl.scan_iceberg(...).collect()``), Daft
+    (``daft.read_iceberg``); floors over the same data files: ``pq.read_table`` (Arrow's own decoding, deletes
+    ignored: shown only without them) and ``zstd_floor`` (only the zstd decompression of every page of the
+    columns read, without decoding: with 1% of the rows spread over every page, a filtered read still
+    decompresses every page). Polars and Daft plan through pyiceberg; a reader that cannot do a case is n/a."""
+    params = (READ_IMPLS, ["none", "positions_5pct", "k < 10"])
+    param_names = ["impl", "case"]
     timeout = 900
     number = 1
     repeat = (5, 10, 60.0)
@@ -110,21 +168,55 @@ class ReadTable:
         _build_reads(root)
         return root
 
-    def setup(self, root, impl, deletes):
+    def setup(self, root, impl, case):
+        one_core()
         ours, peer = _catalogs(root)
-        name = "plain" if deletes == "none" else "posdel"
+        name = "plain" if case != "positions_5pct" else "posdel"
+        flt = case if case.startswith("k") else None
         if impl == "paimon_engine":
             t = ours.load_table(f"db.{name}")
-            self.run = lambda: t.scan().to_arrow()
-        else:
+            self.run = (lambda: t.scan(filter=flt).to_arrow()) if flt else (lambda: t.scan().to_arrow())
+        elif impl == "pyiceberg":
             t = peer.load_table(f"db.{name}")
-            self.run = lambda: t.scan().to_arrow()
-        self.run()   # warm-up: imports and the OS page cache, for both sides
+            self.run = (lambda: t.scan(row_filter=flt).to_arrow()) if flt else (lambda: t.scan().to_arrow())
+        elif impl == "polars":
+            import polars as pl
+            t = peer.load_table(f"db.{name}")
+            self.run = (lambda: pl.scan_iceberg(t).filter(pl.col("k") < 10).collect()) if flt else \
+                (lambda: pl.scan_iceberg(t).collect())
+        elif impl == "daft":
+            try:
+                import daft
+            except ImportError:
+                raise NotImplementedError("daft is not installed") from None
+            daft.set_runner_native(num_threads=1)
+            t = peer.load_table(f"db.{name}")
+            self.run = (lambda: daft.read_iceberg(t).where(daft.col("k") < 10).to_arrow()) if flt else \
+                (lambda: daft.read_iceberg(t).to_arrow())
+        else:
+            if case == "positions_5pct":
+                raise NotImplementedError("a floor reads the data files alone (no deletes)")
+            import pyarrow.parquet as pq
+            t = peer.load_table(f"db.{name}")
+            files = [task.file.file_path.removeprefix("file://") for task in t.scan().plan_files()]
+            if impl == "pq.read_table":
+                filters = [("k", "<", 10)] if flt else None
+                self.run = lambda: pq.read_table(files, use_threads=False, filters=filters)
+            else:
+                pages = [p for f in files for p in _column_chunk_pages(f, {"id", "k", "v", "s"})]
+                codecs = {name: pa.Codec(name) for name in {c for c, _, _ in pages}}
+                self.run = lambda: [codecs[c].decompress(b, decompressed_size=n) for c, b, n in pages]
+        got = self.run()   # warm-up: imports and the OS page cache, for every reader
+        if impl != "zstd_floor":
+            want = {"none": N_ROWS, "positions_5pct": N_ROWS - N_ROWS // 20}.get(case)
+            rows = got.num_rows if hasattr(got, "num_rows") else got.height
+            if want is not None and rows != want:
+                raise NotImplementedError(f"{impl} read {rows} rows, not {want}")
 
-    def time_to_arrow(self, root, impl, deletes):
+    def time_to_arrow(self, root, impl, case):
         self.run()
 
-    def peakmem_to_arrow(self, root, impl, deletes):
+    def peakmem_to_arrow(self, root, impl, case):
         self.run()
 
 

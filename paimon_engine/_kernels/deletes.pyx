@@ -13,6 +13,16 @@ from libc.stdint cimport int64_t, int32_t, uint64_t, uint8_t, INT64_MAX
 from libc.string cimport memcpy
 from libc.stdlib cimport malloc, free
 
+cdef extern from *:
+    """
+    #if defined(__GNUC__) || defined(__clang__)
+    #define PE_PREFETCH(p) __builtin_prefetch((const void *)(p))
+    #else
+    #define PE_PREFETCH(p) ((void)(p))
+    #endif
+    """
+    void PE_PREFETCH(const void* p) noexcept nogil
+
 cdef uint64_t K1 = 0x9E3779B97F4A7C15ULL
 cdef uint64_t K2 = 0x632BE59BD9B4E019ULL
 cdef uint64_t NULL_HASH = 0x5BD1E9955BD1E995ULL
@@ -278,6 +288,168 @@ def probe_hash_table(const uint64_t[::1] build_hashes, const int64_t[::1] slots,
                     break
                 s = (s + 1) & <Py_ssize_t>mask
                 steps += 1
+    return found
+
+
+cdef inline Py_ssize_t _probe_one(uint64_t h, const uint64_t* build_hashes, Py_ssize_t nb,
+                                   const int64_t* slots, Py_ssize_t m, const uint8_t* bits,
+                                   uint64_t nbits) noexcept nogil:
+    """The build row standing for hash ``h``, or -1 (``bits``: the build filter, or NULL)."""
+    cdef uint64_t idx
+    cdef Py_ssize_t s, steps = 0
+    cdef int64_t r
+    if bits != NULL:
+        idx = (h >> 32) & (nbits - 1)
+        if not ((bits[idx >> 3] >> (idx & 7)) & 1):
+            return -1
+    s = <Py_ssize_t>(h & <uint64_t>(m - 1))
+    while steps < m:
+        r = slots[s]
+        if r < 0:
+            return -1
+        if r < nb and build_hashes[r] == h:
+            return <Py_ssize_t>r
+        s = (s + 1) & (m - 1)
+        steps += 1
+    return -1
+
+
+cdef inline int _probe_args_ok(Py_ssize_t n, Py_ssize_t m, Py_ssize_t nbytes, Py_ssize_t rows_len,
+                               Py_ssize_t cands_len) noexcept nogil:
+    cdef uint64_t nbits = <uint64_t>nbytes * 8
+    if rows_len < n or cands_len < n or m == 0 or (m & (m - 1)) != 0:
+        return 0
+    if nbytes > 0 and (nbits & (nbits - 1)) != 0:
+        return 0
+    return 1
+
+
+cdef enum:
+    PROBE_BLOCK = 32   # rows probed per block (their filter bytes and slots are prefetched first)
+
+
+cdef Py_ssize_t _probe_block(const uint64_t* hb, Py_ssize_t cnt, Py_ssize_t base, const uint64_t* build_hashes,
+                             Py_ssize_t nb, const int64_t* slots, Py_ssize_t m, const uint8_t* bits,
+                             uint64_t nbits, int64_t* rows, int64_t* cands, Py_ssize_t found) noexcept nogil:
+    """Probe the hashes hb[0..cnt) of rows base.. : the filter bytes of the block were prefetched by the caller;
+    the rows passing the filter get their first slot prefetched, then are probed. Returns the new hit count."""
+    cdef Py_ssize_t j, r, npass = 0
+    cdef Py_ssize_t passing[PROBE_BLOCK]
+    cdef uint64_t idx
+    if bits != NULL:
+        for j in range(cnt):
+            idx = (hb[j] >> 32) & (nbits - 1)
+            if (bits[idx >> 3] >> (idx & 7)) & 1:
+                passing[npass] = j
+                npass += 1
+                PE_PREFETCH(&slots[<Py_ssize_t>(hb[j] & <uint64_t>(m - 1))])
+    else:
+        for j in range(cnt):
+            passing[npass] = j
+            npass += 1
+    for j in range(npass):
+        r = _probe_one(hb[passing[j]], build_hashes, nb, slots, m, NULL, 0)
+        if r >= 0:
+            rows[found] = base + passing[j]
+            cands[found] = r
+            found += 1
+    return found
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def probe_rows(const uint64_t[::1] build_hashes, const int64_t[::1] slots, const uint64_t[::1] probe_hashes,
+               const uint8_t[::1] bits, int64_t[::1] rows, int64_t[::1] cands):
+    """probe_hash_table written compactly: for every probe row i that finds a candidate (ascending i),
+    rows[k] = i and cands[k] = the build row standing for probe_hashes[i]. Only the hits are written, so
+    untouched output pages are never faulted in. Rows go in blocks (filter bytes, then the slots of the rows
+    passing the filter, prefetched ahead of use). Returns the number of hits, or -4 on bad buffers."""
+    cdef Py_ssize_t n = probe_hashes.shape[0], m = slots.shape[0], nb = build_hashes.shape[0]
+    cdef Py_ssize_t base, j, cnt, found = 0
+    cdef uint64_t nbits = <uint64_t>bits.shape[0] * 8
+    cdef const uint8_t* bp = &bits[0] if bits.shape[0] > 0 else NULL
+    cdef uint64_t hb[PROBE_BLOCK]
+    if not _probe_args_ok(n, m, bits.shape[0], rows.shape[0], cands.shape[0]):
+        return -4
+    if n == 0 or nb == 0:
+        return 0
+    with nogil:
+        base = 0
+        while base < n:
+            cnt = min(<Py_ssize_t>PROBE_BLOCK, n - base)
+            for j in range(cnt):
+                hb[j] = probe_hashes[base + j]
+                if bp != NULL:
+                    PE_PREFETCH(&bp[((hb[j] >> 32) & (nbits - 1)) >> 3])
+            found = _probe_block(hb, cnt, base, &build_hashes[0], nb, &slots[0], m, bp, nbits,
+                                 &rows[0], &cands[0], found)
+            base += cnt
+    return found
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def probe_int64_rows(const int64_t[::1] values, const uint8_t[::1] valid, const uint64_t[::1] build_hashes,
+                     const int64_t[::1] slots, const uint8_t[::1] bits, int64_t[::1] rows, int64_t[::1] cands):
+    """probe_rows for one int64 key column, hashed on the fly as hash_int64 does (NULL_HASH where
+    valid[i] == 0; ``valid`` may be empty): no hash array is written. Returns the number of hits, or -4 on
+    bad buffers."""
+    cdef Py_ssize_t n = values.shape[0], m = slots.shape[0], nb = build_hashes.shape[0]
+    cdef Py_ssize_t base, j, cnt, found = 0
+    cdef bint has_valid = valid.shape[0] > 0
+    cdef uint64_t nbits = <uint64_t>bits.shape[0] * 8
+    cdef const uint8_t* bp = &bits[0] if bits.shape[0] > 0 else NULL
+    cdef uint64_t hb[PROBE_BLOCK]
+    if not _probe_args_ok(n, m, bits.shape[0], rows.shape[0], cands.shape[0]):
+        return -4
+    if has_valid and valid.shape[0] < n:
+        return -4
+    if n == 0 or nb == 0:
+        return 0
+    with nogil:
+        base = 0
+        while base < n:
+            cnt = min(<Py_ssize_t>PROBE_BLOCK, n - base)
+            for j in range(cnt):
+                if has_valid and valid[base + j] == 0:
+                    hb[j] = NULL_HASH
+                else:
+                    hb[j] = _mix(<uint64_t>values[base + j])
+                if bp != NULL:
+                    PE_PREFETCH(&bp[((hb[j] >> 32) & (nbits - 1)) >> 3])
+            found = _probe_block(hb, cnt, base, &build_hashes[0], nb, &slots[0], m, bp, nbits,
+                                 &rows[0], &cands[0], found)
+            base += cnt
+    return found
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def probe_int64_bitmap(const int64_t[::1] values, const uint8_t[::1] valid, int64_t lo, const uint8_t[::1] bits,
+                       int64_t nbits, bint null_hit, int64_t[::1] rows):
+    """Exact membership of one int64 key column in a set given as a bitmap of its value range: value v is in
+    the set when 0 <= v - lo < nbits and bit (v - lo) of ``bits`` (LSB first) is set; a null (valid[i] == 0,
+    ``valid`` may be empty) is in it when ``null_hit``. The rows in the set go to rows[0..k) ascending.
+    Returns k, or -4 on bad buffers."""
+    cdef Py_ssize_t n = values.shape[0], i, found = 0
+    cdef bint has_valid = valid.shape[0] > 0
+    cdef uint64_t d, span
+    if nbits < 0 or <uint64_t>bits.shape[0] * 8 < <uint64_t>nbits or rows.shape[0] < n:
+        return -4
+    if has_valid and valid.shape[0] < n:
+        return -4
+    span = <uint64_t>nbits
+    with nogil:
+        for i in range(n):
+            if has_valid and valid[i] == 0:
+                if null_hit:
+                    rows[found] = i
+                    found += 1
+                continue
+            d = <uint64_t>values[i] - <uint64_t>lo
+            if d < span and (bits[d >> 3] >> (d & 7)) & 1:
+                rows[found] = i
+                found += 1
     return found
 
 

@@ -182,6 +182,63 @@ def probe_hash_table(build_hashes, slots, probe_hashes, out, bits):
     return int(np.count_nonzero(hit))
 
 
+def _probe_args_ok(n, m, nbytes, rows, cands):
+    nbits = nbytes * 8
+    if rows.shape[0] < n or cands.shape[0] < n or m == 0 or (m & (m - 1)) != 0:
+        return False
+    return not (nbytes and (nbits & (nbits - 1)) != 0)
+
+
+def probe_rows(build_hashes, slots, probe_hashes, bits, rows, cands):
+    probe_hashes = np.asarray(probe_hashes, dtype=np.uint64)
+    n = probe_hashes.shape[0]
+    if not _probe_args_ok(n, slots.shape[0], bits.shape[0], rows, cands):
+        return -4
+    if n == 0 or np.asarray(build_hashes).shape[0] == 0:
+        return 0
+    out = np.empty(n, dtype=np.int64)
+    probe_hash_table(build_hashes, slots, probe_hashes, out, bits)
+    hit = np.flatnonzero(out >= 0)
+    rows[:hit.size] = hit
+    cands[:hit.size] = out[hit]
+    return int(hit.size)
+
+
+def probe_int64_rows(values, valid, build_hashes, slots, bits, rows, cands):
+    values = np.asarray(values, dtype=np.int64)
+    valid = np.asarray(valid, dtype=np.uint8)
+    n = values.shape[0]
+    if not _probe_args_ok(n, slots.shape[0], bits.shape[0], rows, cands):
+        return -4
+    if valid.shape[0] and valid.shape[0] < n:
+        return -4
+    hashes = np.empty(n, dtype=np.uint64)
+    hash_int64(values, valid, hashes, False)
+    return probe_rows(build_hashes, slots, hashes, bits, rows, cands)
+
+
+def probe_int64_bitmap(values, valid, lo, bits, nbits, null_hit, rows):
+    values = np.asarray(values, dtype=np.int64)
+    valid = np.asarray(valid, dtype=np.uint8)
+    n = values.shape[0]
+    if nbits < 0 or bits.shape[0] * 8 < nbits or rows.shape[0] < n:
+        return -4
+    if valid.shape[0] and valid.shape[0] < n:
+        return -4
+    with np.errstate(over="ignore"):
+        d = values.view(np.uint64) - np.uint64(lo & ((1 << 64) - 1))
+    inside = d < np.uint64(nbits)
+    hit = np.zeros(n, dtype=np.bool_)
+    di = d[inside].astype(np.int64)
+    hit[inside] = (np.asarray(bits)[di >> 3] >> (di & 7).astype(np.uint8)) & 1 == 1
+    if valid.shape[0]:
+        isnull = valid[:n] == 0
+        hit[isnull] = bool(null_hit)
+    got = np.flatnonzero(hit)
+    rows[:got.size] = got
+    return int(got.size)
+
+
 def equal_binary(a_offsets, a_data, a_rows, b_offsets, b_data, b_rows, out):
     a_offsets = np.asarray(a_offsets, dtype=np.int64)
     b_offsets = np.asarray(b_offsets, dtype=np.int64)

@@ -452,6 +452,9 @@ class EqualityDeleteSet:
         self._filter = np.zeros(nbytes, dtype=np.uint8)
         _k().build_filter(self._hashes, self._filter)
         self._keyset = None
+        # one integer-like key column whose values span a dense range: an exact bitmap of that range
+        self._bitmap = _range_bitmap(self._parts[0][0]) \
+            if n and len(self._parts) == 1 and len(self._parts[0]) == 1 and self._parts[0][0][0] == "i" else None
 
     @classmethod
     def concat(cls, field_ids, tables):
@@ -486,13 +489,32 @@ class EqualityDeleteSet:
         for (kd_d, kd_k) in zip([kd for _, kd in norm], self._kinds):
             if not _compatible(kd_d, kd_k):
                 raise InvalidArgumentError(f"equality key types differ between data ({kd_d}) and deletes ({kd_k})")
-        h = _hash_parts(parts, n)
+        k = _k()
+        if self._bitmap is not None and len(parts) == 1 and len(parts[0]) == 1 and parts[0][0][0] == "i":
+            lo, bits, nbits, null_hit = self._bitmap
+            part = parts[0][0]
+            rows = np.empty(n, dtype=np.int64)
+            found = k.probe_int64_bitmap(part[1], part[2], lo, bits, nbits, null_hit, rows)
+            if found < 0:  # pragma: no cover - sized here
+                raise InvalidArgumentError(status.describe(found))
+            out = np.zeros(n, dtype=np.bool_)
+            out[rows[:found]] = True
+            return out
+        # the probe writes only the hits (row, candidate build row): the outputs are sized for every row but
+        # only their first `found` entries are touched; one int64 key column is hashed inside the probe
+        rows = np.empty(n, dtype=np.int64)
         cand = np.empty(n, dtype=np.int64)
-        found = _k().probe_hash_table(self._hashes, self._slots, h, cand, self._filter)
-        if found <= 0:
+        if len(parts) == 1 and len(parts[0]) == 1 and parts[0][0][0] == "i":
+            part = parts[0][0]
+            found = k.probe_int64_rows(part[1], part[2], self._hashes, self._slots, self._filter, rows, cand)
+        else:
+            found = k.probe_rows(self._hashes, self._slots, _hash_parts(parts, n), self._filter, rows, cand)
+        if found < 0:  # pragma: no cover - sized here
+            raise InvalidArgumentError(status.describe(found))
+        if found == 0:
             return np.zeros(n, dtype=np.bool_)
-        rows = np.nonzero(cand >= 0)[0]
-        c = cand[rows]
+        rows = rows[:found]
+        c = cand[:found]
         ok = np.ones(rows.size, dtype=np.bool_)
         for dparts, kparts in zip(parts, self._parts):
             for dp, kp in zip(dparts, kparts):
@@ -521,6 +543,28 @@ class EqualityDeleteSet:
         if self._keyset is None:
             self._keyset = {_row_key(self._parts, i) for i in range(self.num_rows)}
         return self._keyset
+
+
+#: a key range is held as a bitmap when it needs at most this many bits per delete key (8 bytes: half of what
+#: the hash table's slots alone take)
+RANGE_BITS_PER_KEY = 64
+
+
+def _range_bitmap(part):
+    """(lo, bits, nbits, null_hit) for the exact bitmap of the values of one int64 key part over lo..lo+nbits,
+    or None when the range is too sparse for its key count (:data:`RANGE_BITS_PER_KEY`)."""
+    vals, valid = part[1], part[2]
+    null_hit = bool(valid.size) and not bool(valid.all())
+    v = vals[valid.view(np.bool_)] if valid.size else vals
+    if v.size == 0:
+        return 0, np.zeros(1, np.uint8), 0, null_hit
+    lo, hi = int(v.min()), int(v.max())
+    span = hi - lo + 1
+    if span > RANGE_BITS_PER_KEY * max(int(v.size), 1024):
+        return None
+    mask = np.zeros(span, dtype=np.bool_)
+    mask[(v - np.int64(lo)).astype(np.int64)] = True   # hi - lo fits: the span is small
+    return lo, np.packbits(mask, bitorder="little"), span, null_hit
 
 
 def _common_type(types):

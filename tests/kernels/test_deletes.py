@@ -127,6 +127,68 @@ def test_build_and_probe(build, probe):
     assert all(f == filters[0] for f in filters)
 
 
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.integers(-5, 40)), max_size=50),
+       st.lists(st.one_of(st.none(), st.integers(-5, 60)), max_size=80), st.booleans())
+def test_probe_rows_match_probe_hash_table(build, probe, use_filter):
+    """probe_rows / probe_int64_rows give the hits of probe_hash_table, compactly, in both implementations."""
+    def col(vals):
+        v = np.array([0 if x is None else x for x in vals], dtype=np.int64)
+        valid = np.array([x is not None for x in vals], dtype=np.uint8)
+        return v, (valid if not valid.all() else np.zeros(0, np.uint8))
+    bv, bvalid = col(build)
+    pv, pvalid = col(probe)
+    results = []
+    for k in KS:
+        bh = np.zeros(len(build), np.uint64)
+        k.hash_int64(bv, bvalid, bh, False)
+        ph = np.zeros(len(probe), np.uint64)
+        k.hash_int64(pv, pvalid, ph, False)
+        m = 2
+        while m <= 2 * len(build):
+            m <<= 1
+        slots = np.full(m, -1, np.int64)
+        k.build_hash_table(bh, slots)
+        bits = np.zeros(64 if use_filter else 0, np.uint8)
+        if use_filter:
+            k.build_filter(bh, bits)
+        full = np.zeros(len(probe), np.int64)
+        nfull = k.probe_hash_table(bh, slots, ph, full, bits)
+        want_rows = np.flatnonzero(full >= 0)
+        for fn, args in ((k.probe_rows, (bh, slots, ph, bits)),
+                         (k.probe_int64_rows, (pv, pvalid, bh, slots, bits))):
+            rows = np.full(len(probe), -7, np.int64)
+            cands = np.full(len(probe), -7, np.int64)
+            got = fn(*args, rows, cands)
+            assert got == nfull == want_rows.size
+            assert rows[:got].tolist() == want_rows.tolist()
+            assert cands[:got].tolist() == full[want_rows].tolist()
+            assert (rows[got:] == -7).all() and (cands[got:] == -7).all()   # nothing past the hits is written
+        # the hits are the probe rows whose key (null matches null) is a build key
+        keys = set(build)
+        assert [probe[i] in keys for i in want_rows] == [True] * want_rows.size
+        assert want_rows.size == sum(1 for x in probe if x in keys)
+        results.append((nfull, want_rows.tolist()))
+    assert all(r == results[0] for r in results)
+
+
+def test_probe_rows_reject_bad_buffers():
+    h = np.zeros(4, np.uint64)
+    v = np.zeros(4, np.int64)
+    slots = np.full(8, -1, np.int64)
+    none = np.zeros(0, np.uint8)
+    ok, short = np.zeros(4, np.int64), np.zeros(3, np.int64)
+    for k in KS:
+        assert k.probe_rows(h, slots, h, none, short, ok) == -4
+        assert k.probe_rows(h, slots, h, none, ok, short) == -4
+        assert k.probe_rows(h, np.full(6, -1, np.int64), h, none, ok, ok) == -4     # not a power of two
+        assert k.probe_rows(h, slots, h, np.zeros(3, np.uint8), ok, ok) == -4       # filter not a power of two
+        assert k.probe_int64_rows(v, np.zeros(3, np.uint8), h, slots, none, ok, ok) == -4   # short validity
+        assert k.probe_int64_rows(v, none, h, slots, none, short, ok) == -4
+        assert k.probe_rows(np.zeros(0, np.uint64), slots, h, none, ok, ok) == 0    # empty build side
+        assert k.probe_int64_rows(v[:0], none, h, slots, none, ok, ok) == 0
+
+
 def test_build_rejects_bad_tables():
     for k in KS:
         h = np.arange(4, dtype=np.uint64)
@@ -166,3 +228,39 @@ def test_equal_binary(a, b, data):
         bad[-1] = 10**6
         assert k.equal_binary(bad, ad, np.array([len(a) - 1], np.int64), bo, bd, np.array([0], np.int64),
                               np.zeros(1, np.uint8)) == -5
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.integers(-(1 << 63), (1 << 63) - 1), st.integers(-20, 20)), max_size=60),
+       st.integers(-(1 << 63), (1 << 63) - 1), st.integers(0, 40), st.binary(min_size=6, max_size=6), st.booleans())
+def test_probe_int64_bitmap(values, lo, nbits, raw_bits, null_hit):
+    bits = np.frombuffer(raw_bits, np.uint8)
+    v = np.array([0 if x is None else x for x in values], dtype=np.int64)
+    valid = np.array([x is not None for x in values], dtype=np.uint8)
+    if valid.all():
+        valid = np.zeros(0, np.uint8)
+
+    def member(x):
+        if x is None:
+            return null_hit
+        d = x - lo
+        return 0 <= d < nbits and bool((raw_bits[d >> 3] >> (d & 7)) & 1)
+    want = [i for i, x in enumerate(values) if member(x)]
+    for k in KS:
+        rows = np.full(len(values), -7, np.int64)
+        got = k.probe_int64_bitmap(v, valid, lo, bits, nbits, null_hit, rows)
+        assert got == len(want)
+        assert rows[:got].tolist() == want
+        assert (rows[got:] == -7).all()
+
+
+def test_probe_int64_bitmap_rejects_bad_buffers():
+    v = np.zeros(4, np.int64)
+    none = np.zeros(0, np.uint8)
+    for k in KS:
+        assert k.probe_int64_bitmap(v, none, 0, np.zeros(1, np.uint8), 9, False, np.zeros(4, np.int64)) == -4
+        assert k.probe_int64_bitmap(v, none, 0, np.zeros(1, np.uint8), -1, False, np.zeros(4, np.int64)) == -4
+        assert k.probe_int64_bitmap(v, none, 0, np.zeros(1, np.uint8), 8, False, np.zeros(3, np.int64)) == -4
+        assert k.probe_int64_bitmap(v, np.ones(3, np.uint8), 0, np.zeros(1, np.uint8), 8, False,
+                                    np.zeros(4, np.int64)) == -4
+        assert k.probe_int64_bitmap(v, none, 0, np.ones(1, np.uint8), 8, False, np.zeros(4, np.int64)) == 4

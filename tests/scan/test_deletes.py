@@ -76,8 +76,9 @@ def test_concat_and_hash_collision_fallback(impl):
     s = EqualityDeleteSet.concat([1], [[pa.array([1, 2], pa.int32())], [pa.array([3], pa.int64())],
                                        [pa.array([None], pa.null())]])
     assert s.matches([pa.array([1, 2, 3, 4, None])]).tolist() == [True, True, True, False, True]
-    # force every hash equal: candidates are verified, so the answer stays exact
-    s = EqualityDeleteSet([1], [pa.array([10, 20])])
+    # force every hash equal: candidates are verified, so the answer stays exact (a string key: its hashes
+    # come from _hash_parts; one int64 key is hashed inside the probe, see the next test)
+    s = EqualityDeleteSet([1], [pa.array(["a", "b"])])
     s._hashes[:] = 7
     s._slots[:] = -1
     _speedups.kernel("deletes").build_hash_table(s._hashes, s._slots)
@@ -87,9 +88,39 @@ def test_concat_and_hash_collision_fallback(impl):
     orig = dmod._hash_parts
     try:
         dmod._hash_parts = lambda parts, n: np.full(n, 7, dtype=np.uint64)
-        assert s.matches([pa.array([10, 20, 30])]).tolist() == [True, True, False]
+        assert s.matches([pa.array(["a", "b", "c"])]).tolist() == [True, True, False]
     finally:
         dmod._hash_parts = orig
+
+
+def _unmix(h):
+    """The int64 whose hash (the splitmix64 finalizer) is ``h``."""
+    m64 = (1 << 64) - 1
+
+    def unxorshift(y, s):
+        x = y
+        for _ in range(64 // s + 1):
+            x = y ^ (x >> s)
+        return x
+    x = unxorshift(h, 31)
+    x = (x * pow(0x94D049BB133111EB, -1, 1 << 64)) & m64
+    x = unxorshift(x, 27)
+    x = (x * pow(0xBF58476D1CE4E5B9, -1, 1 << 64)) & m64
+    x = unxorshift(x, 30)
+    return x - (1 << 64) if x >= 1 << 63 else x
+
+
+def test_int64_key_hashing_like_null_is_not_null(impl):
+    # the one int64 value whose hash equals the null hash: a null key and that value must not match each other
+    v = _unmix(0x5BD1E9955BD1E995)
+    k = _speedups.kernel("deletes")
+    h = np.zeros(1, np.uint64)
+    k.hash_int64(np.array([v], np.int64), np.zeros(0, np.uint8), h, False)
+    assert int(h[0]) == 0x5BD1E9955BD1E995
+    s = EqualityDeleteSet([1], [pa.array([None, 5], pa.int64())])
+    assert s.matches([pa.array([v, None, 5, 6], pa.int64())]).tolist() == [False, True, True, False]
+    s = EqualityDeleteSet([1], [pa.array([v], pa.int64())])
+    assert s.matches([pa.array([None, v, 1], pa.int64())]).tolist() == [False, True, False]
 
 
 def test_large_int_join(impl):
@@ -101,3 +132,24 @@ def test_large_int_join(impl):
     exp = np.zeros(n, bool)
     exp[keys] = True
     assert (got == exp).all()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.integers(-50, 50)), max_size=40),
+       st.lists(st.one_of(st.none(), st.integers(-60, 60)), max_size=60), st.sampled_from([0, 1, 1 << 40]))
+def test_int64_key_paths_agree(keys, data, scale):
+    """One int64 key: the range bitmap (dense keys), the fused hash probe (sparse keys) and the multi-part
+    hash path give the exact answer (null matches null)."""
+    import paimon_engine.scan.deletes as dmod
+    keys = [None if x is None else x * scale for x in keys]
+    data = [None if x is None else x * scale for x in data]
+    want = [x in set(keys) for x in data]
+    s = EqualityDeleteSet([1], [pa.array(keys, pa.int64())])
+    assert s.matches([pa.array(data, pa.int64())], num_rows=len(data)).tolist() == want
+    s._bitmap = None    # the hash probe of the same set
+    assert s.matches([pa.array(data, pa.int64())], num_rows=len(data)).tolist() == want
+    assert dmod._range_bitmap(dmod.normalize_key_column(pa.array([0, 1 << 40], pa.int64()))[0][0]) is None
+    # two key columns (the generic probe), the second one constant
+    s2 = EqualityDeleteSet([1, 2], [pa.array(keys, pa.int64()), pa.array(["a"] * len(keys))])
+    got = s2.matches([pa.array(data, pa.int64()), pa.array(["a"] * len(data))], num_rows=len(data))
+    assert got.tolist() == want
