@@ -194,6 +194,28 @@ cdef inline void _st32(uint8_t* p, int32_t v) noexcept nogil:
     memcpy(p, &v, 4)
 
 
+cdef inline void _mcpy(uint8_t* dst, const uint8_t* src, int64_t n) noexcept nogil:
+    # memcpy for the short values of a row (a few words): inline word moves instead of a library call
+    if n > 64:
+        memcpy(dst, src, n)
+        return
+    while n >= 8:
+        memcpy(dst, src, 8)
+        dst += 8
+        src += 8
+        n -= 8
+    if n >= 4:
+        memcpy(dst, src, 4)
+        dst += 4
+        src += 4
+        n -= 4
+    while n > 0:
+        dst[0] = src[0]
+        dst += 1
+        src += 1
+        n -= 1
+
+
 cdef inline void _copy_w(uint8_t* dst, const uint8_t* src, int w) noexcept nogil:
     # fixed-width value copy with a constant size per case (lets the compiler use one move)
     if w == 8:
@@ -619,10 +641,13 @@ cdef inline int _fail(Ctx* c, Node* n, int64_t pos, int status) noexcept nogil:
 
 
 cdef int _append_null(Ctx* c, Node* n) noexcept nogil:
-    # one null (or absent) value: validity stays 0, values stay 0, offsets repeat
+    # one null (or absent) value: its bit is set in the validity buffer, which holds null bits until the end of
+    # the call inverts it (non-null values, the common case, then write no bit); values stay 0, offsets repeat
     cdef int k
     cdef int64_t i = n.olen
     if c.fill:
+        if n.ovalid != NULL:
+            n.ovalid[i >> 3] |= <uint8_t>(1 << (i & 7))
         if n.kind == K_BYTES or n.kind == K_LIST or n.kind == K_MAP:
             if n.large:
                 (<int64_t*>n.ooffs)[i + 1] = (<int64_t*>n.ooffs)[i]
@@ -637,8 +662,45 @@ cdef int _append_null(Ctx* c, Node* n) noexcept nogil:
 
 
 cdef inline void _set_valid(Ctx* c, Node* n) noexcept nogil:
-    if c.fill:
-        n.ovalid[n.olen >> 3] |= <uint8_t>(1 << (n.olen & 7))
+    # a non-null value: its validity bit is set by the inversion at the end of the call
+    pass
+
+
+cdef inline bint _any_bit(const uint8_t* bits, int64_t cnt) noexcept nogil:
+    # any of the first cnt bits set
+    cdef int64_t nb = cnt >> 3, i
+    cdef uint64_t w
+    i = 0
+    while i + 8 <= nb:
+        memcpy(&w, bits + i, 8)
+        if w:
+            return True
+        i += 8
+    while i < nb:
+        if bits[i]:
+            return True
+        i += 1
+    if cnt & 7:
+        return (bits[nb] & ((1 << (cnt & 7)) - 1)) != 0
+    return False
+
+
+cdef void _invert_validity(Node* n) noexcept nogil:
+    # null bits -> Arrow validity bits for the olen values written (bits past them stay 0)
+    cdef int64_t nb = n.olen >> 3, i
+    cdef uint64_t w
+    cdef uint8_t* v = n.ovalid
+    i = 0
+    while i + 8 <= nb:
+        memcpy(&w, v + i, 8)
+        w = ~w
+        memcpy(v + i, &w, 8)
+        i += 8
+    while i < nb:
+        v[i] = ~v[i]
+        i += 1
+    if n.olen & 7:
+        v[nb] = (~v[nb]) & <uint8_t>((1 << (n.olen & 7)) - 1)
 
 
 cdef inline void _push_offset(Ctx* c, Node* n, int64_t count) noexcept nogil:
@@ -684,16 +746,16 @@ cdef int _decode_array(Ctx* c, Node* e, int64_t ab, int64_t ae, int64_t* count, 
         return _fail(c, e, ab, NEED_MORE)
     if e.kind == K_FIXED:
         if c.fill and cnt:
-            memcpy(e.ovals + e.olen * e.width, p + hdr, cnt * e.width)
-        for k in range(cnt):
-            if (not c.compact or e.nullable) and _bit(p + bmpos, k):
-                if keys:
-                    return _fail(c, e, ab + bmpos + (k >> 3), BAD_VALUE)
-                if c.fill:
-                    memset(e.ovals + (e.olen + k) * e.width, 0, e.width)
-                e.onulls += 1
-            elif c.fill:
-                e.ovalid[(e.olen + k) >> 3] |= <uint8_t>(1 << ((e.olen + k) & 7))
+            _mcpy(e.ovals + e.olen * e.width, p + hdr, cnt * e.width)
+        if (not c.compact or e.nullable) and _any_bit(p + bmpos, cnt):
+            for k in range(cnt):
+                if _bit(p + bmpos, k):
+                    if keys:
+                        return _fail(c, e, ab + bmpos + (k >> 3), BAD_VALUE)
+                    if c.fill:
+                        memset(e.ovals + (e.olen + k) * e.width, 0, e.width)
+                        e.ovalid[(e.olen + k) >> 3] |= <uint8_t>(1 << ((e.olen + k) & 7))
+                    e.onulls += 1
         e.olen += cnt
         return 0
     for k in range(cnt):
@@ -733,7 +795,6 @@ cdef int _decode_fields(Ctx* c, Node* n, const uint8_t* p, int64_t cb, int64_t c
         if ch.kind == K_FIXED:
             if c.fill:
                 _copy_w(ch.ovals + ch.olen * ch.width, p + ch.off, ch.width)
-                ch.ovalid[ch.olen >> 3] |= <uint8_t>(1 << (ch.olen & 7))
             ch.olen += 1
             continue
         st = _decode_value(c, ch, p + ch.off, cb, ce)
@@ -783,7 +844,7 @@ cdef int _decode_value(Ctx* c, Node* n, const uint8_t* slot, int64_t cb, int64_t
         if c.fill:
             if size > n.odcap - n.odlen:
                 return _fail(c, n, slot - c.buf, NEED_MORE)
-            memcpy(n.odata + n.odlen, c.buf + vb, size)
+            _mcpy(n.odata + n.odlen, c.buf + vb, size)
         n.odlen += size
         _push_offset(c, n, size)
     elif n.kind == K_DECIMAL:
@@ -823,12 +884,9 @@ cdef int _decode_value(Ctx* c, Node* n, const uint8_t* slot, int64_t cb, int64_t
             return st
         if kc != vc:
             return _fail(c, n, vb, BAD_VALUE)
-        # the entries struct: kc valid entries
+        # the entries struct: kc valid entries (no null bits to set)
         if c.fill and kc > ent.ocap - ent.olen:
             return _fail(c, n, vb, NEED_MORE)
-        if c.fill:
-            for j in range(kc):
-                ent.ovalid[(ent.olen + j) >> 3] |= <uint8_t>(1 << ((ent.olen + j) & 7))
         ent.olen += kc
         _push_offset(c, n, kc)
     _set_valid(c, n)
@@ -911,6 +969,11 @@ def decode_rows(const int64_t[:, ::1] table, const int64_t[::1] kids, const uint
             state[1] = c.err_pos
             state[2] = c.err_node
             return st
+        if c.fill:
+            with nogil:
+                for i in range(nn):
+                    if c.nodes[i].ovalid != NULL and c.nodes[i].olen:
+                        _invert_validity(&c.nodes[i])
         for i in range(nn):
             counts[i, 0] = c.nodes[i].olen
             counts[i, 1] = c.nodes[i].odlen
