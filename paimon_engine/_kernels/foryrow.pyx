@@ -538,6 +538,90 @@ cdef int _load_inputs(Ctx* c, list inputs) except -1:
     return 0
 
 
+cdef void _size_rows(Ctx* c, int64_t start, int64_t stop, int64_t* sp) noexcept nogil:
+    # sp[r + 1] = _size_row(root, r) for r in [start, stop), a field at a time (tight loops over the Arrow
+    # buffers instead of a walk of the schema per row)
+    cdef Node* n = &c.nodes[0]
+    cdef Node* ch
+    cdef int64_t r
+    cdef int k
+    cdef const int32_t* o32
+    cdef const int64_t* o64
+    for r in range(start, stop):
+        sp[r + 1] = n.fixed
+    for k in range(n.nchild):
+        ch = _child(c, n, k)
+        if ch.kind == K_FIXED or ch.kind == K_BOOL or ch.inline_:
+            continue
+        if ch.kind == K_BYTES and ch.valid == NULL:
+            if ch.large:
+                o64 = (<const int64_t*>ch.offs) + ch.aoff
+                for r in range(start, stop):
+                    sp[r + 1] += _round8(o64[r + 1] - o64[r])
+            else:
+                o32 = (<const int32_t*>ch.offs) + ch.aoff
+                for r in range(start, stop):
+                    sp[r + 1] += _round8(<int64_t>o32[r + 1] - o32[r])
+            continue
+        for r in range(start, stop):
+            if not _is_null(ch, r):
+                sp[r + 1] += _size_body(c, ch, r)
+
+
+DEF CHUNK = 256
+
+
+cdef int _encode_chunk(Ctx* c, int64_t r0, int64_t cnt, uint8_t* o, const int64_t* rowpos,
+                       const int64_t* rowsize) noexcept nogil:
+    # rows r0 .. r0 + cnt - 1 (cnt <= CHUNK) at o + rowpos[j], a field at a time: the same bytes as _write_row
+    # row by row (variable bodies still follow each row's fields in order). A row that does not come out at
+    # rowsize[j] or a null without a null bit returns a negative status; the caller then encodes the chunk
+    # again row by row to name the first failing row.
+    cdef Node* n = &c.nodes[0]
+    cdef Node* ch
+    cdef int64_t cur[CHUNK]
+    cdef int64_t j, r, off
+    cdef int k, w
+    cdef const uint8_t* src
+    cdef uint8_t* row
+    for j in range(cnt):
+        memset(o + rowpos[j], 0, n.fixed)
+        cur[j] = n.fixed
+    for k in range(n.nchild):
+        ch = _child(c, n, k)
+        if ch.kind == K_FIXED and ch.valid == NULL:
+            w = ch.width
+            off = ch.off
+            src = ch.vals + (r0 + ch.aoff) * w
+            if w == 8:
+                for j in range(cnt):
+                    memcpy(o + rowpos[j] + off, src + 8 * j, 8)
+            elif w == 4:
+                for j in range(cnt):
+                    memcpy(o + rowpos[j] + off, src + 4 * j, 4)
+            else:
+                for j in range(cnt):
+                    _copy_w(o + rowpos[j] + off, src + w * j, w)
+            continue
+        for j in range(cnt):
+            r = r0 + j
+            row = o + rowpos[j]
+            if _is_null(ch, r):
+                if n.bmsize == 0:
+                    return BAD_VALUE
+                row[n.bmoff + (ch.bit >> 3)] |= <uint8_t>(1 << (ch.bit & 7))
+                continue
+            if ch.kind == K_FIXED:
+                _copy_w(row + ch.off, ch.vals + (r + ch.aoff) * ch.width, ch.width)
+                continue
+            if _write_value(c, ch, r, row, row + ch.off, &cur[j]) < 0:
+                return BAD_VALUE
+    for j in range(cnt):
+        if cur[j] != rowsize[j]:
+            return BAD_LENGTH
+    return 0
+
+
 def measure_rows(const int64_t[:, ::1] table, const int64_t[::1] kids, list inputs, Py_ssize_t start,
                  Py_ssize_t stop, bint compact, int64_t[::1] sizes):
     """Sizes of rows ``start..stop`` of a column batch: ``sizes[r + 1]`` = bytes of row r.
@@ -557,10 +641,9 @@ def measure_rows(const int64_t[:, ::1] table, const int64_t[::1] kids, list inpu
         _load_inputs(&c, inputs)
         sp = &sizes[0]
         with nogil:
+            _size_rows(&c, start, stop, sp)
             for r in range(start, stop):
-                size = _size_row(&c, &c.nodes[0], r)
-                sp[r + 1] = size
-                total += size
+                total += sp[r + 1]
         return total
     finally:
         PyMem_Free(c.nodes)
@@ -590,6 +673,9 @@ def encode_rows(const int64_t[:, ::1] table, const int64_t[::1] kids, list input
     cdef int64_t written = 0
     cdef int64_t expect
     cdef int64_t* op
+    cdef int64_t rowpos[CHUNK]
+    cdef int64_t rowsize[CHUNK]
+    cdef int64_t cnt, p, j
     if len(inputs) != nn or state.shape[0] < 4 or offsets.shape[0] < nrows + 1:
         return BAD_LENGTH
     _open(&c, table, kids, compact)
@@ -601,6 +687,28 @@ def encode_rows(const int64_t[:, ::1] table, const int64_t[::1] kids, list input
         o = &out[0] if cap else NULL
         op = &offsets[0]
         with nogil:
+            # sized rows go a chunk at a time, field by field; a chunk that fails is encoded again below, row by
+            # row, which stops at the first failing row and says which it is
+            r = start
+            while sized:
+                cnt = 0
+                p = pos
+                while cnt < CHUNK and r + cnt < nrows:
+                    size = op[r + cnt + 1] - op[r + cnt]
+                    if size < 0 or size > cap - p:
+                        break
+                    rowpos[cnt] = p
+                    rowsize[cnt] = size
+                    p += size
+                    cnt += 1
+                if cnt == 0 or _encode_chunk(&c, r, cnt, o, rowpos, rowsize) < 0:
+                    break
+                for j in range(cnt):
+                    op[r + j + 1] = rowpos[j] + rowsize[j]
+                pos = p
+                written += cnt
+                r += cnt
+            start = r
             for r in range(start, nrows):
                 if sized:
                     size = op[r + 1] - op[r]
@@ -624,7 +732,7 @@ def encode_rows(const int64_t[:, ::1] table, const int64_t[::1] kids, list input
                 op[r + 1] = pos
                 written += 1
         if written >= 0:
-            state[0] = start + written
+            state[0] += written
             state[1] = pos
         return written
     finally:
