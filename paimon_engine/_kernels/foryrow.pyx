@@ -1002,6 +1002,25 @@ cdef int _decode_value(Ctx* c, Node* n, const uint8_t* slot, int64_t cb, int64_t
     return 0
 
 
+cdef void _fixed_column(Ctx* c, Node* root, Node* ch, const int64_t* offsets, int64_t r0, int64_t r1) noexcept nogil:
+    # top-level fixed-width field ch of rows r0 .. r1 - 1 (their fixed regions checked): value or null
+    cdef int64_t j
+    cdef const uint8_t* p
+    cdef int w = ch.width
+    for j in range(r0, r1):
+        p = c.buf + offsets[j]
+        if root.bmsize and _bit(p + root.bmoff, ch.bit):
+            _append_null(c, ch)
+            continue
+        if w == 8:
+            memcpy(ch.ovals + ch.olen * 8, p + ch.off, 8)
+        elif w == 4:
+            memcpy(ch.ovals + ch.olen * 4, p + ch.off, 4)
+        else:
+            _copy_w(ch.ovals + ch.olen * w, p + ch.off, w)
+        ch.olen += 1
+
+
 def decode_rows(const int64_t[:, ::1] table, const int64_t[::1] kids, const uint8_t[::1] buf,
                 const int64_t[::1] offsets, Py_ssize_t nrows, const uint8_t[::1] select, bint compact,
                 list outputs, int64_t[:, ::1] counts, int64_t[::1] state):
@@ -1025,6 +1044,11 @@ def decode_rows(const int64_t[:, ::1] table, const int64_t[::1] kids, const uint
     cdef int64_t r, rb, re, blen = buf.shape[0]
     cdef int st = 0
     cdef const uint8_t* selp
+    cdef const uint8_t* fixp
+    cdef Node* root
+    cdef int64_t r0, r1
+    cdef Py_ssize_t nfix
+    cdef int k
     if table.shape[1] != NCOLS or nn == 0:
         raise ValueError("bad node table")
     if state.shape[0] < 3 or offsets.shape[0] < nrows + 1 or counts.shape[0] != nn or counts.shape[1] < 3:
@@ -1059,19 +1083,43 @@ def decode_rows(const int64_t[:, ::1] table, const int64_t[::1] kids, const uint
                 if csel[i] and (n.kind == K_FIXED or n.kind == K_BOOL):
                     csel[i] = 0
                     n.olen = nrows
+        # the filling pass copies top-level fixed-width fields a field at a time, over chunks of rows whose
+        # fixed regions the row walk has just checked
+        fsel = bytearray(len(csel))
+        nfix = 0
+        if c.fill:
+            for i in range(len(csel)):
+                n = &c.nodes[kids[c.nodes[0].child0 + i]]
+                if csel[i] and n.kind == K_FIXED:
+                    csel[i] = 0
+                    fsel[i] = 1
+                    nfix += 1
         selp = <const uint8_t*><char*>csel if len(csel) else NULL
+        fixp = <const uint8_t*><char*>fsel if len(fsel) else NULL
+        root = &c.nodes[0]
         with nogil:
-            for r in range(nrows):
-                rb = offsets[r]
-                re = offsets[r + 1]
-                if rb < 0 or re < rb or re > blen:
-                    st = BAD_LENGTH
-                    c.err_pos = rb if rb >= 0 and rb <= blen else 0
-                    c.err_node = 0
-                    break
-                st = _decode_row(&c, &c.nodes[0], rb, re, selp)
+            r = 0
+            while r < nrows:
+                r0 = r
+                r1 = min(r + CHUNK, nrows)
+                while r < r1:
+                    rb = offsets[r]
+                    re = offsets[r + 1]
+                    if rb < 0 or re < rb or re > blen:
+                        st = BAD_LENGTH
+                        c.err_pos = rb if rb >= 0 and rb <= blen else 0
+                        c.err_node = 0
+                        break
+                    st = _decode_row(&c, root, rb, re, selp)
+                    if st < 0:
+                        break
+                    r += 1
                 if st < 0:
                     break
+                if nfix:
+                    for k in range(root.nchild):
+                        if fixp[k]:
+                            _fixed_column(&c, root, _child(&c, root, k), &offsets[0], r0, r1)
         if st < 0:
             state[0] = r
             state[1] = c.err_pos

@@ -152,3 +152,36 @@ def test_encode_names_the_first_row_with_a_null_without_null_bit(k):
     got = k.encode_rows(lay.table, lay.children, inputs, 600, True, np.zeros(total, np.uint8), np.cumsum(sizes),
                         state, True)
     assert got < 0 and state[2] == 10 and lay.paths()[int(state[3])] == "b"
+
+
+@pytest.mark.parametrize("layout", ["standard", "compact"])
+def test_decode_over_many_chunks_and_a_late_bad_row(k, layout):
+    # top-level fixed-width fields with and without nulls over more rows than one chunk of the compiled kernel
+    from paimon_engine.formats import fory
+    rb = _mixed_batch(1000)
+    buf, offsets = fory.encode_rows(rb, layout=layout)
+    schema = ForySchema(rb.schema)
+    lay = schema.layout(layout)
+    n = rb.num_rows
+    sel = np.ones(len(schema), np.uint8)
+    counts = np.zeros((len(lay.nodes), 3), np.int64)
+    state = np.zeros(3, np.int64)
+    assert k.decode_rows(lay.table, lay.children, buf, offsets, n, sel, lay.compact, None, counts, state) == 0
+    from paimon_engine.formats.fory import codec
+    wanted = set(range(1, len(lay.nodes)))
+    outs, table, _ = codec._allocate(lay, wanted, {i: (int(counts[i, 0]), int(counts[i, 1])) for i in wanted})
+    fill = np.zeros_like(counts)
+    assert k.decode_rows(table, lay.children, buf, offsets, n, sel, lay.compact, outs, fill, state) == 0
+    outs = codec._trim(lay, outs, fill)
+    got = pa.RecordBatch.from_arrays([codec._build(node, fill, outs, set()) for node in lay.root.children],
+                                     schema=rb.schema)
+    assert got.equals(rb)
+    # row 700 cut short of its fixed region: the status names row 700 in both passes
+    bad = offsets.copy()
+    bad[701] = bad[700] + 4
+    for outputs in (None, codec._allocate(lay, wanted, {i: (int(counts[i, 0]), int(counts[i, 1]))
+                                                        for i in wanted})[0]):
+        state[:] = 0
+        st = k.decode_rows(lay.table, lay.children, buf, bad[:702], 701, sel, lay.compact, outputs,
+                           np.zeros_like(counts), state)
+        assert st == TRUNCATED and state[0] == 700
