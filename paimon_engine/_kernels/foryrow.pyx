@@ -580,7 +580,8 @@ cdef int _encode_chunk(Ctx* c, int64_t r0, int64_t cnt, uint8_t* o, const int64_
     cdef Node* n = &c.nodes[0]
     cdef Node* ch
     cdef int64_t cur[CHUNK]
-    cdef int64_t j, r, off
+    cdef int64_t j, r, off, a, size, used
+    cdef const int32_t* o32
     cdef int k, w
     cdef const uint8_t* src
     cdef uint8_t* row
@@ -602,6 +603,20 @@ cdef int _encode_chunk(Ctx* c, int64_t r0, int64_t cnt, uint8_t* o, const int64_
             else:
                 for j in range(cnt):
                     _copy_w(o + rowpos[j] + off, src + w * j, w)
+            continue
+        if ch.kind == K_BYTES and ch.valid == NULL and not ch.large:
+            # strings without nulls: body, zero padding (stored first, the copy overwrites its start) and slot
+            o32 = (<const int32_t*>ch.offs) + ch.aoff + r0
+            for j in range(cnt):
+                a = o32[j]
+                size = o32[j + 1] - a
+                row = o + rowpos[j]
+                used = _round8(size)
+                if used:
+                    _st64(row + cur[j] + used - 8, 0)
+                memcpy(row + cur[j], ch.data + a, size)
+                _st64(row + ch.off, ((<uint64_t>cur[j]) << 32) | <uint64_t>(<uint32_t>size))
+                cur[j] += used
             continue
         for j in range(cnt):
             r = r0 + j

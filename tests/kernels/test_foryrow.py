@@ -105,11 +105,16 @@ def _mixed_batch(n):
     }).slice(3)
 
 
+@pytest.mark.parametrize("string_nulls", [True, False])
 @pytest.mark.parametrize("layout", ["standard", "compact"])
-def test_encode_sized_matches_twin_over_many_chunks(k, layout):
+def test_encode_sized_matches_twin_over_many_chunks(k, layout, string_nulls):
     # more rows than one chunk of the compiled kernel, a sliced batch (Arrow offsets), nulls at every level
+    # (or a string column without nulls, lengths 0..18 around the 8-byte padding)
     from paimon_engine import _speedups
     rb = _mixed_batch(1000)
+    if not string_nulls:
+        rb = rb.set_column(3, "s", pa.array(["y" * (i % 19) for i in range(rb.num_rows)]))
+        assert rb.column(3).null_count == 0
     schema = ForySchema(rb.schema)
     lay, inputs = _encode_inputs(rb, schema, layout)
     n = rb.num_rows
