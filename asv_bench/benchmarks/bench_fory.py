@@ -6,6 +6,9 @@ tags list<int64> (3 elements)``, standard layout (the only one pyfory has).
 Peers do the same job with their own paths:
 - Arrow -> rows: pyfory has no Arrow-to-rows path, so ``pyfory`` = ``RecordBatch.to_pylist()`` + ``to_row`` per
   row; ``pyfory_from_dicts`` = ``to_row`` per row from Python dicts built beforehand (pyfory's own part only).
+  ``paimon_engine_reuse`` encodes into one caller buffer reused between calls (``out=``, memory already backed);
+  ``fresh_bytes_floor`` writes as many bytes as the rows take into a new array (``np.empty`` + ``fill``): the
+  page faults and zeroing any encoder into fresh memory pays, whatever its speed.
 - rows -> Arrow: ``pyfory`` = ``ArrowWriter.write(row)`` per row + ``finish()``.
 - single-field access: ``RowView.get_int64`` / ``get_string`` vs pyfory ``RowData.get_int64`` / ``get_str`` over
   100,000 row objects, with the Python call floor alongside.
@@ -52,7 +55,7 @@ def _pyfory_rows(buf, offsets):
 
 
 class ArrowToRows:
-    params = (["paimon_engine", "pyfory", "pyfory_from_dicts"],)
+    params = (["paimon_engine", "paimon_engine_reuse", "fresh_bytes_floor", "pyfory", "pyfory_from_dicts"],)
     param_names = ["impl"]
     number = 1
     # steady state: the first calls of a fresh process pay for backing new memory (100 MB of rows), which on
@@ -63,8 +66,13 @@ class ArrowToRows:
 
     def setup(self, impl):
         self.batch = _batch(N)
-        if impl != "paimon_engine":
+        if impl.startswith("pyfory"):
             self.encoder = _pyfory_encoder()
+        if impl in ("paimon_engine_reuse", "fresh_bytes_floor"):
+            from paimon_engine.formats import fory
+            self.nbytes = len(fory.encode_rows(self.batch)[0])
+            self.out = np.empty(self.nbytes, dtype=np.uint8)
+            self.out.fill(0)
         if impl == "pyfory_from_dicts":
             self.dicts = self.batch.to_pylist()
 
@@ -72,6 +80,11 @@ class ArrowToRows:
         if impl == "paimon_engine":
             from paimon_engine.formats import fory
             fory.encode_rows(self.batch)
+        elif impl == "paimon_engine_reuse":
+            from paimon_engine.formats import fory
+            fory.encode_rows(self.batch, out=self.out)
+        elif impl == "fresh_bytes_floor":
+            np.empty(self.nbytes, dtype=np.uint8).fill(1)
         elif impl == "pyfory":
             to_row = self.encoder.to_row
             for d in self.batch.to_pylist():

@@ -194,6 +194,28 @@ cdef inline void _st32(uint8_t* p, int32_t v) noexcept nogil:
     memcpy(p, &v, 4)
 
 
+cdef inline void _mcpy(uint8_t* dst, const uint8_t* src, int64_t n) noexcept nogil:
+    # memcpy for the short values of a row (a few words): inline word moves instead of a library call
+    if n > 64:
+        memcpy(dst, src, n)
+        return
+    while n >= 8:
+        memcpy(dst, src, 8)
+        dst += 8
+        src += 8
+        n -= 8
+    if n >= 4:
+        memcpy(dst, src, 4)
+        dst += 4
+        src += 4
+        n -= 4
+    while n > 0:
+        dst[0] = src[0]
+        dst += 1
+        src += 1
+        n -= 1
+
+
 cdef inline void _copy_w(uint8_t* dst, const uint8_t* src, int w) noexcept nogil:
     # fixed-width value copy with a constant size per case (lets the compiler use one move)
     if w == 8:
@@ -516,6 +538,105 @@ cdef int _load_inputs(Ctx* c, list inputs) except -1:
     return 0
 
 
+cdef void _size_rows(Ctx* c, int64_t start, int64_t stop, int64_t* sp) noexcept nogil:
+    # sp[r + 1] = _size_row(root, r) for r in [start, stop), a field at a time (tight loops over the Arrow
+    # buffers instead of a walk of the schema per row)
+    cdef Node* n = &c.nodes[0]
+    cdef Node* ch
+    cdef int64_t r
+    cdef int k
+    cdef const int32_t* o32
+    cdef const int64_t* o64
+    for r in range(start, stop):
+        sp[r + 1] = n.fixed
+    for k in range(n.nchild):
+        ch = _child(c, n, k)
+        if ch.kind == K_FIXED or ch.kind == K_BOOL or ch.inline_:
+            continue
+        if ch.kind == K_BYTES and ch.valid == NULL:
+            if ch.large:
+                o64 = (<const int64_t*>ch.offs) + ch.aoff
+                for r in range(start, stop):
+                    sp[r + 1] += _round8(o64[r + 1] - o64[r])
+            else:
+                o32 = (<const int32_t*>ch.offs) + ch.aoff
+                for r in range(start, stop):
+                    sp[r + 1] += _round8(<int64_t>o32[r + 1] - o32[r])
+            continue
+        for r in range(start, stop):
+            if not _is_null(ch, r):
+                sp[r + 1] += _size_body(c, ch, r)
+
+
+DEF CHUNK = 256
+
+
+cdef int _encode_chunk(Ctx* c, int64_t r0, int64_t cnt, uint8_t* o, const int64_t* rowpos,
+                       const int64_t* rowsize) noexcept nogil:
+    # rows r0 .. r0 + cnt - 1 (cnt <= CHUNK) at o + rowpos[j], a field at a time: the same bytes as _write_row
+    # row by row (variable bodies still follow each row's fields in order). A row that does not come out at
+    # rowsize[j] or a null without a null bit returns a negative status; the caller then encodes the chunk
+    # again row by row to name the first failing row.
+    cdef Node* n = &c.nodes[0]
+    cdef Node* ch
+    cdef int64_t cur[CHUNK]
+    cdef int64_t j, r, off, a, size, used
+    cdef const int32_t* o32
+    cdef int k, w
+    cdef const uint8_t* src
+    cdef uint8_t* row
+    for j in range(cnt):
+        memset(o + rowpos[j], 0, n.fixed)
+        cur[j] = n.fixed
+    for k in range(n.nchild):
+        ch = _child(c, n, k)
+        if ch.kind == K_FIXED and ch.valid == NULL:
+            w = ch.width
+            off = ch.off
+            src = ch.vals + (r0 + ch.aoff) * w
+            if w == 8:
+                for j in range(cnt):
+                    memcpy(o + rowpos[j] + off, src + 8 * j, 8)
+            elif w == 4:
+                for j in range(cnt):
+                    memcpy(o + rowpos[j] + off, src + 4 * j, 4)
+            else:
+                for j in range(cnt):
+                    _copy_w(o + rowpos[j] + off, src + w * j, w)
+            continue
+        if ch.kind == K_BYTES and ch.valid == NULL and not ch.large:
+            # strings without nulls: body, zero padding (stored first, the copy overwrites its start) and slot
+            o32 = (<const int32_t*>ch.offs) + ch.aoff + r0
+            for j in range(cnt):
+                a = o32[j]
+                size = o32[j + 1] - a
+                row = o + rowpos[j]
+                used = _round8(size)
+                if used:
+                    _st64(row + cur[j] + used - 8, 0)
+                memcpy(row + cur[j], ch.data + a, size)
+                _st64(row + ch.off, ((<uint64_t>cur[j]) << 32) | <uint64_t>(<uint32_t>size))
+                cur[j] += used
+            continue
+        for j in range(cnt):
+            r = r0 + j
+            row = o + rowpos[j]
+            if _is_null(ch, r):
+                if n.bmsize == 0:
+                    return BAD_VALUE
+                row[n.bmoff + (ch.bit >> 3)] |= <uint8_t>(1 << (ch.bit & 7))
+                continue
+            if ch.kind == K_FIXED:
+                _copy_w(row + ch.off, ch.vals + (r + ch.aoff) * ch.width, ch.width)
+                continue
+            if _write_value(c, ch, r, row, row + ch.off, &cur[j]) < 0:
+                return BAD_VALUE
+    for j in range(cnt):
+        if cur[j] != rowsize[j]:
+            return BAD_LENGTH
+    return 0
+
+
 def measure_rows(const int64_t[:, ::1] table, const int64_t[::1] kids, list inputs, Py_ssize_t start,
                  Py_ssize_t stop, bint compact, int64_t[::1] sizes):
     """Sizes of rows ``start..stop`` of a column batch: ``sizes[r + 1]`` = bytes of row r.
@@ -535,10 +656,9 @@ def measure_rows(const int64_t[:, ::1] table, const int64_t[::1] kids, list inpu
         _load_inputs(&c, inputs)
         sp = &sizes[0]
         with nogil:
+            _size_rows(&c, start, stop, sp)
             for r in range(start, stop):
-                size = _size_row(&c, &c.nodes[0], r)
-                sp[r + 1] = size
-                total += size
+                total += sp[r + 1]
         return total
     finally:
         PyMem_Free(c.nodes)
@@ -568,6 +688,9 @@ def encode_rows(const int64_t[:, ::1] table, const int64_t[::1] kids, list input
     cdef int64_t written = 0
     cdef int64_t expect
     cdef int64_t* op
+    cdef int64_t rowpos[CHUNK]
+    cdef int64_t rowsize[CHUNK]
+    cdef int64_t cnt, p, j
     if len(inputs) != nn or state.shape[0] < 4 or offsets.shape[0] < nrows + 1:
         return BAD_LENGTH
     _open(&c, table, kids, compact)
@@ -579,6 +702,28 @@ def encode_rows(const int64_t[:, ::1] table, const int64_t[::1] kids, list input
         o = &out[0] if cap else NULL
         op = &offsets[0]
         with nogil:
+            # sized rows go a chunk at a time, field by field; a chunk that fails is encoded again below, row by
+            # row, which stops at the first failing row and says which it is
+            r = start
+            while sized:
+                cnt = 0
+                p = pos
+                while cnt < CHUNK and r + cnt < nrows:
+                    size = op[r + cnt + 1] - op[r + cnt]
+                    if size < 0 or size > cap - p:
+                        break
+                    rowpos[cnt] = p
+                    rowsize[cnt] = size
+                    p += size
+                    cnt += 1
+                if cnt == 0 or _encode_chunk(&c, r, cnt, o, rowpos, rowsize) < 0:
+                    break
+                for j in range(cnt):
+                    op[r + j + 1] = rowpos[j] + rowsize[j]
+                pos = p
+                written += cnt
+                r += cnt
+            start = r
             for r in range(start, nrows):
                 if sized:
                     size = op[r + 1] - op[r]
@@ -602,7 +747,7 @@ def encode_rows(const int64_t[:, ::1] table, const int64_t[::1] kids, list input
                 op[r + 1] = pos
                 written += 1
         if written >= 0:
-            state[0] = start + written
+            state[0] += written
             state[1] = pos
         return written
     finally:
@@ -619,10 +764,13 @@ cdef inline int _fail(Ctx* c, Node* n, int64_t pos, int status) noexcept nogil:
 
 
 cdef int _append_null(Ctx* c, Node* n) noexcept nogil:
-    # one null (or absent) value: validity stays 0, values stay 0, offsets repeat
+    # one null (or absent) value: its bit is set in the validity buffer, which holds null bits until the end of
+    # the call inverts it (non-null values, the common case, then write no bit); values stay 0, offsets repeat
     cdef int k
     cdef int64_t i = n.olen
     if c.fill:
+        if n.ovalid != NULL:
+            n.ovalid[i >> 3] |= <uint8_t>(1 << (i & 7))
         if n.kind == K_BYTES or n.kind == K_LIST or n.kind == K_MAP:
             if n.large:
                 (<int64_t*>n.ooffs)[i + 1] = (<int64_t*>n.ooffs)[i]
@@ -637,8 +785,45 @@ cdef int _append_null(Ctx* c, Node* n) noexcept nogil:
 
 
 cdef inline void _set_valid(Ctx* c, Node* n) noexcept nogil:
-    if c.fill:
-        n.ovalid[n.olen >> 3] |= <uint8_t>(1 << (n.olen & 7))
+    # a non-null value: its validity bit is set by the inversion at the end of the call
+    pass
+
+
+cdef inline bint _any_bit(const uint8_t* bits, int64_t cnt) noexcept nogil:
+    # any of the first cnt bits set
+    cdef int64_t nb = cnt >> 3, i
+    cdef uint64_t w
+    i = 0
+    while i + 8 <= nb:
+        memcpy(&w, bits + i, 8)
+        if w:
+            return True
+        i += 8
+    while i < nb:
+        if bits[i]:
+            return True
+        i += 1
+    if cnt & 7:
+        return (bits[nb] & ((1 << (cnt & 7)) - 1)) != 0
+    return False
+
+
+cdef void _invert_validity(Node* n) noexcept nogil:
+    # null bits -> Arrow validity bits for the olen values written (bits past them stay 0)
+    cdef int64_t nb = n.olen >> 3, i
+    cdef uint64_t w
+    cdef uint8_t* v = n.ovalid
+    i = 0
+    while i + 8 <= nb:
+        memcpy(&w, v + i, 8)
+        w = ~w
+        memcpy(v + i, &w, 8)
+        i += 8
+    while i < nb:
+        v[i] = ~v[i]
+        i += 1
+    if n.olen & 7:
+        v[nb] = (~v[nb]) & <uint8_t>((1 << (n.olen & 7)) - 1)
 
 
 cdef inline void _push_offset(Ctx* c, Node* n, int64_t count) noexcept nogil:
@@ -684,16 +869,16 @@ cdef int _decode_array(Ctx* c, Node* e, int64_t ab, int64_t ae, int64_t* count, 
         return _fail(c, e, ab, NEED_MORE)
     if e.kind == K_FIXED:
         if c.fill and cnt:
-            memcpy(e.ovals + e.olen * e.width, p + hdr, cnt * e.width)
-        for k in range(cnt):
-            if (not c.compact or e.nullable) and _bit(p + bmpos, k):
-                if keys:
-                    return _fail(c, e, ab + bmpos + (k >> 3), BAD_VALUE)
-                if c.fill:
-                    memset(e.ovals + (e.olen + k) * e.width, 0, e.width)
-                e.onulls += 1
-            elif c.fill:
-                e.ovalid[(e.olen + k) >> 3] |= <uint8_t>(1 << ((e.olen + k) & 7))
+            _mcpy(e.ovals + e.olen * e.width, p + hdr, cnt * e.width)
+        if (not c.compact or e.nullable) and _any_bit(p + bmpos, cnt):
+            for k in range(cnt):
+                if _bit(p + bmpos, k):
+                    if keys:
+                        return _fail(c, e, ab + bmpos + (k >> 3), BAD_VALUE)
+                    if c.fill:
+                        memset(e.ovals + (e.olen + k) * e.width, 0, e.width)
+                        e.ovalid[(e.olen + k) >> 3] |= <uint8_t>(1 << ((e.olen + k) & 7))
+                    e.onulls += 1
         e.olen += cnt
         return 0
     for k in range(cnt):
@@ -733,7 +918,6 @@ cdef int _decode_fields(Ctx* c, Node* n, const uint8_t* p, int64_t cb, int64_t c
         if ch.kind == K_FIXED:
             if c.fill:
                 _copy_w(ch.ovals + ch.olen * ch.width, p + ch.off, ch.width)
-                ch.ovalid[ch.olen >> 3] |= <uint8_t>(1 << (ch.olen & 7))
             ch.olen += 1
             continue
         st = _decode_value(c, ch, p + ch.off, cb, ce)
@@ -783,7 +967,7 @@ cdef int _decode_value(Ctx* c, Node* n, const uint8_t* slot, int64_t cb, int64_t
         if c.fill:
             if size > n.odcap - n.odlen:
                 return _fail(c, n, slot - c.buf, NEED_MORE)
-            memcpy(n.odata + n.odlen, c.buf + vb, size)
+            _mcpy(n.odata + n.odlen, c.buf + vb, size)
         n.odlen += size
         _push_offset(c, n, size)
     elif n.kind == K_DECIMAL:
@@ -823,17 +1007,33 @@ cdef int _decode_value(Ctx* c, Node* n, const uint8_t* slot, int64_t cb, int64_t
             return st
         if kc != vc:
             return _fail(c, n, vb, BAD_VALUE)
-        # the entries struct: kc valid entries
+        # the entries struct: kc valid entries (no null bits to set)
         if c.fill and kc > ent.ocap - ent.olen:
             return _fail(c, n, vb, NEED_MORE)
-        if c.fill:
-            for j in range(kc):
-                ent.ovalid[(ent.olen + j) >> 3] |= <uint8_t>(1 << ((ent.olen + j) & 7))
         ent.olen += kc
         _push_offset(c, n, kc)
     _set_valid(c, n)
     n.olen += 1
     return 0
+
+
+cdef void _fixed_column(Ctx* c, Node* root, Node* ch, const int64_t* offsets, int64_t r0, int64_t r1) noexcept nogil:
+    # top-level fixed-width field ch of rows r0 .. r1 - 1 (their fixed regions checked): value or null
+    cdef int64_t j
+    cdef const uint8_t* p
+    cdef int w = ch.width
+    for j in range(r0, r1):
+        p = c.buf + offsets[j]
+        if root.bmsize and _bit(p + root.bmoff, ch.bit):
+            _append_null(c, ch)
+            continue
+        if w == 8:
+            memcpy(ch.ovals + ch.olen * 8, p + ch.off, 8)
+        elif w == 4:
+            memcpy(ch.ovals + ch.olen * 4, p + ch.off, 4)
+        else:
+            _copy_w(ch.ovals + ch.olen * w, p + ch.off, w)
+        ch.olen += 1
 
 
 def decode_rows(const int64_t[:, ::1] table, const int64_t[::1] kids, const uint8_t[::1] buf,
@@ -859,6 +1059,11 @@ def decode_rows(const int64_t[:, ::1] table, const int64_t[::1] kids, const uint
     cdef int64_t r, rb, re, blen = buf.shape[0]
     cdef int st = 0
     cdef const uint8_t* selp
+    cdef const uint8_t* fixp
+    cdef Node* root
+    cdef int64_t r0, r1
+    cdef Py_ssize_t nfix
+    cdef int k
     if table.shape[1] != NCOLS or nn == 0:
         raise ValueError("bad node table")
     if state.shape[0] < 3 or offsets.shape[0] < nrows + 1 or counts.shape[0] != nn or counts.shape[1] < 3:
@@ -893,24 +1098,53 @@ def decode_rows(const int64_t[:, ::1] table, const int64_t[::1] kids, const uint
                 if csel[i] and (n.kind == K_FIXED or n.kind == K_BOOL):
                     csel[i] = 0
                     n.olen = nrows
+        # the filling pass copies top-level fixed-width fields a field at a time, over chunks of rows whose
+        # fixed regions the row walk has just checked
+        fsel = bytearray(len(csel))
+        nfix = 0
+        if c.fill:
+            for i in range(len(csel)):
+                n = &c.nodes[kids[c.nodes[0].child0 + i]]
+                if csel[i] and n.kind == K_FIXED:
+                    csel[i] = 0
+                    fsel[i] = 1
+                    nfix += 1
         selp = <const uint8_t*><char*>csel if len(csel) else NULL
+        fixp = <const uint8_t*><char*>fsel if len(fsel) else NULL
+        root = &c.nodes[0]
         with nogil:
-            for r in range(nrows):
-                rb = offsets[r]
-                re = offsets[r + 1]
-                if rb < 0 or re < rb or re > blen:
-                    st = BAD_LENGTH
-                    c.err_pos = rb if rb >= 0 and rb <= blen else 0
-                    c.err_node = 0
-                    break
-                st = _decode_row(&c, &c.nodes[0], rb, re, selp)
+            r = 0
+            while r < nrows:
+                r0 = r
+                r1 = min(r + CHUNK, nrows)
+                while r < r1:
+                    rb = offsets[r]
+                    re = offsets[r + 1]
+                    if rb < 0 or re < rb or re > blen:
+                        st = BAD_LENGTH
+                        c.err_pos = rb if rb >= 0 and rb <= blen else 0
+                        c.err_node = 0
+                        break
+                    st = _decode_row(&c, root, rb, re, selp)
+                    if st < 0:
+                        break
+                    r += 1
                 if st < 0:
                     break
+                if nfix:
+                    for k in range(root.nchild):
+                        if fixp[k]:
+                            _fixed_column(&c, root, _child(&c, root, k), &offsets[0], r0, r1)
         if st < 0:
             state[0] = r
             state[1] = c.err_pos
             state[2] = c.err_node
             return st
+        if c.fill:
+            with nogil:
+                for i in range(nn):
+                    if c.nodes[i].ovalid != NULL and c.nodes[i].olen:
+                        _invert_validity(&c.nodes[i])
         for i in range(nn):
             counts[i, 0] = c.nodes[i].olen
             counts[i, 1] = c.nodes[i].odlen

@@ -79,3 +79,114 @@ def test_counting_pass_counts(k):
     # projection: unselected fields are not visited
     st, counts, _ = _decode(k, bytes(buf), offsets, select=(0, 1, 0))
     assert counts[lay.root.children[0].index].tolist() == [0, 0, 0]
+
+
+def _encode_inputs(rb, schema, layout):
+    from paimon_engine.formats.fory import codec
+    lay = schema.layout(layout)
+    inputs = [None] * len(lay.nodes)
+    for node, arr in zip(lay.root.children, codec._conform(rb, schema)):
+        codec._collect(node, arr, inputs)
+    return lay, inputs
+
+
+def _mixed_batch(n):
+    rng = np.random.default_rng(5)
+    lens = rng.integers(0, 4, n)
+    return pa.record_batch({
+        "a": pa.array(rng.integers(-1000, 1000, n), mask=rng.random(n) < 0.1),
+        "q": pa.array(rng.integers(0, 100, n).astype(np.int32)),
+        "b": pa.array(rng.random(n) < 0.5),
+        "s": pa.array([None if i % 7 == 3 else "x" * (i % 19) for i in range(n)]),
+        "l": pa.ListArray.from_arrays(np.concatenate([[0], np.cumsum(lens)]).astype(np.int32),
+                                      pa.array(rng.integers(0, 9, int(lens.sum())).astype(np.int16),
+                                               mask=rng.random(int(lens.sum())) < 0.2)),
+        "st": pa.array([{"x": i, "y": None if i % 5 == 0 else str(i)} for i in range(n)]),
+    }).slice(3)
+
+
+@pytest.mark.parametrize("string_nulls", [True, False])
+@pytest.mark.parametrize("layout", ["standard", "compact"])
+def test_encode_sized_matches_twin_over_many_chunks(k, layout, string_nulls):
+    # more rows than one chunk of the compiled kernel, a sliced batch (Arrow offsets), nulls at every level
+    # (or a string column without nulls, lengths 0..18 around the 8-byte padding)
+    from paimon_engine import _speedups
+    rb = _mixed_batch(1000)
+    if not string_nulls:
+        rb = rb.set_column(3, "s", pa.array(["y" * (i % 19) for i in range(rb.num_rows)]))
+        assert rb.column(3).null_count == 0
+    schema = ForySchema(rb.schema)
+    lay, inputs = _encode_inputs(rb, schema, layout)
+    n = rb.num_rows
+    sizes = np.zeros(n + 1, np.int64)
+    total = k.measure_rows(lay.table, lay.children, inputs, 0, n, lay.compact, sizes)
+    twin_sizes = np.zeros(n + 1, np.int64)
+    assert _speedups.twin("foryrow").measure_rows(lay.table, lay.children, inputs, 0, n, lay.compact,
+                                                   twin_sizes) == total
+    assert (sizes == twin_sizes).all()
+    offsets = np.cumsum(sizes)
+    out = np.full(total, 0xAB, np.uint8)   # every byte of a row is written, padding included
+    state = np.array([0, 0, 0, 0], np.int64)
+    assert k.encode_rows(lay.table, lay.children, inputs, n, lay.compact, out, offsets.copy(), state, True) == n
+    ref = np.zeros(total, np.uint8)
+    ref_offsets = np.zeros(n + 1, np.int64)
+    st2 = np.array([0, 0, 0, 0], np.int64)
+    assert _speedups.twin("foryrow").encode_rows(lay.table, lay.children, inputs, n, lay.compact, ref,
+                                                 ref_offsets, st2) == n
+    assert (ref_offsets == offsets).all() and bytes(out) == bytes(ref)
+    assert state.tolist()[:2] == [n, total]
+    # a buffer that holds only the first 300 rows: 300 rows written, the state says where to go on
+    part = np.zeros(int(offsets[300]) + 1, np.uint8)
+    state = np.array([0, 0, 0, 0], np.int64)
+    assert k.encode_rows(lay.table, lay.children, inputs, n, lay.compact, part, offsets.copy(), state, True) == 300
+    assert state.tolist()[:2] == [300, int(offsets[300])] and bytes(part[:-1]) == bytes(ref[:int(offsets[300])])
+
+
+def test_encode_names_the_first_row_with_a_null_without_null_bit(k):
+    # compact layout, fields not nullable: b is null in row 10, a (an earlier field) in row 20; the first
+    # failing row is 10 whichever order the fields are visited in
+    a = pa.array([None if i == 20 else i for i in range(600)], pa.int64())
+    b = pa.array([None if i == 10 else i for i in range(600)], pa.int32())
+    rb = pa.record_batch([a, b], names=["a", "b"])
+    schema = ForySchema(pa.schema([pa.field("a", pa.int64(), nullable=False),
+                                   pa.field("b", pa.int32(), nullable=False)]))
+    lay, inputs = _encode_inputs(rb, schema, "compact")
+    sizes = np.zeros(601, np.int64)
+    total = k.measure_rows(lay.table, lay.children, inputs, 0, 600, True, sizes)
+    state = np.array([0, 0, 0, 0], np.int64)
+    got = k.encode_rows(lay.table, lay.children, inputs, 600, True, np.zeros(total, np.uint8), np.cumsum(sizes),
+                        state, True)
+    assert got < 0 and state[2] == 10 and lay.paths()[int(state[3])] == "b"
+
+
+@pytest.mark.parametrize("layout", ["standard", "compact"])
+def test_decode_over_many_chunks_and_a_late_bad_row(k, layout):
+    # top-level fixed-width fields with and without nulls over more rows than one chunk of the compiled kernel
+    from paimon_engine.formats import fory
+    rb = _mixed_batch(1000)
+    buf, offsets = fory.encode_rows(rb, layout=layout)
+    schema = ForySchema(rb.schema)
+    lay = schema.layout(layout)
+    n = rb.num_rows
+    sel = np.ones(len(schema), np.uint8)
+    counts = np.zeros((len(lay.nodes), 3), np.int64)
+    state = np.zeros(3, np.int64)
+    assert k.decode_rows(lay.table, lay.children, buf, offsets, n, sel, lay.compact, None, counts, state) == 0
+    from paimon_engine.formats.fory import codec
+    wanted = set(range(1, len(lay.nodes)))
+    outs, table, _ = codec._allocate(lay, wanted, {i: (int(counts[i, 0]), int(counts[i, 1])) for i in wanted})
+    fill = np.zeros_like(counts)
+    assert k.decode_rows(table, lay.children, buf, offsets, n, sel, lay.compact, outs, fill, state) == 0
+    outs = codec._trim(lay, outs, fill)
+    got = pa.RecordBatch.from_arrays([codec._build(node, fill, outs, set()) for node in lay.root.children],
+                                     schema=rb.schema)
+    assert got.equals(rb)
+    # row 700 cut short of its fixed region: the status names row 700 in both passes
+    bad = offsets.copy()
+    bad[701] = bad[700] + 4
+    for outputs in (None, codec._allocate(lay, wanted, {i: (int(counts[i, 0]), int(counts[i, 1]))
+                                                        for i in wanted})[0]):
+        state[:] = 0
+        st = k.decode_rows(lay.table, lay.children, buf, bad[:702], 701, sel, lay.compact, outputs,
+                           np.zeros_like(counts), state)
+        assert st == TRUNCATED and state[0] == 700

@@ -104,7 +104,7 @@ def _node_path(layout, index):
     return layout.paths()[index]
 
 
-def encode_rows(batch, schema=None, layout: str = S.STANDARD):
+def encode_rows(batch, schema=None, layout: str = S.STANDARD, *, out=None):
     """Encode every row of ``batch`` as a Fory row.
 
     ``batch`` is a ``ColumnBatch``, a pyarrow ``RecordBatch``/``Table`` or a
@@ -113,6 +113,12 @@ def encode_rows(batch, schema=None, layout: str = S.STANDARD):
     Returns ``(buffer, offsets)``: a NumPy uint8 array holding the rows back
     to back and an int64 array of ``num_rows + 1`` offsets, so row ``i`` is
     ``buffer[offsets[i]:offsets[i + 1]]``.
+
+    ``out`` (optional) is a writable C-contiguous NumPy uint8 array the rows
+    are written into when they fit (``buffer`` is then a view of its first
+    bytes); a caller encoding batch after batch can pass the same array and
+    skip backing fresh memory each time. Rows that do not fit raise
+    :class:`InvalidArgumentError` before anything is written.
     """
     rb = _as_record_batch(batch)
     schema = ForySchema(rb.schema if schema is None else schema)
@@ -130,7 +136,16 @@ def encode_rows(batch, schema=None, layout: str = S.STANDARD):
     if min(totals, default=0) < 0:  # pragma: no cover - the arguments are built above
         raise InvalidArgumentError("cannot size the rows of this batch")
     offsets = np.cumsum(sizes, out=sizes)
-    out = np.empty(int(offsets[-1]), dtype=np.uint8)
+    total = int(offsets[-1])
+    if out is None:
+        out = np.empty(total, dtype=np.uint8)
+    else:
+        if not (isinstance(out, np.ndarray) and out.dtype == np.uint8 and out.ndim == 1
+                and out.flags.c_contiguous and out.flags.writeable):
+            raise InvalidArgumentError("out must be a writable contiguous 1-D NumPy uint8 array")
+        if len(out) < total:
+            raise InvalidArgumentError(f"out holds {len(out)} bytes, the rows take {total}")
+        out = out[:total]
 
     def encode(r):
         state = np.array([r[0], offsets[r[0]], 0, 0], dtype=np.int64)
