@@ -20,7 +20,7 @@ from paimon_engine import types as T
 from paimon_engine.errors import PaimonEngineError
 
 __all__ = ["TARGETS", "outcome", "ROW_SCHEMA", "INDEX_SCHEMA", "FORY_FIELDS", "DELETE_TABLE_SCHEMA",
-           "MEMORY_ROOT", "DATA_PATH", "memory_io", "fix_paimon_dv_crcs", "fix_puffin_dv_crc"]
+           "FILTER_SCHEMA", "MEMORY_ROOT", "DATA_PATH", "memory_io", "fix_paimon_dv_crcs", "fix_puffin_dv_crc"]
 
 MEMORY_ROOT = "fuzz"
 DATA_PATH = MEMORY_ROOT + "/data.parquet"
@@ -49,6 +49,17 @@ FORY_FIELDS = (
     ("f64", "float64"), ("s", "string"), ("bin", "binary"), ("d", "date32"), ("ts", "timestamp_us"),
     ("dec", "decimal"), ("big", "decimal256"), ("l", "list_int64"), ("ls", "list_string"), ("m", "map"),
     ("st", "struct"))
+
+#: the schema string filters are bound to (mixed-case names, so case-insensitive binding matters)
+FILTER_SCHEMA = T.RowType([
+    T.DataField(1, "id", T.BigIntType()), T.DataField(2, "k", T.IntType()), T.DataField(3, "tiny", T.TinyIntType()),
+    T.DataField(4, "City", T.STRING()), T.DataField(5, "score", T.DoubleType()), T.DataField(6, "f", T.FloatType()),
+    T.DataField(7, "ok", T.BooleanType()), T.DataField(8, "d", T.DateType()), T.DataField(9, "ts", T.TimestampType(6)),
+    T.DataField(10, "ltz", T.LocalZonedTimestampType(6)), T.DataField(11, "dec", T.DecimalType(10, 2)),
+    T.DataField(12, "big", T.DecimalType(38, 6)), T.DataField(13, "bin", T.BYTES()), T.DataField(14, "t", T.TimeType(6)),
+    T.DataField(15, "u", T.UuidType()),
+    T.DataField(16, "r", T.RowType([T.DataField(17, "x", T.IntType()), T.DataField(18, "y", T.STRING())])),
+    T.DataField(19, "arr", T.ArrayType(T.IntType()))])
 
 DELETE_TABLE_SCHEMA = T.RowType([T.DataField(1, "id", T.BigIntType()), T.DataField(2, "k", T.IntType()),
                                  T.DataField(3, "s", T.STRING())])
@@ -427,6 +438,55 @@ def equality_deletes(data: bytes):
     _read_task(DeleteFile(path, EQUALITY, "parquet", 2, file_size=len(data), equality_ids=(1, 3)))
 
 
+def filter_table():
+    """Four rows of FILTER_SCHEMA (one all-null) that parsed filters are evaluated on."""
+    import datetime
+    import decimal
+    import uuid
+    import pyarrow as pa
+    rows = [
+        {"id": 1, "k": 5, "tiny": -3, "City": "Oslo", "score": 1.5, "f": float("nan"), "ok": True,
+         "d": datetime.date(2024, 1, 31), "ts": datetime.datetime(2024, 1, 31, 10, 0),
+         "ltz": datetime.datetime(2024, 1, 31, 10, 0, tzinfo=datetime.timezone.utc), "dec": decimal.Decimal("1.25"),
+         "big": decimal.Decimal("123456.000001"), "bin": b"\x00\xff", "t": datetime.time(10, 0),
+         "u": uuid.UUID(int=7).bytes, "r": {"x": 1, "y": "a"}, "arr": [1, 2]},
+        {"id": -(1 << 63), "k": 2**31 - 1, "tiny": 127, "City": "", "score": float("-inf"), "f": 0.0, "ok": False,
+         "d": datetime.date(1, 1, 1), "ts": datetime.datetime(1970, 1, 1),
+         "ltz": datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc), "dec": decimal.Decimal("-99999999.99"),
+         "big": decimal.Decimal("0"), "bin": b"", "t": datetime.time(0), "u": uuid.UUID(int=0).bytes,
+         "r": {"x": None, "y": None}, "arr": []},
+        {"id": 7, "k": 0, "tiny": 0, "City": "\u00e9a", "score": 0.0, "f": -1.5, "ok": None,
+         "d": datetime.date(9999, 12, 31), "ts": datetime.datetime(2262, 4, 11), "ltz": None, "dec": None,
+         "big": None, "bin": b"a", "t": None, "u": None, "r": None, "arr": None},
+        {n: None for n in FILTER_SCHEMA.names},
+    ]
+    return pa.Table.from_pylist(rows, schema=pa.schema(list(FILTER_SCHEMA.to_arrow())))
+
+
+def row_filter(data: bytes):
+    """A string filter (``row_filter="id > 5 and ..."``): parsed, bound to a schema case-sensitively and not,
+    then evaluated on a small table of that schema and turned into a pyarrow dataset expression."""
+    from paimon_engine.errors import SchemaError
+    from paimon_engine.expressions import evaluate_arrow, parse, referenced_names, simplify, to_arrow_expression
+    text = data.decode("utf-8", "replace")
+    expr = parse(text)
+    repr(expr)
+    referenced_names(expr)
+    for case_sensitive in (True, False):
+        try:
+            bound = simplify(expr.bind(FILTER_SCHEMA, case_sensitive))
+        except SchemaError:   # an unknown column or an operation the column type lacks: the documented outcome
+            continue
+        table = _MEMORY.get("filter_table")
+        if table is None:
+            table = _MEMORY["filter_table"] = filter_table()
+        mask = evaluate_arrow(bound, table)
+        mask.validate(full=True)
+        assert len(mask) == table.num_rows and mask.null_count == 0, "the mask has a row per row and no nulls"
+        to_arrow_expression(bound)
+        repr(bound)
+
+
 #: target name -> function(bytes)
 TARGETS = {
     "row_file": row_file,
@@ -444,6 +504,7 @@ TARGETS = {
     "manifest_avro": manifest_avro,
     "position_deletes": position_deletes,
     "equality_deletes": equality_deletes,
+    "row_filter": row_filter,
 }
 
 
