@@ -149,6 +149,10 @@ def _warm(child, seeds):
 
 
 def run_child(args):
+    import pyarrow as pa
+    # one input at a time: Arrow's thread pools only add hand-offs (PAIMON_ENGINE_THREADS=1 does the same for ours)
+    pa.set_cpu_count(1)
+    pa.set_io_thread_count(1)
     seeds = _seeds(args)
     if args.engine == "atheris":
         import atheris

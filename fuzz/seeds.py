@@ -297,6 +297,31 @@ def delete_seeds():
     return {"position_deletes": pos, "equality_deletes": eq}
 
 
+#: string filters in the forms the docs and tests use, over the columns of ``targets.FILTER_SCHEMA``
+FILTER_SEEDS = (
+    "id > 5 and City = 'Oslo'",
+    "id > 1 and city in ('a', 'c')",
+    "k >= 2 and (City = 'a''b' or City is null) and not ts < timestamp '2024-01-01T00:00:00'",
+    "5 < k or not score is null",
+    "`City` like 'Os%' and City not like 'x%'",
+    "d = date '2024-02-29' or d between '2020-01-01' and '2020-12-31'",
+    "r.x is not null and r.y != 'q'",
+    "k not in (1, 2, 3) and tiny <> -3",
+    "bin = X'00ff' or bin in (X'', X'61')",
+    "is_nan(score) or isnan(f)",
+    "dec < 1.5 and big >= -12.000001 and score == 1e3",
+    "ltz >= timestamp '2024-01-31T10:00:00+02:00' and t < '10:30:00'",
+    "u = '00000000-0000-0000-0000-000000000007' and ok = true",
+    "true and not false",
+    "\"City\" = 'Oslo' or ID = 7",
+    "",
+)
+
+
+def row_filter_seeds():
+    return {f"filter_{i}": text.encode() for i, text in enumerate(FILTER_SEEDS)}
+
+
 def build_seeds(targets=None) -> dict:
     """``{target: {seed name: bytes}}`` for the named targets (default all)."""
     wanted = set(targets or TG.TARGETS)
@@ -305,7 +330,7 @@ def build_seeds(targets=None) -> dict:
               "bloom_filter": bloom_filter_seeds, "bsi_index": bsi_index_seeds,
               "deletion_vectors": deletion_vectors_seeds, "puffin_deletion_vector": puffin_deletion_vector_seeds,
               "fory_standard": lambda: _fory_seeds("standard"), "fory_compact": lambda: _fory_seeds("compact"),
-              "variant": variant_seeds}
+              "variant": variant_seeds, "row_filter": row_filter_seeds}
     for name, make in simple.items():
         if name in wanted:
             out[name] = make()

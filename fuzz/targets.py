@@ -20,7 +20,7 @@ from paimon_engine import types as T
 from paimon_engine.errors import PaimonEngineError
 
 __all__ = ["TARGETS", "outcome", "ROW_SCHEMA", "INDEX_SCHEMA", "FORY_FIELDS", "DELETE_TABLE_SCHEMA",
-           "MEMORY_ROOT", "DATA_PATH", "memory_io", "fix_paimon_dv_crcs", "fix_puffin_dv_crc"]
+           "FILTER_SCHEMA", "MEMORY_ROOT", "DATA_PATH", "memory_io", "fix_paimon_dv_crcs", "fix_puffin_dv_crc"]
 
 MEMORY_ROOT = "fuzz"
 DATA_PATH = MEMORY_ROOT + "/data.parquet"
@@ -49,6 +49,17 @@ FORY_FIELDS = (
     ("f64", "float64"), ("s", "string"), ("bin", "binary"), ("d", "date32"), ("ts", "timestamp_us"),
     ("dec", "decimal"), ("big", "decimal256"), ("l", "list_int64"), ("ls", "list_string"), ("m", "map"),
     ("st", "struct"))
+
+#: the schema string filters are bound to (mixed-case names, so case-insensitive binding matters)
+FILTER_SCHEMA = T.RowType([
+    T.DataField(1, "id", T.BigIntType()), T.DataField(2, "k", T.IntType()), T.DataField(3, "tiny", T.TinyIntType()),
+    T.DataField(4, "City", T.STRING()), T.DataField(5, "score", T.DoubleType()), T.DataField(6, "f", T.FloatType()),
+    T.DataField(7, "ok", T.BooleanType()), T.DataField(8, "d", T.DateType()), T.DataField(9, "ts", T.TimestampType(6)),
+    T.DataField(10, "ltz", T.LocalZonedTimestampType(6)), T.DataField(11, "dec", T.DecimalType(10, 2)),
+    T.DataField(12, "big", T.DecimalType(38, 6)), T.DataField(13, "bin", T.BYTES()), T.DataField(14, "t", T.TimeType(6)),
+    T.DataField(15, "u", T.UuidType()),
+    T.DataField(16, "r", T.RowType([T.DataField(17, "x", T.IntType()), T.DataField(18, "y", T.STRING())])),
+    T.DataField(19, "arr", T.ArrayType(T.IntType()))])
 
 DELETE_TABLE_SCHEMA = T.RowType([T.DataField(1, "id", T.BigIntType()), T.DataField(2, "k", T.IntType()),
                                  T.DataField(3, "s", T.STRING())])
@@ -136,12 +147,16 @@ def row_file(data: bytes):
     return tbl.num_rows
 
 
-def _exercise_index(idx, data_type):
-    """Run every query of one opened index body with values of its type."""
+def _exercise_index(idx, data_type, light=False):
+    """Run every query of one opened index body with values of its type. ``light``: the first two probe values
+    only and no queries that are complements of others (``file_index`` fuzzes the container; the body targets run
+    the full set). Every stored value's bitmap is decoded either way (where a bad body shows)."""
     from paimon_engine.index.bitmap import BitmapReader
     from paimon_engine.index.bloom import BloomFilterIndex
     from paimon_engine.index.bsi import BsiIndex
     probes = _probes(data_type)
+    if light:
+        probes = probes[:2]
     if isinstance(idx, BitmapReader):
         idx.null_bitmap()
         keys = idx.values()
@@ -149,9 +164,13 @@ def _exercise_index(idx, data_type):
             idx._value_bitmap(k)   # the stored bitmap of every listed value
         idx.is_null(), idx.is_not_null()
         for v in probes:
-            idx.eq(v), idx.ne(v)
+            idx.eq(v)
+            if not light:
+                idx.ne(v)
             if idx.kind != "bytes":
-                idx.lt(v), idx.ge(v)
+                idx.lt(v)
+                if not light:
+                    idx.ge(v)
         idx.isin(probes)
     elif isinstance(idx, BloomFilterIndex):
         idx.might_contain(probes)
@@ -159,7 +178,9 @@ def _exercise_index(idx, data_type):
     elif isinstance(idx, BsiIndex):
         idx.is_null(), idx.is_not_null()
         for v in probes:
-            idx.eq(v), idx.lt(v), idx.le(v), idx.gt(v), idx.ge(v)
+            idx.eq(v), idx.lt(v)
+            if not light:
+                idx.le(v), idx.gt(v), idx.ge(v)
         idx.between(probes[0], probes[-1])
 
 
@@ -186,7 +207,8 @@ _BODY_TYPES = tuple(f.type for f in INDEX_SCHEMA.fields)
 
 
 def file_index(data: bytes):
-    """A Paimon file-index container: the header, then every index body opened with its column's type."""
+    """A Paimon file-index container: the header, then every index body opened with its column's type and
+    queried lightly (the bodies themselves are fuzzed by the bitmap, bloom and bsi targets)."""
     from paimon_engine.index import FileIndexReader
     r = FileIndexReader(data, path="fuzz.index")
     n = 0
@@ -196,7 +218,7 @@ def file_index(data: bytes):
             r.index_bytes(column, itype)
             idx = r.open_index(column, itype, t)
             if idx is not None:
-                _exercise_index(idx, t)
+                _exercise_index(idx, t, light=True)
                 n += 1
     return n
 
@@ -314,6 +336,17 @@ def _split_fory(data: bytes):
     return body, np.array(offs, dtype=np.int64)
 
 
+def _same(a, b) -> bool:
+    """Equal values, with NaN equal to NaN (rows decoded two ways compare equal value by value)."""
+    if isinstance(a, float) and isinstance(b, float) and a != a and b != b:
+        return True
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    return type(a) is type(b) and a == b
+
+
 def _fory(data: bytes, layout: str):
     from paimon_engine.formats import fory
     schema = _MEMORY.get("fory")
@@ -323,11 +356,18 @@ def _fory(data: bytes, layout: str):
     rb = fory.decode_rows(body, offs, schema, layout, source="fuzz.fory")
     _validate(rb)
     fory.decode_rows(body, offs, schema, layout, columns=["s", "l", "m"], output="batch")
-    for i in range(len(offs) - 1):
+    n = len(offs) - 1
+    # every row through RowView; the first and the last also through decode_row, and where the paths produce
+    # Python values they must be the same values
+    sample = {0, n - 1} if n else set()
+    try:
+        batch_rows = rb.to_pylist()
+    except (OverflowError, ValueError):   # a stored date beyond datetime: compared row by row below
+        batch_rows = None
+    for i in range(n):
         row = body[offs[i]:offs[i + 1]]
-        fory.decode_row(row, schema, layout)
         view = fory.RowView(row, schema, layout)
-        view.to_dict()
+        as_view = view.to_dict()
         for j, (name, _) in enumerate(FORY_FIELDS):
             view.is_null(j)
             if name in ("l", "ls"):
@@ -339,20 +379,32 @@ def _fory(data: bytes, layout: str):
                 if m is not None:
                     m.to_dict()
             elif name == "st":
-                s = view.get_struct(j)
-                if s is not None:
-                    s.to_dict()
+                st = view.get_struct(j)
+                if st is not None:
+                    st.to_dict()
             else:
                 view.get(j)
+        if batch_rows is not None:
+            assert _same(as_view, batch_rows[i]), f"row {i}: decode_rows and RowView disagree"
+        if i in sample:
+            as_row = fory.decode_row(row, schema, layout)
+            try:
+                as_batch = rb.slice(i, 1).to_pylist()[0]
+            except (OverflowError, ValueError):   # a stored date beyond datetime: decode_row raised already
+                continue
+            assert _same(as_row, as_batch) and _same(as_view, as_batch), \
+                f"row {i}: decode_rows, decode_row and RowView disagree"
 
 
 def fory_standard(data: bytes):
-    """Fory rows, standard layout: decode_rows (all and projected), decode_row and RowView on every row."""
+    """Fory rows, standard layout: decode_rows (all and projected), RowView on every row, decode_row on the first
+    and last row; the values must agree."""
     _fory(data, "standard")
 
 
 def fory_compact(data: bytes):
-    """Fory rows, compact layout: decode_rows (all and projected), decode_row and RowView on every row."""
+    """Fory rows, compact layout: decode_rows (all and projected), RowView on every row, decode_row on the first
+    and last row; the values must agree."""
     _fory(data, "compact")
 
 
@@ -395,13 +447,28 @@ def manifest_avro(data: bytes):
     return read_manifest(None, mf, None, metrics=False, full=False, include_deleted=False, data=data)
 
 
+def _task_reader():
+    """One TaskReader per process (its delete caches are emptied before every input)."""
+    reader = _MEMORY.get("task_reader")
+    if reader is None:
+        from paimon_engine.scan.reader import TaskReader
+        reader = _MEMORY["task_reader"] = TaskReader(memory_io(), DELETE_TABLE_SCHEMA, DELETE_TABLE_SCHEMA,
+                                                     metadata_columns=("_pos",))
+    reader._pos_cache.clear()
+    reader._eq_cache.clear()
+    return reader
+
+
 def _read_task(delete_file):
     import pyarrow as pa
-    from paimon_engine.scan.reader import TaskReader
     from paimon_engine.scan.tasks import FileScanTask
     path, rows, size = _ensure_data_file()
-    reader = TaskReader(memory_io(), DELETE_TABLE_SCHEMA, DELETE_TABLE_SCHEMA, metadata_columns=("_pos",))
+    reader = _task_reader()
     task = FileScanTask(path, "PARQUET", rows, size, deletes=[delete_file])
+    # the delete file first, by the calls read_task makes for it: most inputs are rejected here, before the
+    # data file is read; an accepted one is cached and applied by read_task below
+    reader._task_positions(task)
+    reader._eq_groups(task)
     batches = list(reader.read_task(task))
     tbl = pa.Table.from_batches(batches, schema=reader.output_schema) if batches else None
     if tbl is not None:
@@ -427,7 +494,55 @@ def equality_deletes(data: bytes):
     _read_task(DeleteFile(path, EQUALITY, "parquet", 2, file_size=len(data), equality_ids=(1, 3)))
 
 
-#: target name -> function(bytes)
+def filter_table():
+    """Four rows of FILTER_SCHEMA (one all-null) that parsed filters are evaluated on."""
+    import datetime
+    import decimal
+    import uuid
+    import pyarrow as pa
+    rows = [
+        {"id": 1, "k": 5, "tiny": -3, "City": "Oslo", "score": 1.5, "f": float("nan"), "ok": True,
+         "d": datetime.date(2024, 1, 31), "ts": datetime.datetime(2024, 1, 31, 10, 0),
+         "ltz": datetime.datetime(2024, 1, 31, 10, 0, tzinfo=datetime.timezone.utc), "dec": decimal.Decimal("1.25"),
+         "big": decimal.Decimal("123456.000001"), "bin": b"\x00\xff", "t": datetime.time(10, 0),
+         "u": uuid.UUID(int=7).bytes, "r": {"x": 1, "y": "a"}, "arr": [1, 2]},
+        {"id": -(1 << 63), "k": 2**31 - 1, "tiny": 127, "City": "", "score": float("-inf"), "f": 0.0, "ok": False,
+         "d": datetime.date(1, 1, 1), "ts": datetime.datetime(1970, 1, 1),
+         "ltz": datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc), "dec": decimal.Decimal("-99999999.99"),
+         "big": decimal.Decimal("0"), "bin": b"", "t": datetime.time(0), "u": uuid.UUID(int=0).bytes,
+         "r": {"x": None, "y": None}, "arr": []},
+        {"id": 7, "k": 0, "tiny": 0, "City": "\u00e9a", "score": 0.0, "f": -1.5, "ok": None,
+         "d": datetime.date(9999, 12, 31), "ts": datetime.datetime(2262, 4, 11), "ltz": None, "dec": None,
+         "big": None, "bin": b"a", "t": None, "u": None, "r": None, "arr": None},
+        {n: None for n in FILTER_SCHEMA.names},
+    ]
+    return pa.Table.from_pylist(rows, schema=pa.schema(list(FILTER_SCHEMA.to_arrow())))
+
+
+def row_filter(data: bytes):
+    """A string filter (``row_filter="id > 5 and ..."``): parsed, bound to a schema case-sensitively and not,
+    then evaluated on a small table of that schema and turned into a pyarrow dataset expression."""
+    from paimon_engine.errors import SchemaError
+    from paimon_engine.expressions import evaluate_arrow, parse, referenced_names, simplify, to_arrow_expression
+    text = data.decode("utf-8", "replace")
+    expr = parse(text)
+    repr(expr)
+    referenced_names(expr)
+    for case_sensitive in (True, False):
+        try:
+            bound = simplify(expr.bind(FILTER_SCHEMA, case_sensitive))
+        except SchemaError:   # an unknown column or an operation the column type lacks: the documented outcome
+            continue
+        table = _MEMORY.get("filter_table")
+        if table is None:
+            table = _MEMORY["filter_table"] = filter_table()
+        mask = evaluate_arrow(bound, table)
+        mask.validate(full=True)
+        assert len(mask) == table.num_rows and mask.null_count == 0, "the mask has a row per row and no nulls"
+        to_arrow_expression(bound)
+        repr(bound)
+
+
 def variant(data: bytes):
     """A Variant (Parquet Variant encoding): a 2-byte LE metadata length, the metadata, then the value; decoded to
     Python objects and to JSON text (which must parse)."""
@@ -440,6 +555,7 @@ def variant(data: bytes):
     json.loads(to_json(metadata, value, column="v", row=0))
 
 
+#: target name -> function(bytes)
 TARGETS = {
     "row_file": row_file,
     "file_index": file_index,
@@ -457,6 +573,7 @@ TARGETS = {
     "position_deletes": position_deletes,
     "equality_deletes": equality_deletes,
     "variant": variant,
+    "row_filter": row_filter,
 }
 
 

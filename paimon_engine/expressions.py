@@ -20,6 +20,7 @@ from __future__ import annotations
 import datetime as _dt
 import decimal as _decimal
 import re
+import sys as _sys
 
 from .errors import InvalidArgumentError, SchemaError
 from . import types as T
@@ -434,7 +435,7 @@ def convert_literal(value, t, path="?"):
             raise bad()
         try:
             return float(value)
-        except ValueError:
+        except (ValueError, OverflowError):
             raise bad() from None
     if isinstance(t, T.DecimalType):
         try:
@@ -443,7 +444,12 @@ def convert_literal(value, t, path="?"):
             raise bad() from None
         if isinstance(value, bool):
             raise bad()
-        q = d.quantize(_decimal.Decimal(1).scaleb(-t.scale))
+        if not d.is_finite():
+            raise bad("not a finite number")
+        try:
+            q = d.quantize(_decimal.Decimal(1).scaleb(-t.scale))
+        except _decimal.InvalidOperation:
+            raise bad("too many digits") from None
         if q != d:
             raise bad(f"more than {t.scale} decimal places")
         if len(q.as_tuple().digits) > t.precision and q != 0:
@@ -474,7 +480,10 @@ def convert_literal(value, t, path="?"):
             except ValueError:
                 raise bad() from None
         if isinstance(value, int) and not isinstance(value, bool):
-            return _dt.date(1970, 1, 1) + _dt.timedelta(days=value)
+            try:
+                return _dt.date(1970, 1, 1) + _dt.timedelta(days=value)
+            except OverflowError:
+                raise bad("out of range") from None
         raise bad()
     if isinstance(t, T.TimeType):
         if isinstance(value, _dt.time):
@@ -495,12 +504,15 @@ def convert_literal(value, t, path="?"):
             value = _dt.datetime(value.year, value.month, value.day)
         if not isinstance(value, _dt.datetime):
             raise bad()
-        if isinstance(t, T.LocalZonedTimestampType):
-            if value.tzinfo is None:
-                value = value.replace(tzinfo=_dt.timezone.utc)
-            return value.astimezone(_dt.timezone.utc)
-        if value.tzinfo is not None:
-            value = value.astimezone(_dt.timezone.utc).replace(tzinfo=None)
+        try:
+            if isinstance(t, T.LocalZonedTimestampType):
+                if value.tzinfo is None:
+                    value = value.replace(tzinfo=_dt.timezone.utc)
+                return value.astimezone(_dt.timezone.utc)
+            if value.tzinfo is not None:
+                value = value.astimezone(_dt.timezone.utc).replace(tzinfo=None)
+        except OverflowError:   # the offset moves it out of year 1..9999
+            raise bad("out of range") from None
         return value
     raise bad("unsupported column type for literals")
 
@@ -578,8 +590,18 @@ def _column(data, name):
     return arr
 
 
+def _uuid_bytes(value, arrow_type):
+    """A UUID literal as the 16 bytes Arrow stores a uuid column in (other values unchanged)."""
+    import uuid
+    import pyarrow as pa
+    if isinstance(value, uuid.UUID) and pa.types.is_fixed_size_binary(arrow_type):
+        return value.bytes
+    return value
+
+
 def _scalar(value, arrow_type):
     import pyarrow as pa
+    value = _uuid_bytes(value, arrow_type)
     try:
         return pa.scalar(value, type=arrow_type)
     except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError) as exc:
@@ -633,7 +655,7 @@ def _leaf(p, arr):
         return m if op == "starts_with" else pc.invert(m)
     if op in SET_OPS:
         try:
-            values = pa.array(list(p.literals), type=arr.type)
+            values = pa.array([_uuid_bytes(v, arr.type) for v in p.literals], type=arr.type)
         except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError) as exc:
             raise InvalidArgumentError(f"literals {p.literals!r} cannot be compared with {arr.type}: {exc}") from None
         m = pc.is_in(arr, value_set=values)
@@ -645,9 +667,22 @@ def _leaf(p, arr):
     return fn(arr, s)
 
 
+def _plain_literals(values):
+    """Literals as Arrow infers them (a UUID as its 16 bytes)."""
+    import uuid
+    return [v.bytes if isinstance(v, uuid.UUID) else v for v in values]
+
+
+def _plain_scalar(value):
+    import pyarrow as pa
+    try:
+        return pa.scalar(_plain_literals([value])[0])
+    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError) as exc:
+        raise InvalidArgumentError(f"literal {value!r} has no Arrow scalar: {exc}") from None
+
+
 def to_arrow_expression(expr: Expression):
     """A ``pyarrow.compute.Expression`` for dataset/Parquet filters (same null semantics)."""
-    import pyarrow as pa
     import pyarrow.compute as pc
 
     def ev(e):
@@ -676,10 +711,10 @@ def to_arrow_expression(expr: Expression):
         if op == "not_starts_with":
             return ~pc.starts_with(f, pattern=e.literal)
         if op == "in":
-            return f.isin(list(e.literals))
+            return f.isin(_plain_literals(e.literals))
         if op == "not_in":
-            return ~f.isin(list(e.literals)) & f.is_valid()
-        lit = pa.scalar(e.literal)
+            return ~f.isin(_plain_literals(e.literals)) & f.is_valid()
+        lit = _plain_scalar(e.literal)
         return {"eq": f == lit, "ne": f != lit, "lt": f < lit, "le": f <= lit, "gt": f > lit,
                 "ge": f >= lit}[op]
 
@@ -698,6 +733,12 @@ _TOKEN = re.compile(r"""\s*(?:
   | (?P<id>[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)
   | (?P<op><=|>=|!=|<>|==|=|<|>|\(|\)|,)
 )""", re.X)
+
+#: how deep parentheses and NOT may nest in a filter string (deeper input is refused, not recursed into)
+MAX_FILTER_DEPTH = 100
+#: AND/OR chains up to this many terms fold to the left, ``((a and b) and c)``; longer chains are grouped as a
+#: balanced tree of such runs so that the expression's depth grows with the logarithm of the chain length
+_LEFT_FOLD = 8
 
 _KEYWORDS = {"and", "or", "not", "in", "is", "null", "true", "false", "like", "between", "date", "timestamp",
              "is_nan", "isnan"}
@@ -726,6 +767,7 @@ class _FilterParser:
         self.text = text
         self.toks = _tokenize(text)
         self.i = 0
+        self.depth = 0
 
     def peek(self):
         return self.toks[self.i] if self.i < len(self.toks) else (None, None, len(self.text))
@@ -759,29 +801,53 @@ class _FilterParser:
         return e
 
     def or_expr(self):
-        e = self.and_expr()
+        terms = [self.and_expr()]
         while self.accept("kw", "or"):
-            e = Or(e, self.and_expr())
-        return e
+            terms.append(self.and_expr())
+        return _fold(Or, terms)
 
     def and_expr(self):
-        e = self.not_expr()
+        terms = [self.not_expr()]
         while self.accept("kw", "and"):
-            e = And(e, self.not_expr())
-        return e
+            terms.append(self.not_expr())
+        return _fold(And, terms)
+
+    def nest(self, kind, val):
+        """Enter one level of parentheses or NOT (when the next token is one); refuses input nested deeper than
+        MAX_FILTER_DEPTH, naming the position of the token that goes one level too deep."""
+        pos = self.peek()[2]
+        if not self.accept(kind, val):
+            return False
+        self.depth += 1
+        if self.depth > MAX_FILTER_DEPTH:
+            raise InvalidArgumentError(f"cannot parse filter {self.text!r}: parentheses and NOT nest deeper than "
+                                       f"{MAX_FILTER_DEPTH} levels at position {pos}")
+        return True
 
     def not_expr(self):
-        if self.accept("kw", "not"):
-            return Not(self.not_expr())
-        return self.primary()
+        negations = 0
+        while self.nest("kw", "not"):
+            negations += 1
+        e = self.primary()
+        for _ in range(negations):
+            e = Not(e)
+        self.depth -= negations
+        return e
 
     def literal(self):
         kind, val, _ = self.take()
         if kind == "num":
-            return float(val) if any(c in val for c in ".eE") else int(val)
+            try:
+                return float(val) if any(c in val for c in ".eE") else int(val)
+            except ValueError:   # an integer longer than Python converts from a string
+                self.i -= 1
+                self.fail(f"a number of at most {_sys.get_int_max_str_digits()} digits")
         if kind == "str":
             return val[1:-1].replace("''", "'")
         if kind == "hex":
+            if (len(val) - 3) % 2:   # X'...': the digits come in pairs
+                self.i -= 1
+                self.fail("an even number of hex digits")
             return bytes.fromhex(val[2:-1])
         if kind == "kw" and val in ("true", "false"):
             return val == "true"
@@ -834,9 +900,10 @@ class _FilterParser:
             self._mark(e.child)
 
     def _primary(self):
-        if self.accept("op", "("):
+        if self.nest("op", "("):
             e = self.or_expr()
             self.expect("op", ")")
+            self.depth -= 1
             return e
         if self.accept("kw", "true"):
             return AlwaysTrue()
@@ -892,6 +959,17 @@ class _FilterParser:
         self.fail("an operator")
 
 
+def _fold(cls, terms):
+    """``terms`` joined by ``cls`` (And/Or): folded to the left, long chains as a balanced tree of such runs."""
+    if len(terms) <= _LEFT_FOLD:
+        e = terms[0]
+        for t in terms[1:]:
+            e = cls(e, t)
+        return e
+    mid = len(terms) // 2
+    return cls(_fold(cls, terms[:mid]), _fold(cls, terms[mid:]))
+
+
 def parse(text: str) -> Expression:
     """Parse a filter such as ``"x > 5 and (y = 'a' or z is null)"``.
 
@@ -899,6 +977,10 @@ def parse(text: str) -> Expression:
     ``[NOT] BETWEEN a AND b``, ``is_nan(x)``, ``AND``/``OR``/``NOT``, parentheses, ``true``/``false``;
     literals: numbers, 'strings', X'hex', ``DATE '2024-01-31'``, ``TIMESTAMP '2024-01-31T10:00:00'``;
     names: bare, dotted (nested), or quoted with backticks or double quotes.
+
+    Errors are :class:`~paimon_engine.errors.InvalidArgumentError` naming the position in ``text``. Parentheses
+    and ``NOT`` nest at most :data:`MAX_FILTER_DEPTH` levels; long ``AND``/``OR`` chains are grouped as a
+    balanced tree, so any chain length binds and evaluates without deep recursion.
     """
     if not isinstance(text, str):
         raise InvalidArgumentError(f"filter must be a string, got {type(text).__name__}")

@@ -182,7 +182,13 @@ cdef object _read(_Cursor c, tuple node):
                         if c.err:
                             return None
                         c.pos += size
-                        key = (<const char*>(c.p + c.pos - size))[:size].decode("utf-8", "replace") if keep else None
+                        key = None
+                        if keep:
+                            try:
+                                key = (<const char*>(c.p + c.pos - size))[:size].decode("utf-8")
+                            except UnicodeDecodeError:  # a map key is an Avro string: UTF-8 or corrupt
+                                c.err = -5
+                                return None
                         val = _read(c, arg)
                         if c.err:
                             return None

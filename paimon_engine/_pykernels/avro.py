@@ -128,7 +128,12 @@ def _read(c, node):
                     if op == OP_MAP:
                         size = _len(c)
                         c.pos += size
-                        key = bytes(c.b[c.pos - size:c.pos]).decode("utf-8", "replace") if keep else None
+                        key = None
+                        if keep:
+                            try:
+                                key = bytes(c.b[c.pos - size:c.pos]).decode("utf-8")
+                            except UnicodeDecodeError:   # a map key is an Avro string: UTF-8 or corrupt
+                                raise _Bad(-5) from None
                         val = _read(c, arg)
                         if keep:
                             out[key] = val

@@ -128,3 +128,26 @@ def test_container_codecs(codec):
     meta, blocks = read_container(data)
     out = decode_blocks(blocks, compile_program(SCHEMA, {"a": True, "s": True}), "x")
     assert out == [{"a": i, "s": "x" * i} for i in range(50)]
+
+
+def test_map_key_with_invalid_utf8_is_corrupt():
+    # a map key is an Avro string: bytes that are not UTF-8 are a bad value (status -5), like a string value,
+    # in the compiled kernel and its twin alike; decode_blocks turns it into a CorruptFileError
+    prog = compile_program({"type": "map", "values": "int"})
+    good = b"\x02" + b"\x02" + b"k" + b"\x02" + b"\x00"     # one block of 1 entry: "k" -> 1, then the end
+    bad = b"\x02" + b"\x02" + b"\xff" + b"\x02" + b"\x00"
+    for k in IMPLS:
+        out = []
+        assert k.decode_records(good, 1, prog, out) == len(good)
+        assert out == [{"k": 1}]
+        assert k.decode_records(bad, 1, prog, []) == -5
+    with pytest.raises(CorruptFileError):
+        decode_blocks([(1, bad, 0)], prog, "x.avro")
+    # a projection that skips the map never decodes its keys
+    rec = {"type": "record", "name": "r", "fields": [{"name": "a", "type": "int"},
+                                                     {"name": "m", "type": {"type": "map", "values": "int"}}]}
+    skip = compile_program(rec, {"a": True})
+    for k in IMPLS:
+        out = []
+        assert k.decode_records(b"\x04" + bad, 1, skip, out) == len(bad) + 1
+        assert out == [{"a": 2}]

@@ -11,7 +11,7 @@ import pytest
 
 from paimon_engine.expressions import col
 from paimon_engine.scan import reader as R
-from paimon_engine.table.catalog import FileSystemCatalog
+from paimon_engine.catalog import FileSystemCatalog
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -102,7 +102,7 @@ def test_reading_position_deletes_does_not_import_pandas(table):
     table.delete(col("id").isin(list(range(3, 3000, 10))))
     code = (
         "import sys\n"
-        "from paimon_engine.table.catalog import FileSystemCatalog\n"
+        "from paimon_engine.catalog import FileSystemCatalog\n"
         f"t = FileSystemCatalog({os.path.dirname(os.path.dirname(table.location))!r}).load_table('db.t')\n"
         "n = t.scan().to_arrow().num_rows\n"
         "print(n, 'pandas' in sys.modules)\n")

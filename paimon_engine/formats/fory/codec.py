@@ -121,7 +121,7 @@ def encode_rows(batch, schema=None, layout: str = S.STANDARD, *, out=None):
     :class:`InvalidArgumentError` before anything is written.
     """
     rb = _as_record_batch(batch)
-    schema = ForySchema(rb.schema if schema is None else schema)
+    schema = _fory_schema(rb.schema if schema is None else schema)
     lay = schema.layout(layout)
     cols = _conform(rb, schema)
     nrows = rb.num_rows
@@ -270,6 +270,11 @@ def _walk(node):
 
 INT32_MAX = 2 ** 31 - 1
 
+def _fory_schema(schema) -> ForySchema:
+    """``schema`` itself when it is a ForySchema (so its cached layouts are reused), else one built from it."""
+    return schema if isinstance(schema, ForySchema) else ForySchema(schema)
+
+
 #: the source name errors carry when the caller names none
 DEFAULT_SOURCE = "<fory rows>"
 
@@ -292,7 +297,7 @@ def decode_rows(buffer, offsets, schema, layout: str = S.STANDARD, columns=None,
     """
     pa = _pa()
     source = DEFAULT_SOURCE if source is None else source
-    schema = ForySchema(schema)
+    schema = _fory_schema(schema)
     lay = schema.layout(layout)
     buf = _as_u8(buffer)
     offs = np.ascontiguousarray(offsets, dtype=np.int64)
@@ -483,7 +488,7 @@ def _corrupt(status, state, lay, source):
 def encode_row(value, schema, layout: str = S.STANDARD) -> bytes:
     """One Fory row from a dict (field name -> Python value; missing names are null)."""
     pa = _pa()
-    schema = ForySchema(schema)
+    schema = _fory_schema(schema)
     if not isinstance(value, dict):
         raise InvalidArgumentError(f"encode_row takes a dict of field values, not {type(value).__name__}")
     unknown = set(value) - set(schema.names)
@@ -506,7 +511,7 @@ def decode_row(data, schema, layout: str = S.STANDARD, *, source=None) -> dict:
     naming the field and the stored value (``decode_rows`` returns it).
     """
     buf = _as_u8(data)
-    schema = ForySchema(schema)
+    schema = _fory_schema(schema)
     rb = decode_rows(buf, np.array([0, len(buf)], dtype=np.int64), schema, layout, source=source)
     try:
         return rb.to_pylist()[0]
