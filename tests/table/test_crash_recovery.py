@@ -171,10 +171,7 @@ def _mixed_worker(kind, root, worker, out):
 
     ops = ["append"] + [rng.choice(["append", "append", "delete", "delete", "overwrite", "schema", "expire"])
                         for _ in range(N_OPS - 1)]
-    deadline = time.monotonic() + 25
     for n, op in enumerate(ops):
-        if time.monotonic() > deadline:
-            break
         if op in ("delete", "overwrite") and len(live) < 2:
             op = "append"
         for attempt in range(6):
@@ -227,7 +224,7 @@ def test_mixed_concurrent_operations_keep_every_acknowledged_effect(tmp_path, ki
         p.start()
     try:
         for p in procs:
-            p.join(120)
+            p.join(600)
     finally:
         for p in procs:
             if p.is_alive():
