@@ -38,6 +38,9 @@ MIN_BLOCK_LIMIT = 16 << 20
 # ---------------------------------------------------------------------------
 
 def _varint(buf, pos, path):
+    if pos < len(buf) and buf[pos] < 0x80:   # one byte: most lengths and counts
+        b = buf[pos]
+        return (b >> 1) ^ -(b & 1), pos + 1
     v = shift = 0
     n = len(buf)
     while True:
