@@ -488,7 +488,7 @@ def _read_versioned(md: TableMetadata, d: dict, fv: int) -> None:
             raise _bad("missing required field 'partition-specs' (or v1 'partition-spec')", "partition-specs")
     except CorruptFileError:
         raise
-    except (PaimonEngineError, TypeError, ValueError, KeyError, AttributeError) as exc:
+    except (PaimonEngineError, TypeError, ValueError, KeyError, AttributeError, OverflowError) as exc:
         raise _bad(f"bad partition spec: {exc}", "partition-specs") from None
     if not any(s.spec_id == md.default_spec_id for s in md.specs):
         raise _bad(f"default-spec-id {md.default_spec_id} is not in 'partition-specs'", "default-spec-id")
@@ -500,7 +500,7 @@ def _read_versioned(md: TableMetadata, d: dict, fv: int) -> None:
     try:
         orders = _opt(d, "sort-orders", list, None)
         md.sort_orders = [SortOrder.from_dict(o) for o in orders] if orders is not None else [SortOrder((), 0)]
-    except (PaimonEngineError, TypeError, ValueError, KeyError, AttributeError) as exc:
+    except (PaimonEngineError, TypeError, ValueError, KeyError, AttributeError, OverflowError) as exc:
         raise _bad(f"bad sort order: {exc}", "sort-orders") from None
     md.default_sort_order_id = _opt(d, "default-sort-order-id", int, md.sort_orders[0].order_id
                                     if md.sort_orders else 0)
@@ -509,7 +509,7 @@ def _read_versioned(md: TableMetadata, d: dict, fv: int) -> None:
 def _schema(s, index):
     try:
         return Schema.from_dict(s, index)
-    except (PaimonEngineError, TypeError, ValueError, KeyError, AttributeError) as exc:
+    except (PaimonEngineError, TypeError, ValueError, KeyError, AttributeError, OverflowError) as exc:
         raise _bad(f"bad schema: {exc}", "schemas") from None
 
 
