@@ -27,7 +27,6 @@ from ..expressions import AlwaysFalse, AlwaysTrue, Expression, parse
 from .delete_index import DeleteFile, DeleteFileIndex
 from .evaluators import FileStats, InclusiveMetricsEvaluator, SummaryStats, evaluate_row, residual_for
 from .projection import PartitionFieldInfo, project
-from .reader import METADATA_COLUMNS, TaskReader
 from .tasks import FileScanTask, combine_tasks, split_tasks
 
 __all__ = ["TableScan", "resolve_snapshot"]
@@ -145,6 +144,7 @@ class TableScan:
             return (), self.row_type
         if isinstance(columns, str):
             columns = [columns]
+        from .reader import METADATA_COLUMNS
         meta, fields = [], []
         for c in columns:
             if c in METADATA_COLUMNS:
@@ -355,8 +355,6 @@ class TableScan:
         metrics = None if trivial else InclusiveMetricsEvaluator(bound)
         props = self.metadata.properties or {}
         use_index = not trivial and str(props.get("file-index.read.enabled", "true")).lower() != "false"
-        if use_index:
-            from ..index.result import SKIP, BitmapResult
         self.files_skipped_by_index = 0
         tasks = []
         check_deletes = not index.is_empty() and incremental is None
@@ -390,6 +388,7 @@ class TableScan:
                         continue
                 selection = None
                 if use_index and df.file_index:
+                    from ..index.result import SKIP, BitmapResult   # loaded only for tables with file indexes
                     result = self._file_index_result(df, bound)
                     if result is SKIP:
                         self.files_skipped_by_index += 1
@@ -478,6 +477,7 @@ class TableScan:
 
     # -- reading -----------------------------------------------------------
     def _reader(self, projected=None):
+        from .reader import TaskReader   # imported on first read: planning alone does not load pyarrow.compute
         return TaskReader(self.io, self.row_type, self.projected if projected is None else projected,
                           self.metadata_columns if projected is None else (), self._all_fields,
                           self.case_sensitive)
