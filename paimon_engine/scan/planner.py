@@ -5,7 +5,8 @@
 
 * manifest-list pruning: the filter is projected (inclusively) through every transform of each manifest's
   partition spec and evaluated against the manifest's partition summaries;
-* manifests are read in parallel; entries are pruned by their partition tuple and by column metrics (bounds,
+* manifests on object stores are read in parallel (local ones in turn); entries are pruned by their partition
+  tuple while they are decoded (answers remembered per distinct tuple) and by column metrics (bounds,
   null/NaN/value counts); the part of the filter the metrics cannot settle stays as the task's residual;
 * a :class:`~paimon_engine.scan.delete_index.DeleteFileIndex` assigns position deletes, deletion vectors and
   equality deletes to each data file;

@@ -1,11 +1,14 @@
 """Table metadata JSON (format versions 1, 2 and 3): :class:`TableMetadata`, :class:`Snapshot`, :class:`SnapshotRef`,
 snapshot and metadata logs.
 
-``from_dict`` validates and raises :class:`~paimon_engine.errors.CorruptFileError` naming the bad field;
+``from_dict`` validates and raises :class:`~paimon_engine.errors.CorruptFileError` naming the bad field (snapshots
+become objects, and are checked, when first used: a table with thousands of snapshots loads without building
+them; their ids and the snapshot log are checked on load);
 ``to_dict`` writes the spec's layout for the table's format version. Every v1/v2/v3 difference is handled in
 :func:`_read_versioned` and :func:`_write_versioned` (v3 adds the table's ``next-row-id`` and, on snapshots,
 ``first-row-id`` and ``added-rows``). Unknown top-level, snapshot and ref fields are kept and
-written back unchanged. :func:`parse_metadata` reads plain or gzip-compressed JSON.
+written back unchanged. :func:`parse_metadata` reads plain or gzip-compressed JSON (with orjson when it is
+installed).
 """
 
 from __future__ import annotations
