@@ -1,4 +1,4 @@
-# Avro binary decoding driven by a compiled schema program (see paimon_engine/scan/avro.py).
+# Avro binary decoding driven by a compiled schema program (see paimon_engine/formats/avro.py).
 #
 # A program node is a tuple (op, arg, keep). Records decode to dicts of their kept fields only; unkept
 # values are skipped without building objects; arrays of {key: int, value: X} records (Iceberg's int-keyed
@@ -65,14 +65,70 @@ cdef inline Py_ssize_t _len(_Cursor c) noexcept:
     return <Py_ssize_t>n
 
 
-cdef object _read(_Cursor c, tuple node):
-    cdef int op = node[0]
-    cdef bint keep = node[2]
+cdef class _Node:
+    # a program node (op, arg, keep) with its parts in C fields: the interpreter below reads these instead of
+    # indexing tuples and converting Python ints on every value
+    cdef int op
+    cdef bint keep
+    cdef Py_ssize_t size       # OP_FIXED
+    cdef tuple symbols         # OP_ENUM
+    cdef tuple names           # OP_RECORD field names
+    cdef list kids             # OP_RECORD fields, OP_UNION branches, OP_ARRAY/OP_MAP items, OP_INTMAP key+value
+
+
+cdef _Node _compile(tuple node, dict seen):
+    # named types are shared subtrees of the program: compile each once (``seen`` by identity)
+    cdef _Node n = seen.get(id(node))
+    if n is not None:
+        return n
+    n = _Node()
+    n.op = node[0]
+    n.keep = node[2]
+    arg = node[1]
+    if n.op == OP_FIXED:
+        n.size = arg   # compile_program admits 0 <= size < 2**31
+    elif n.op == OP_ENUM:
+        n.symbols = tuple(arg)
+    elif n.op == OP_UNION:
+        n.kids = [_compile(x, seen) for x in arg]
+    elif n.op == OP_RECORD:
+        n.names = tuple([x[0] for x in arg])
+        n.kids = [_compile(x[1], seen) for x in arg]
+    elif n.op == OP_ARRAY or n.op == OP_MAP:
+        n.kids = [_compile(arg, seen)]
+    elif n.op == OP_INTMAP:
+        n.kids = [_compile(arg[0], seen), _compile(arg[1], seen)]
+    seen[id(node)] = n
+    return n
+
+
+cdef dict _COMPILED = {}
+
+
+cdef _Node _compiled(tuple program):
+    hit = _COMPILED.get(id(program))
+    if hit is not None and (<tuple>hit)[0] is program:
+        return <_Node>(<tuple>hit)[1]
+    cdef _Node n = _compile(program, {})
+    if len(_COMPILED) > 512:
+        _COMPILED.clear()
+    _COMPILED[id(program)] = (program, n)   # holds the program, so its id is not reused while cached
+    return n
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef object _read(_Cursor c, _Node node):
+    cdef int op = node.op
+    cdef bint keep = node.keep
     cdef int64_t v, n, i, blk
-    cdef Py_ssize_t size
+    cdef Py_ssize_t size, j
     cdef double d
     cdef float f
-    cdef object arg, out, item, key
+    cdef object out, key, val
+    cdef list kids
+    cdef tuple names
+    cdef _Node kid
     if c.err:
         return None
     if op == OP_NULL:
@@ -105,7 +161,7 @@ cdef object _read(_Cursor c, tuple node):
         return d
     if op == OP_BYTES or op == OP_STRING or op == OP_FIXED:
         if op == OP_FIXED:
-            size = node[1]
+            size = node.size
             if size > c.end - c.pos:
                 c.err = -1
                 return None
@@ -127,36 +183,44 @@ cdef object _read(_Cursor c, tuple node):
         v = _long(c)
         if c.err:
             return None
-        arg = node[1]
-        if v < 0 or v >= len(arg):
+        if v < 0 or v >= len(node.symbols):
             c.err = -3
             return None
-        return arg[v]
+        return node.symbols[v]
     if op == OP_UNION:
         v = _long(c)
         if c.err:
             return None
-        arg = node[1]
-        if v < 0 or v >= len(arg):
+        kids = node.kids
+        if v < 0 or v >= len(kids):
             c.err = -3
             return None
-        return _read(c, arg[v])
+        return _read(c, <_Node>kids[v])
     c.depth += 1
     if c.depth > MAX_DEPTH:
         c.err = -5
         return None
     try:
         if op == OP_RECORD:
-            out = {} if keep else None
-            for item in node[1]:
-                val = _read(c, item[1])
+            kids = node.kids
+            names = node.names
+            if keep:
+                out = {}
+                for j in range(len(kids)):
+                    kid = <_Node>kids[j]
+                    val = _read(c, kid)
+                    if c.err:
+                        return None
+                    if kid.keep:
+                        out[names[j]] = val
+                return out
+            for j in range(len(kids)):
+                _read(c, <_Node>kids[j])
                 if c.err:
                     return None
-                if keep and item[1][2]:
-                    out[item[0]] = val
-            return out
+            return None
         if op == OP_ARRAY or op == OP_MAP or op == OP_INTMAP:
-            arg = node[1]
+            kids = node.kids
             if op == OP_ARRAY:
                 out = [] if keep else None
             else:
@@ -189,21 +253,21 @@ cdef object _read(_Cursor c, tuple node):
                             except UnicodeDecodeError:  # a map key is an Avro string: UTF-8 or corrupt
                                 c.err = -5
                                 return None
-                        val = _read(c, arg)
+                        val = _read(c, <_Node>kids[0])
                         if c.err:
                             return None
                         if keep:
                             out[key] = val
                     elif op == OP_INTMAP:
-                        # arg = (key node, value node): a record {key: int, value: X}
-                        key = _read(c, arg[0])
-                        val = _read(c, arg[1])
+                        # a record {key: int, value: X}
+                        key = _read(c, <_Node>kids[0])
+                        val = _read(c, <_Node>kids[1])
                         if c.err:
                             return None
                         if keep:
                             out[key] = val
                     else:
-                        val = _read(c, arg)
+                        val = _read(c, <_Node>kids[0])
                         if c.err:
                             return None
                         if keep:
@@ -229,8 +293,9 @@ def decode_records(const uint8_t[::1] data, Py_ssize_t count, tuple program, lis
     c.p = empty if c.end == 0 else &data[0]
     if count < 0:
         return -4
+    cdef _Node root = _compiled(program)
     for i in range(count):
-        val = _read(c, program)
+        val = _read(c, root)
         if c.err:
             return c.err
         out.append(val)

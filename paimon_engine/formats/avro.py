@@ -38,6 +38,9 @@ MIN_BLOCK_LIMIT = 16 << 20
 # ---------------------------------------------------------------------------
 
 def _varint(buf, pos, path):
+    if pos < len(buf) and buf[pos] < 0x80:   # one byte: most lengths and counts
+        b = buf[pos]
+        return (b >> 1) ^ -(b & 1), pos + 1
     v = shift = 0
     n = len(buf)
     while True:
@@ -54,8 +57,36 @@ def _varint(buf, pos, path):
     return (v >> 1) ^ -(v & 1), pos
 
 
+#: recently parsed metadata maps: header bytes (magic to the end of the map) -> (metadata, length). Files of one
+#: writer repeat them (a table's manifests differ only in their sync markers and blocks), so a file that starts
+#: with the very same bytes has the very same metadata.
+_HEADERS: dict = {}
+
+
+def _cached_header(data):
+    if type(data) is bytes:
+        for head, hit in list(_HEADERS.items()):
+            if data.startswith(head):
+                return hit
+    return None
+
+
 def read_container(data: bytes, path: str = "?"):
     """-> (metadata dict of bytes, list of (record count, decompressed block bytes, block offset))."""
+    hit = _cached_header(data)
+    if hit is not None:
+        meta, pos = dict(hit[0]), hit[1]
+    else:
+        meta, pos = _read_meta(data, path)
+        if type(data) is bytes and pos <= 65536:
+            with _LOCK:
+                if len(_HEADERS) >= 8:
+                    _HEADERS.pop(next(iter(_HEADERS)))
+                _HEADERS[data[:pos]] = (dict(meta), pos)
+    return meta, _read_blocks(data, meta, pos, path)
+
+
+def _read_meta(data, path):
     if data[:4] != MAGIC:
         raise CorruptFileError("not an Avro container file (bad magic)", path=path, offset=0)
     pos = 4
@@ -83,6 +114,10 @@ def read_container(data: bytes, path: str = "?"):
                 raise CorruptFileError("bad Avro metadata value length", path=path, offset=pos)
             meta[key] = data[pos:pos + vlen]
             pos += vlen
+    return meta, pos
+
+
+def _read_blocks(data, meta, pos, path):
     if pos + 16 > len(data):
         raise CorruptFileError("Avro header truncated before the sync marker", path=path, offset=pos)
     sync = data[pos:pos + 16]
@@ -110,7 +145,7 @@ def read_container(data: bytes, path: str = "?"):
             raise CorruptFileError(f"Avro block claims {count} records in {len(body)} bytes", path=path,
                                    offset=start)
         blocks.append((count, body, start))
-    return meta, blocks
+    return blocks
 
 
 def _decompress(codec, raw, path, offset):
@@ -175,7 +210,10 @@ def compile_program(schema, want=None, names=None):
     if t in _PRIMS:
         return (_PRIMS[t], None, True)
     if t == "fixed":
-        node = (OP_FIXED, int(schema["size"]), True)
+        size = int(schema["size"])
+        if not 0 <= size < 2 ** 31:
+            raise ValueError(f"bad fixed size {size}")
+        node = (OP_FIXED, size, True)
         names[schema.get("name", "")] = node
         return node
     if t == "enum":

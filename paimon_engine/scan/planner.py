@@ -5,7 +5,8 @@
 
 * manifest-list pruning: the filter is projected (inclusively) through every transform of each manifest's
   partition spec and evaluated against the manifest's partition summaries;
-* manifests are read in parallel; entries are pruned by their partition tuple and by column metrics (bounds,
+* manifests on object stores are read in parallel (local ones in turn); entries are pruned by their partition
+  tuple while they are decoded (answers remembered per distinct tuple) and by column metrics (bounds,
   null/NaN/value counts); the part of the filter the metrics cannot settle stays as the task's residual;
 * a :class:`~paimon_engine.scan.delete_index.DeleteFileIndex` assigns position deletes, deletion vectors and
   equality deletes to each data file;
@@ -26,7 +27,6 @@ from ..expressions import AlwaysFalse, AlwaysTrue, Expression, parse
 from .delete_index import DeleteFile, DeleteFileIndex
 from .evaluators import FileStats, InclusiveMetricsEvaluator, SummaryStats, evaluate_row, residual_for
 from .projection import PartitionFieldInfo, project
-from .reader import METADATA_COLUMNS, TaskReader
 from .tasks import FileScanTask, combine_tasks, split_tasks
 
 __all__ = ["TableScan"]
@@ -103,6 +103,7 @@ class TableScan:
             return (), self.row_type
         if isinstance(columns, str):
             columns = [columns]
+        from .reader import METADATA_COLUMNS
         meta, fields = [], []
         for c in columns:
             if c in METADATA_COLUMNS:
@@ -187,12 +188,13 @@ class TableScan:
         if snap is None:
             return []
         from ..spec.manifest_list import ManifestFile, read_manifest_list
-        from ..spec.snapshots import check_inside_table
+        from ..spec.snapshots import inside_table_check
         if snap.manifest_list:
-            check_inside_table(self.metadata, snap.manifest_list, "manifest list")
+            check = inside_table_check(self.metadata)
+            check(snap.manifest_list, "manifest list")
             manifests = read_manifest_list(self.io, snap.manifest_list)
             for m in manifests:
-                check_inside_table(self.metadata, m.manifest_path, "manifest")
+                check(m.manifest_path, "manifest")
             return manifests
         # format v1 snapshots may list manifests inline
         return [ManifestFile(p, 0, 0, 0, 0, 0, snap.snapshot_id) for p in (snap.manifests or [])]
@@ -247,6 +249,7 @@ class TableScan:
             return []
         from ..spec.manifest import read_manifest
         self._pinfo = self._partition_filters()
+        self._summary_memo = {}
         manifests = self._manifests()
         incremental = self._incremental
         data_ms, delete_ms = [], []
@@ -267,20 +270,28 @@ class TableScan:
         need_metrics = not isinstance(self.bound_filter, AlwaysTrue)
         exact = self._exact_specs()
         todo = data_ms + delete_ms
-        # file reads run in parallel (they release the GIL: this is what matters on object stores); decoding
-        # runs here, one manifest after another, since it holds the GIL
-        if len(todo) > 1 and self.workers > 1:
+        # on object stores file reads run in parallel (they release the GIL and wait on the network); local reads
+        # are too short for a pool to pay. Decoding runs here, one manifest after another, since it holds the GIL
+        if len(todo) > 1 and self.workers > 1 and not _is_local(self.io, todo[0].manifest_path):
             with ThreadPoolExecutor(min(self.workers, len(todo))) as pool:
                 blobs = list(pool.map(lambda m: self.io.read_bytes(m.manifest_path), todo))
         else:
             blobs = [self.io.read_bytes(m.manifest_path) for m in todo]
         loaded = []
+        ptypes, ptests = {}, {}
         for m, blob in zip(todo, blobs):
             spec_id = m.partition_spec_id
-            ptype = self._partition_type(spec_id) if spec_id in self._pinfo else None
+            ptype = ptypes.get(spec_id, False)
+            if ptype is False:
+                ptype = ptypes[spec_id] = self._partition_type(spec_id) if spec_id in self._pinfo else None
             metrics = (need_metrics and spec_id not in exact) or m.content != CONTENT_DATA
+            ptest = None
+            if m.content == CONTENT_DATA and spec_id in self._pinfo:
+                ptest = ptests.get(spec_id)
+                if ptest is None:
+                    ptest = ptests[spec_id] = _partition_test(*self._pinfo[spec_id])
             loaded.append((m, read_manifest(self.io, m, ptype, include_deleted=False, metrics=metrics, full=False,
-                                            data=blob)))
+                                            data=blob, partition_filter=ptest)))
 
         delete_files = []
         data_entries = []
@@ -303,15 +314,14 @@ class TableScan:
         metrics = None if trivial else InclusiveMetricsEvaluator(bound)
         props = self.metadata.properties or {}
         use_index = not trivial and str(props.get("file-index.read.enabled", "true")).lower() != "false"
-        if use_index:
-            from ..index.result import SKIP, BitmapResult
         self.files_skipped_by_index = 0
         tasks = []
+        check_deletes = not index.is_empty() and incremental is None
+        row_schema = self._row_schema
         for m, entries in data_entries:
-            pfilter, infos = self._pinfo.get(m.partition_spec_id, (AlwaysTrue(), []))
-            check_part = not isinstance(pfilter, AlwaysTrue)
-            pids = [i.field_id for i in infos]
-            spec_exact = m.partition_spec_id in exact
+            # entries whose partition fails the filter were dropped while reading (_partition_test)
+            spec_id = m.partition_spec_id
+            spec_exact = spec_id in exact
             for e in entries:
                 if e.status == STATUS_DELETED:
                     continue
@@ -320,12 +330,10 @@ class TableScan:
                 df = e.data_file
                 if df.content != CONTENT_DATA:
                     continue
-                if check_part and not evaluate_row(pfilter, dict(zip(pids, df.partition))):
-                    continue
                 stats = None
                 residual = bound
                 if spec_exact:
-                    residual = AlwaysTrue()
+                    residual = _TRUE
                 elif not trivial:
                     stats = FileStats.of(df)
                     try:
@@ -339,6 +347,7 @@ class TableScan:
                         continue
                 selection = None
                 if use_index and df.file_index:
+                    from ..index.result import SKIP, BitmapResult   # loaded only for tables with file indexes
                     result = self._file_index_result(df, bound)
                     if result is SKIP:
                         self.files_skipped_by_index += 1
@@ -347,15 +356,16 @@ class TableScan:
                         selection = result.selection(df.record_count)
                 seq = e.sequence_number or 0
                 deletes = []
-                if not index.is_empty() and incremental is None:
+                if check_deletes:
                     if stats is None:
                         stats = FileStats.of(df)
-                    deletes = index.for_data_file(df.file_path, seq, m.partition_spec_id, df.partition, stats)
+                    deletes = index.for_data_file(df.file_path, seq, spec_id, df.partition, stats)
+                fmt = df.file_format
+                split = df.split_offsets
                 tasks.append(FileScanTask(
-                    df.file_path, df.file_format.lower(), df.record_count, df.file_size_in_bytes,
-                    m.partition_spec_id, tuple(df.partition), seq, deletes, residual, selection, None, None,
-                    tuple(df.split_offsets) if df.split_offsets else None, e.snapshot_id,
-                    self._row_schema(df), df.first_row_id))
+                    df.file_path, fmt.lower(), df.record_count, df.file_size_in_bytes, spec_id, df.partition, seq,
+                    deletes, residual, selection, None, None, tuple(split) if split else None, e.snapshot_id,
+                    row_schema(df) if fmt == "ROW" else None, df.first_row_id))
         return tasks
 
     def _file_index_result(self, df, bound):
@@ -394,11 +404,31 @@ class TableScan:
             return True
         if deletes and not infos:
             return True  # global equality deletes
-        summaries = {i.field_id: s for i, s in zip(infos, m.partitions)}
+        # one evaluator per spec, and the answer remembered per distinct summary of the fields the filter reads
+        # (manifests of one table repeat few of those)
+        memo = self._summary_memo.get(m.partition_spec_id)
+        if memo is None:
+            used = _filter_field_ids(pfilter, unbound_as_none=True)
+            pos = tuple(j for j, i in enumerate(infos) if i.field_id in used) if used else None
+            memo = self._summary_memo[m.partition_spec_id] = (InclusiveMetricsEvaluator(pfilter), pos, {})
+        evaluator, pos, answers = memo
+        parts = m.partitions
         try:
-            return InclusiveMetricsEvaluator(pfilter).eval(SummaryStats(summaries))
+            picked = parts if pos is None or len(parts) != len(infos) else [parts[j] for j in pos]
+            key = tuple((s.contains_null, s.contains_nan, s.lower_bound, s.upper_bound) for s in picked)
+            hit = answers.get(key)
+        except (TypeError, AttributeError):  # unhashable or odd summaries: evaluate without the memo
+            key = hit = None
+        if hit is not None:
+            return hit
+        summaries = {i.field_id: s for i, s in zip(infos, parts)}
+        try:
+            hit = bool(evaluator.eval(SummaryStats(summaries)))
         except Exception:  # unusable summaries never prune
-            return True
+            hit = True
+        if key is not None and len(answers) < 65536:
+            answers[key] = hit
+        return hit
 
     def plan_tasks(self, target_size: int = 128 << 20, open_file_cost: int = 4 << 20):
         """Tasks split at row-group offsets and combined to about ``target_size`` bytes each."""
@@ -406,6 +436,7 @@ class TableScan:
 
     # -- reading -----------------------------------------------------------
     def _reader(self, projected=None):
+        from .reader import TaskReader   # imported on first read: planning alone does not load pyarrow.compute
         return TaskReader(self.io, self.row_type, self.projected if projected is None else projected,
                           self.metadata_columns if projected is None else (), self._all_fields,
                           self.case_sensitive)
@@ -507,9 +538,11 @@ class TableScan:
         return f"TableScan(snapshot={sid}, filter={self.row_filter!r}, columns={self.row_type.names if not self.projected else self.projected.names})"
 
 
-def _filter_field_ids(expr):
+def _filter_field_ids(expr, unbound_as_none=False):
+    """Field ids the predicates of ``expr`` read; with ``unbound_as_none``, None when some predicate has none."""
     from ..expressions import And, Not, Or, Predicate
     out = set()
+    unbound = []
 
     def walk(e):
         if isinstance(e, (And, Or)):
@@ -517,10 +550,45 @@ def _filter_field_ids(expr):
             walk(e.right)
         elif isinstance(e, Not):
             walk(e.child)
-        elif isinstance(e, Predicate) and e.field_id is not None:
-            out.add(e.field_id)
+        elif isinstance(e, Predicate):
+            if e.field_id is not None:
+                out.add(e.field_id)
+            else:
+                unbound.append(e)
     walk(expr)
-    return out
+    return None if unbound_as_none and unbound else out
+
+
+_TRUE = AlwaysTrue()
+
+
+def _is_local(io, path):
+    is_local = getattr(io, "is_local", None)
+    try:
+        return bool(is_local(path)) if is_local is not None else False
+    except Exception:  # an unresolvable location: reading it reports the problem
+        return False
+
+
+def _partition_test(pfilter, infos):
+    """A partition tuple -> keep? test for one spec's projected filter (None when it keeps everything), with the
+    answers remembered per distinct partition tuple (a manifest list usually holds few)."""
+    if isinstance(pfilter, AlwaysTrue):
+        return None
+    pids = [i.field_id for i in infos]
+    memo = {}
+
+    def test(pvals):
+        try:
+            hit = memo.get(pvals)
+        except TypeError:  # an unhashable partition value from some writer: no memo
+            return evaluate_row(pfilter, dict(zip(pids, pvals)))
+        if hit is None:
+            hit = bool(evaluate_row(pfilter, dict(zip(pids, pvals))))
+            if len(memo) < 65536:
+                memo[pvals] = hit
+        return hit
+    return test
 
 
 def _delete_file(e, m):

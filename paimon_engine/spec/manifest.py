@@ -428,14 +428,16 @@ _WANTS = {"full": None, "metrics": _want(True), "lean": _want(False)}
 
 def read_manifest(io, manifest, partition_type: T.RowType | None = None, schema=None, spec=None,
                   include_deleted: bool = True, metrics: bool = True, full: bool = True,
-                  data: bytes | None = None):
+                  data: bytes | None = None, partition_filter=None):
     """Entries of one manifest, with snapshot ids and sequence numbers inherited from ``manifest`` (a
     :class:`~paimon_engine.spec.manifest_list.ManifestFile`).
 
     ``partition_type`` defaults to the one derived from the manifest's own ``schema``/``partition-spec``
     metadata (or, without those, the writer's partition record as it is). ``full=False`` decodes only what
-    planning needs (and the metric maps only when ``metrics``); skipped fields are left unset. ``data``: the
-    file's bytes, if already read. Decoded by :mod:`paimon_engine.formats.avro`, the engine's one Avro decoder.
+    planning needs (and the metric maps only when ``metrics``); skipped fields are left None. ``data``: the
+    file's bytes, if already read. ``partition_filter``: a callable on an entry's partition tuple; entries it
+    rejects are checked but not returned (no objects are built for them). Decoded by
+    :mod:`paimon_engine.formats.avro`, the engine's one Avro decoder.
     """
     from ..formats.avro import read_records
     path = manifest.manifest_path
@@ -443,65 +445,85 @@ def read_manifest(io, manifest, partition_type: T.RowType | None = None, schema=
         data = io.read_bytes(path)
     mode = "full" if full else ("metrics" if metrics else "lean")
     meta, writer_schema, records = read_records(data, path, _WANTS[mode], mode)
-    writer_fields = _writer_partition_fields(writer_schema)
-    if partition_type is None:
-        partition_type = _partition_type_from_meta(meta, path, schema, spec) if "partition-spec" in meta else None
-    convert = _partition_converters(partition_type, writer_fields)
-    width = len(partition_type.fields) if partition_type is not None else len(writer_fields)
+    if partition_type is None and "partition-spec" in meta:
+        partition_type = _partition_type_from_meta(meta, path, schema, spec)
+    width, plain_names, convert = _partition_plan(writer_schema, partition_type)
     inherited_snap = manifest.added_snapshot_id
     manifest_seq = manifest.sequence_number or 0
     spec_id = manifest.partition_spec_id
     next_row_id = getattr(manifest, "first_row_id", None)
+    new_df = DataFile.__new__
     out = []
+    append = out.append
     for i, rec in enumerate(records):
         try:
             status = rec.get("status")
             if status not in (0, 1, 2):
                 raise CorruptFileError(f"bad manifest entry status {status}", path=path, row=i, field="status")
             df = rec.get("data_file")
-            if not isinstance(df, dict) or not isinstance(df.get("file_path"), str):
+            if type(df) is not dict or type(df.get("file_path")) is not str:
                 raise CorruptFileError("manifest entry without a data file", path=path, row=i, field="data_file")
-            first_row_id = df.get("first_row_id")
+            get = df.get
+            content = get("content") or 0
+            first_row_id = get("first_row_id")
             if first_row_id is not None and (type(first_row_id) is not int or first_row_id < 0):
                 raise CorruptFileError(f"bad first_row_id {first_row_id!r}", path=path, row=i,
                                        field="first_row_id")
-            if first_row_id is None and next_row_id is not None and not df.get("content") \
-                    and status != STATUS_DELETED:
-                rc0 = df.get("record_count")
+            if first_row_id is None and next_row_id is not None and not content and status != STATUS_DELETED:
+                rc0 = get("record_count")
                 if type(rc0) is not int or rc0 < 0:
                     raise CorruptFileError("bad record count", path=path, row=i, field="record_count")
                 first_row_id = next_row_id
                 next_row_id += rc0
-            if not include_deleted and status == STATUS_DELETED:
+            if status == STATUS_DELETED and not include_deleted:
                 continue
-            part = df.get("partition") or {}
-            pvals = [None] * width
-            for name, idx, conv in convert:
-                v = part.get(name)
-                if v is not None and conv is not None:
-                    v = conv(v)
-                pvals[idx] = v
-            content = df.get("content") or 0
-            rc, size = df.get("record_count"), df.get("file_size_in_bytes")
+            part = get("partition") or {}
+            if plain_names is not None:
+                pvals = tuple(map(part.get, plain_names))
+            else:
+                pv = [None] * width
+                for name, idx, conv in convert:
+                    v = part.get(name)
+                    if v is not None and conv is not None:
+                        v = conv(v)
+                    pv[idx] = v
+                pvals = tuple(pv)
+            rc, size = get("record_count"), get("file_size_in_bytes")
             if content not in (0, 1, 2):
                 raise CorruptFileError(f"bad data file content {content}", path=path, row=i, field="content")
             if rc is None or size is None or rc < 0 or size < 0:
                 raise CorruptFileError("bad record count or file size", path=path, row=i)
-            eq = df.get("equality_ids")
-            datafile = DataFile(
-                df["file_path"], df.get("file_format") or "PARQUET", tuple(pvals), rc, size, content=content,
-                column_sizes=df.get("column_sizes"), value_counts=df.get("value_counts"),
-                null_value_counts=df.get("null_value_counts"), nan_value_counts=df.get("nan_value_counts"),
-                lower_bounds=df.get("lower_bounds"), upper_bounds=df.get("upper_bounds"),
-                key_metadata=df.get("key_metadata"), split_offsets=df.get("split_offsets"),
-                equality_ids=[int(x) for x in eq] if eq is not None else None,
-                sort_order_id=df.get("sort_order_id"), referenced_data_file=df.get("referenced_data_file"),
-                spec_id=spec_id, writer_schema_id=df.get("pe_writer_schema_id"),
-                file_index=df.get("pe_file_index"), block_size_in_bytes=df.get("block_size_in_bytes"),
-                first_row_id=first_row_id, content_offset=df.get("content_offset"),
-                content_size_in_bytes=df.get("content_size_in_bytes"),
-                lineage_field_ids=_lineage_ids(df.get("pe_lineage_columns"), path, i))
-            if content == CONTENT_POSITION_DELETES and str(datafile.file_format).upper() == "PUFFIN":
+            if partition_filter is not None and not partition_filter(pvals):
+                continue
+            eq = get("equality_ids")
+            fmt = get("file_format")
+            datafile = new_df(DataFile)
+            datafile.content = int(content)
+            datafile.file_path = df["file_path"]
+            datafile.file_format = fmt.upper() if type(fmt) is str else str(fmt or "PARQUET").upper()
+            datafile.partition = pvals
+            datafile.record_count = int(rc)
+            datafile.file_size_in_bytes = int(size)
+            datafile.column_sizes = get("column_sizes")
+            datafile.value_counts = get("value_counts")
+            datafile.null_value_counts = get("null_value_counts")
+            datafile.nan_value_counts = get("nan_value_counts")
+            datafile.lower_bounds = get("lower_bounds")
+            datafile.upper_bounds = get("upper_bounds")
+            datafile.key_metadata = get("key_metadata")
+            datafile.split_offsets = get("split_offsets")
+            datafile.equality_ids = [int(x) for x in eq] if eq is not None else None
+            datafile.sort_order_id = get("sort_order_id")
+            datafile.referenced_data_file = get("referenced_data_file")
+            datafile.spec_id = spec_id
+            datafile.writer_schema_id = get("pe_writer_schema_id")
+            datafile.file_index = get("pe_file_index")
+            datafile.block_size_in_bytes = get("block_size_in_bytes")
+            datafile.first_row_id = first_row_id
+            datafile.content_offset = get("content_offset")
+            datafile.content_size_in_bytes = get("content_size_in_bytes")
+            datafile.lineage_field_ids = _lineage_ids(get("pe_lineage_columns"), path, i)
+            if content == CONTENT_POSITION_DELETES and datafile.file_format == "PUFFIN":
                 _check_dv_entry(datafile, path, i)
         except CorruptFileError:
             raise
@@ -519,7 +541,7 @@ def read_manifest(io, manifest, partition_type: T.RowType | None = None, schema=
                 fseq = manifest_seq
         if seq is None and manifest_seq == 0:
             seq = 0
-        out.append(ManifestEntry(status, snap, datafile, seq, fseq))
+        append(ManifestEntry(status, snap, datafile, seq, fseq))
     return out
 
 
@@ -539,6 +561,31 @@ def _lineage_ids(mask, path, row):
         raise CorruptFileError(f"bad row-lineage column mask {mask!r}", path=path, row=row,
                                field="pe_lineage_columns")
     return [i for k, i in enumerate(_LINEAGE_BITS) if mask >> k & 1]
+
+
+_PARTITION_PLANS: dict = {}
+
+
+def _partition_plan(writer_schema, partition_type):
+    """``(width, names, converters)`` for turning a writer's partition records into tuples: ``names`` when the
+    tuple is just the writer fields of those names in order (no conversion), else None and ``converters`` as
+    :func:`_partition_converters` gives them. Cached per (writer schema object, partition type): the decoder
+    caches one parsed schema per distinct schema text."""
+    key = (id(writer_schema), partition_type)
+    hit = _PARTITION_PLANS.get(key)
+    if hit is not None and hit[0] is writer_schema:
+        return hit[1]
+    writer_fields = _writer_partition_fields(writer_schema)
+    convert = _partition_converters(partition_type, writer_fields)
+    width = len(partition_type.fields) if partition_type is not None else len(writer_fields)
+    names = None
+    if len(convert) == width and all(c is None and idx == j for j, (_, idx, c) in enumerate(convert)):
+        names = tuple(n for n, _, _ in convert)
+    plan = (width, names, convert)
+    if len(_PARTITION_PLANS) > 256:
+        _PARTITION_PLANS.clear()
+    _PARTITION_PLANS[key] = (writer_schema, plan)
+    return plan
 
 
 def _check_dv_entry(df, path, row):

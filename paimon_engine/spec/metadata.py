@@ -1,11 +1,14 @@
 """Table metadata JSON (format versions 1, 2 and 3): :class:`TableMetadata`, :class:`Snapshot`, :class:`SnapshotRef`,
 snapshot and metadata logs.
 
-``from_dict`` validates and raises :class:`~paimon_engine.errors.CorruptFileError` naming the bad field;
+``from_dict`` validates and raises :class:`~paimon_engine.errors.CorruptFileError` naming the bad field (snapshots
+become objects, and are checked, when first used: a table with thousands of snapshots loads without building
+them; their ids and the snapshot log are checked on load);
 ``to_dict`` writes the spec's layout for the table's format version. Every v1/v2/v3 difference is handled in
 :func:`_read_versioned` and :func:`_write_versioned` (v3 adds the table's ``next-row-id`` and, on snapshots,
 ``first-row-id`` and ``added-rows``). Unknown top-level, snapshot and ref fields are kept and
-written back unchanged. :func:`parse_metadata` reads plain or gzip-compressed JSON.
+written back unchanged. :func:`parse_metadata` reads plain or gzip-compressed JSON (with orjson when it is
+installed).
 """
 
 from __future__ import annotations
@@ -275,19 +278,47 @@ _KNOWN = {"format-version", "table-uuid", "location", "last-sequence-number", "l
 class TableMetadata:
     """The state of a table. Treat instances as values: ``copy()`` then change, as the commit code does."""
 
-    __slots__ = ("format_version", "table_uuid", "location", "last_sequence_number", "last_updated_ms",
-                 "last_column_id", "schemas", "current_schema_id", "specs", "default_spec_id", "last_partition_id",
-                 "properties", "current_snapshot_id", "snapshots", "snapshot_log", "metadata_log", "sort_orders",
-                 "default_sort_order_id", "refs", "statistics", "partition_statistics", "next_row_id", "extra",
-                 "metadata_location", "_snap_by_id")
+    _FIELDS = ("format_version", "table_uuid", "location", "last_sequence_number", "last_updated_ms",
+               "last_column_id", "schemas", "current_schema_id", "specs", "default_spec_id", "last_partition_id",
+               "properties", "current_snapshot_id", "snapshots", "snapshot_log", "metadata_log", "sort_orders",
+               "default_sort_order_id", "refs", "statistics", "partition_statistics", "next_row_id", "extra",
+               "metadata_location")
+    __slots__ = tuple(n for n in _FIELDS if n not in ("snapshots", "snapshot_log")) + (
+        "_snapshots", "_snapshot_log", "_pending", "_snap_by_id")
 
     def __init__(self, **kw):
-        for name in self.__slots__:
+        self._pending = None
+        for name in self._FIELDS:
             setattr(self, name, kw.get(name))
         self._snap_by_id = None
 
+    # snapshots and the snapshot log of a parsed file become objects when first used (see _PendingSnapshots)
+    @property
+    def snapshots(self):
+        s = self._snapshots
+        if s is None and self._pending is not None:
+            s = self._snapshots = self._pending.all()
+            self._pending = None
+        return s
+
+    @snapshots.setter
+    def snapshots(self, value):
+        self._snapshots = value
+        self._pending = None
+
+    @property
+    def snapshot_log(self):
+        log = self._snapshot_log
+        if type(log) is _PendingLog:
+            log = self._snapshot_log = log.all()
+        return log
+
+    @snapshot_log.setter
+    def snapshot_log(self, value):
+        self._snapshot_log = value
+
     def copy(self) -> "TableMetadata":
-        new = TableMetadata(**{n: getattr(self, n) for n in self.__slots__})
+        new = TableMetadata(**{n: getattr(self, n) for n in self._FIELDS})
         new.schemas = list(self.schemas)
         new.specs = list(self.specs)
         new.sort_orders = list(self.sort_orders)
@@ -327,6 +358,9 @@ class TableMetadata:
 
     def snapshot_by_id(self, snapshot_id: int) -> Snapshot | None:
         if self._snap_by_id is None:
+            pending = self._pending
+            if pending is not None and self._snapshots is None:
+                return pending.by_id(snapshot_id)
             self._snap_by_id = {s.snapshot_id: s for s in self.snapshots}
         return self._snap_by_id.get(snapshot_id)
 
@@ -377,25 +411,30 @@ class TableMetadata:
         md.properties = {str(k): str(v) for k, v in _opt(d, "properties", dict, {}).items()}
         _read_versioned(md, d, fv)
         snaps = _opt(d, "snapshots", list, [])
-        md.snapshots = [Snapshot.from_dict(s, fv) for s in snaps]
-        if fv >= 3:
-            for s in md.snapshots:
-                for key in ("first-row-id", "added-rows"):
-                    v = s.extra.get(key)
-                    if v is not None and (type(v) is not int or v < 0):
-                        raise _bad(f"snapshot {s.snapshot_id}: {key!r} must be a non-negative long, got {v!r}", key)
-        ids = [s.snapshot_id for s in md.snapshots]
+        # only the ids are checked here; each snapshot is checked when it becomes an object (on first use)
+        try:
+            ids = [s["snapshot-id"] for s in snaps]
+        except (TypeError, KeyError):
+            ids = None
+        if ids is None or not all(type(i) is int for i in ids):
+            md.snapshots = [_snapshot(s, fv) for s in snaps]   # raises, naming the bad field
+            ids = [s.snapshot_id for s in md.snapshots]
+        else:
+            md._snapshots = None
+            md._pending = _PendingSnapshots(snaps, ids, fv)
         if len(set(ids)) != len(ids):
             raise _bad("duplicate snapshot ids", "snapshots")
         cur = _opt(d, "current-snapshot-id", int, None)
         md.current_snapshot_id = None if cur in (None, -1) else cur
         if md.current_snapshot_id is not None and md.snapshot_by_id(md.current_snapshot_id) is None:
             raise _bad(f"current-snapshot-id {cur} is not a known snapshot", "current-snapshot-id")
-        md.snapshot_log = []
-        for e in _opt(d, "snapshot-log", list, []):
-            _typed(e, "snapshot-log", dict)
-            md.snapshot_log.append(SnapshotLogEntry(_req(e, "timestamp-ms", int, "snapshot-log: "),
-                                                    _req(e, "snapshot-id", int, "snapshot-log: ")))
+        log = _opt(d, "snapshot-log", list, [])
+        for e in log:   # checked here, made objects on first use
+            if type(e) is not dict or type(e.get("timestamp-ms")) is not int or type(e.get("snapshot-id")) is not int:
+                md.snapshot_log = _PendingLog(log).all()   # raises, naming the bad field
+                break
+        else:
+            md.snapshot_log = _PendingLog(log)
         md.metadata_log = []
         for e in _opt(d, "metadata-log", list, []):
             _typed(e, "metadata-log", dict)
@@ -476,7 +515,7 @@ def _read_versioned(md: TableMetadata, d: dict, fv: int) -> None:
             raise _bad("missing required field 'partition-specs' (or v1 'partition-spec')", "partition-specs")
     except CorruptFileError:
         raise
-    except (PaimonEngineError, TypeError, ValueError, KeyError, AttributeError) as exc:
+    except (PaimonEngineError, TypeError, ValueError, KeyError, AttributeError, OverflowError) as exc:
         raise _bad(f"bad partition spec: {exc}", "partition-specs") from None
     if not any(s.spec_id == md.default_spec_id for s in md.specs):
         raise _bad(f"default-spec-id {md.default_spec_id} is not in 'partition-specs'", "default-spec-id")
@@ -488,7 +527,7 @@ def _read_versioned(md: TableMetadata, d: dict, fv: int) -> None:
     try:
         orders = _opt(d, "sort-orders", list, None)
         md.sort_orders = [SortOrder.from_dict(o) for o in orders] if orders is not None else [SortOrder((), 0)]
-    except (PaimonEngineError, TypeError, ValueError, KeyError, AttributeError) as exc:
+    except (PaimonEngineError, TypeError, ValueError, KeyError, AttributeError, OverflowError) as exc:
         raise _bad(f"bad sort order: {exc}", "sort-orders") from None
     md.default_sort_order_id = _opt(d, "default-sort-order-id", int, md.sort_orders[0].order_id
                                     if md.sort_orders else 0)
@@ -497,7 +536,7 @@ def _read_versioned(md: TableMetadata, d: dict, fv: int) -> None:
 def _schema(s, index):
     try:
         return Schema.from_dict(s, index)
-    except (PaimonEngineError, TypeError, ValueError, KeyError, AttributeError) as exc:
+    except (PaimonEngineError, TypeError, ValueError, KeyError, AttributeError, OverflowError) as exc:
         raise _bad(f"bad schema: {exc}", "schemas") from None
 
 
@@ -515,12 +554,30 @@ def _write_versioned(md: TableMetadata, d: dict) -> None:
     d["sort-orders"] = [o.to_dict() for o in md.sort_orders]
 
 
+try:
+    import orjson as _orjson
+except ImportError:  # the optional "fast" extra; the standard library parses the same documents
+    _orjson = None
+
+
+def _loads(data):
+    """JSON text -> objects: orjson when installed (about twice as fast), else the standard library. Whatever
+    orjson refuses (NaN, integers beyond 64 bits, UTF-16 text...) goes to the standard library, which accepts it
+    or produces the error."""
+    if _orjson is not None:
+        try:
+            return _orjson.loads(data)
+        except _orjson.JSONDecodeError:
+            pass
+    return json.loads(data)
+
+
 def parse_metadata(data: bytes, path: str | None = None) -> TableMetadata:
     """Parse metadata JSON bytes (gzip-compressed too); errors name the file and the bad field."""
     try:
         if data[:2] == b"\x1f\x8b":
             data = gzip.decompress(data)
-        doc = json.loads(data)
+        doc = _loads(data)
     except (OSError, EOFError, zlib.error) as exc:  # BadGzipFile is an OSError
         raise CorruptFileError(f"bad gzip-compressed table metadata: {exc}", path=path) from None
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -535,7 +592,76 @@ def parse_metadata(data: bytes, path: str | None = None) -> TableMetadata:
     except RecursionError:
         raise CorruptFileError("table metadata schema is nested too deeply", path=path) from None
     md.metadata_location = path
+    if md._pending is not None:
+        md._pending.path = path
+    if type(md._snapshot_log) is _PendingLog:
+        md._snapshot_log.path = path
     return md
+
+
+def _snapshot(d, fv):
+    s = Snapshot.from_dict(d, fv)
+    if fv >= 3 and s.extra:
+        for key in ("first-row-id", "added-rows"):
+            v = s.extra.get(key)
+            if v is not None and (type(v) is not int or v < 0):
+                raise _bad(f"snapshot {s.snapshot_id}: {key!r} must be a non-negative long, got {v!r}", key)
+    return s
+
+
+class _PendingSnapshots:
+    """The snapshots of a parsed metadata file, still as JSON objects: each becomes a :class:`Snapshot` (checked
+    as ``Snapshot.from_dict`` checks it) when first looked up, all of them when ``TableMetadata.snapshots`` is
+    first read. Errors name the metadata file."""
+
+    __slots__ = ("raw", "fv", "built", "pos", "path")
+
+    def __init__(self, raw, ids, fv):
+        self.raw = raw
+        self.fv = fv
+        self.built = [None] * len(raw)
+        self.pos = {sid: i for i, sid in enumerate(ids)}
+        self.path = None
+
+    def _get(self, i):
+        s = self.built[i]
+        if s is None:
+            try:
+                s = self.built[i] = _snapshot(self.raw[i], self.fv)
+            except CorruptFileError as exc:
+                raise exc.located(path=self.path) from None
+        return s
+
+    def by_id(self, snapshot_id):
+        i = self.pos.get(snapshot_id)
+        return None if i is None else self._get(i)
+
+    def all(self):
+        return [self._get(i) for i in range(len(self.raw))]
+
+
+class _PendingLog:
+    """The snapshot log of a parsed metadata file, still as JSON objects until first read."""
+
+    __slots__ = ("raw", "path")
+
+    def __init__(self, raw):
+        self.raw = raw
+        self.path = None
+
+    def all(self):
+        out = []
+        try:
+            for e in self.raw:
+                if type(e) is dict and type(e.get("timestamp-ms")) is int and type(e.get("snapshot-id")) is int:
+                    out.append(SnapshotLogEntry(e["timestamp-ms"], e["snapshot-id"]))
+                    continue
+                _typed(e, "snapshot-log", dict)
+                out.append(SnapshotLogEntry(_req(e, "timestamp-ms", int, "snapshot-log: "),
+                                            _req(e, "snapshot-id", int, "snapshot-log: ")))
+        except CorruptFileError as exc:
+            raise exc.located(path=self.path) from None
+        return out
 
 
 def serialize_metadata(md: TableMetadata) -> bytes:

@@ -14,7 +14,7 @@ from ..errors import CorruptFileError, InvalidArgumentError, NotFoundError
 from .manifest import CONTENT_DATA, CONTENT_EQUALITY_DELETES, CONTENT_POSITION_DELETES, read_manifest
 from .manifest_list import read_manifest_list
 
-__all__ = ["resolve_snapshot", "live_entries", "check_inside_table", "partition_type_of", "row_file_schema"]
+__all__ = ["resolve_snapshot", "live_entries", "check_inside_table", "inside_table_check", "partition_type_of", "row_file_schema"]
 
 
 def _to_millis(as_of):
@@ -62,17 +62,26 @@ def resolve_snapshot(md, snapshot_id=None, as_of=None, ref=None):
 def check_inside_table(md, path, what):
     """Metadata files must live under the table location (or ``write.metadata.path``) unless the table property
     ``read.allow-external-metadata`` is ``true``: a hostile metadata file must not make us read arbitrary files."""
+    inside_table_check(md)(path, what)
+
+
+def inside_table_check(md):
+    """:func:`check_inside_table` for many paths of one table: ``check(path, what)``."""
     from ..io import normalize_location
     if md.properties.get("read.allow-external-metadata", "false").lower() == "true":
-        return
-    p = normalize_location(path)
+        return lambda path, what: None
     roots = [normalize_location(md.location).rstrip("/") + "/"]
     extra = md.properties.get("write.metadata.path")
     if extra:
         roots.append(normalize_location(extra).rstrip("/") + "/")
-    if ".." in p.split("/") or not any(p.startswith(r) for r in roots):
-        raise CorruptFileError(f"{what} {path!r} is outside the table location {md.location!r} "
-                               f"(set read.allow-external-metadata=true to allow)", path=md.metadata_location)
+    roots = tuple(roots)
+
+    def check(path, what):
+        p = normalize_location(path)
+        if not p.startswith(roots) or ".." in p.split("/"):
+            raise CorruptFileError(f"{what} {path!r} is outside the table location {md.location!r} "
+                                   f"(set read.allow-external-metadata=true to allow)", path=md.metadata_location)
+    return check
 
 
 def partition_type_of(spec, md):

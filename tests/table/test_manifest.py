@@ -181,3 +181,40 @@ def test_extension_fields_are_ignored_by_pyiceberg(tmp_path):
     [pm] = list(pyi_read_list(pio.new_input(str(tmp_path / "l.avro"))))
     [pe] = pm.fetch_manifest_entry(pio)
     assert pe.data_file.file_path == "/d/a.parquet" and pe.data_file.record_count == 10
+
+
+def test_partition_filter_drops_entries_before_building_them(tmp_path):
+    io = FileIO()
+    w = ManifestWriter(SPEC, SCHEMA, 2, snapshot_id=55)
+    parts = [(17486 + i % 3, i % 4, decimal.Decimal("1.50"), 419686, "ab") for i in range(12)]
+    for i, p in enumerate(parts):
+        w.add(_df(f"/d/{i}.parquet", p, rows=i + 1))
+    w.add(_df("/d/gone.parquet", parts[0]), STATUS_DELETED, snapshot_id=44, sequence_number=3,
+          file_sequence_number=3)
+    mf = w.write(io, str(tmp_path / "m.avro"))
+    mf.sequence_number = 7
+    seen = []
+
+    def keep(p):
+        seen.append(p)
+        return p[0] == 17487
+
+    for kwargs in ({}, {"full": False, "metrics": False}, {"full": False, "metrics": True}):
+        seen.clear()
+        everything = read_manifest(io, mf, include_deleted=False, **kwargs)
+        kept = read_manifest(io, mf, include_deleted=False, partition_filter=keep, **kwargs)
+        assert seen == parts          # every live entry's partition tuple, as a tuple, once
+        want = [e for e in everything if e.data_file.partition[0] == 17487]
+        assert [e.data_file for e in kept] == [e.data_file for e in want] and len(kept) == 4
+        assert [(e.status, e.snapshot_id, e.sequence_number) for e in kept] == [(1, 55, 7)] * 4
+    # an entry the filter would drop is still checked
+    with open(tmp_path / "m.avro", "rb") as f:
+        r = fastavro.reader(f)
+        schema, recs = r.writer_schema, list(r)
+    recs[0]["status"] = 9
+    with open(tmp_path / "bad.avro", "wb") as f:
+        fastavro.writer(f, schema, recs)
+    mf.manifest_path = str(tmp_path / "bad.avro")
+    with pytest.raises(CorruptFileError) as ei:
+        read_manifest(io, mf, partition_filter=lambda p: False, full=False)
+    assert ei.value.field == "status" and ei.value.row == 0

@@ -195,3 +195,85 @@ def test_partition_evolution():
     assert spec.partition_path((17486,), schema) == "ts_day=2017-11-16"
     pt = spec.partition_type(schema)
     assert pt.fields[0].id == 1000 and isinstance(pt.fields[0].type, T.DateType)
+
+
+def _many_snapshots(n=50):
+    doc = copy.deepcopy(V2_VALID)
+    last = doc["snapshots"][-1]
+    snaps, parent = [], None
+    for i in range(n):
+        s = dict(last, **{"snapshot-id": 100 + i, "sequence-number": i + 1, "timestamp-ms": 1_600_000_000_000 + i})
+        s.pop("parent-snapshot-id", None)
+        if parent is not None:
+            s["parent-snapshot-id"] = parent
+        parent = s["snapshot-id"]
+        snaps.append(s)
+    doc.update({"snapshots": snaps, "current-snapshot-id": parent, "last-sequence-number": n,
+                "refs": {"main": {"snapshot-id": parent, "type": "branch"}},
+                "snapshot-log": [{"timestamp-ms": s["timestamp-ms"], "snapshot-id": s["snapshot-id"]} for s in snaps]})
+    return doc
+
+
+def test_snapshots_become_objects_on_first_use():
+    doc = _many_snapshots()
+    md = parse_metadata(json.dumps(doc).encode(), "/t/metadata/v9.metadata.json")
+    assert md._snapshots is None            # only the current snapshot was looked at
+    cur = md.current_snapshot()
+    assert cur.snapshot_id == 149 and cur.parent_snapshot_id == 148
+    assert md.snapshot_by_id(120).sequence_number == 21 and md.snapshot_by_id(7) is None
+    assert [s.snapshot_id for s in md.ancestors()][:3] == [149, 148, 147]
+    assert md.snapshot_as_of(1_600_000_000_010).snapshot_id == 110
+    # the list holds the very objects already handed out
+    assert md.snapshots[49] is cur and len(md.snapshots) == 50
+    assert json.loads(serialize_metadata(md)) == json.loads(serialize_metadata(TableMetadata.from_dict(doc)))
+    md2 = md.copy()
+    md2.snapshots = md2.snapshots[:10]
+    md2._snap_by_id = None
+    assert md2.snapshot_by_id(149) is None and md.snapshot_by_id(149) is cur
+
+
+@pytest.mark.parametrize("mutate,field", [
+    (lambda s: s.pop("timestamp-ms"), "timestamp-ms"),
+    (lambda s: s.update({"summary": {"x": "y"}}), "summary.operation"),
+    (lambda s: s.update({"manifest-list": 7}), "manifest-list"),
+])
+def test_bad_snapshot_raises_when_first_used(mutate, field):
+    doc = _many_snapshots()
+    mutate(doc["snapshots"][3])           # not the current snapshot: found when it is first used
+    md = parse_metadata(json.dumps(doc).encode(), "/t/metadata/v9.metadata.json")
+    assert md.current_snapshot().snapshot_id == 149
+    for use in (lambda: md.snapshot_by_id(103), lambda: md.snapshots, lambda: list(md.ancestors())):
+        with pytest.raises(CorruptFileError) as ei:
+            use()
+        assert ei.value.field == field and ei.value.path == "/t/metadata/v9.metadata.json"
+
+
+@pytest.mark.parametrize("mutate,field", [
+    (lambda d: d["snapshots"][3].update({"snapshot-id": "103"}), "snapshot-id"),
+    (lambda d: d["snapshots"][3].update({"snapshot-id": 104}), "snapshots"),
+    (lambda d: d["snapshots"].append(7), "snapshots"),
+    (lambda d: d["snapshot-log"][3].update({"snapshot-id": None}), "snapshot-id"),
+])
+def test_snapshot_ids_and_log_are_checked_on_load(mutate, field):
+    doc = _many_snapshots()
+    mutate(doc)
+    with pytest.raises(CorruptFileError) as ei:
+        parse_metadata(json.dumps(doc).encode(), "/t/metadata/v9.metadata.json")
+    assert ei.value.field == field and ei.value.path == "/t/metadata/v9.metadata.json"
+
+
+def test_json_without_orjson_and_what_orjson_refuses(monkeypatch):
+    from paimon_engine.table import metadata as M
+    doc = _many_snapshots(5)
+    doc["properties"] = {"k": "v"}
+    data = json.dumps(doc).encode()
+    fast = serialize_metadata(parse_metadata(data))
+    monkeypatch.setattr(M, "_orjson", None)
+    assert serialize_metadata(parse_metadata(data)) == fast
+    monkeypatch.undo()
+    # NaN and UTF-16 text are valid for the standard library; orjson refuses them and hands them over
+    doc["statistics"] = [{"snapshot-id": 104, "x": float("nan")}]
+    md = parse_metadata(json.dumps(doc).encode("utf-16"))
+    assert md.statistics[0]["x"] != md.statistics[0]["x"] and len(md.snapshots) == 5
+    with pytest.raises(CorruptFileError):
+        parse_metadata(b'{"format-version": 2, ', "m.json")
