@@ -180,8 +180,8 @@ class TableReader(DataSourceReader):
         sid = None if scan.snapshot is None else scan.snapshot.snapshot_id
         if sid == partition.snapshot_id:
             return partition.tasks, partition.task_reader
-        from ..scan.tasks import split_tasks
-        tasks = split_tasks(scan.plan_files(), partition.split_size)
+        from .planning import split_files
+        tasks = split_files(scan.plan_files(), partition.split_size, scan.io)
         return tasks[partition.index::partition.count], scan.task_reader()
 
     def read(self, partition):
