@@ -13,11 +13,15 @@ from __future__ import annotations
 
 from ..errors import InvalidArgumentError
 
-__all__ = ["SPARK_MAX_PARTITION_BYTES", "SPARK_OPEN_COST_BYTES", "spark_split_size", "plan_groups",
+__all__ = ["SPARK_MAX_PARTITION_BYTES", "SPARK_OPEN_COST_BYTES", "SPARK_BATCH_ROWS", "spark_split_size", "plan_groups",
            "positive_int"]
 
 SPARK_MAX_PARTITION_BYTES = 128 << 20     # spark.sql.files.maxPartitionBytes default
 SPARK_OPEN_COST_BYTES = 4 << 20           # spark.sql.files.openCostInBytes default
+#: rows per Arrow batch handed to Spark: one batch per file (up to the whole file) makes the JVM allocate and
+#: ingest it in one piece; 64K-row batches cost the executor JVM less CPU (measured on a 2M-row count/scan) and
+#: the Python reader no more
+SPARK_BATCH_ROWS = 1 << 16
 
 
 def positive_int(name, value, allowed="a positive number of bytes"):
