@@ -412,11 +412,20 @@ class _RowFile:
     def row_groups_in(self, start, length):
         return ([0], 0) if start == 0 else ([], 0)
 
+    def split_rows(self, task):
+        """(blocks, first row, end row) of a split (``task.start``/``length``: the blocks whose first byte lies in
+        the range), or (None, 0, num_rows) for the whole file."""
+        if task.start is None:
+            return None, 0, self.num_rows
+        blocks = self.reader.blocks_in(task.start, task.length)
+        lo, hi = self.reader.row_range(blocks)
+        return blocks, lo, hi
+
     def single_value(self, name):
         return None
 
-    def read(self, names, row_groups=None, selection=None):
-        batch = self.reader.read_all(columns=list(names), selection=selection)
+    def read(self, names, row_groups=None, selection=None, blocks=None):
+        batch = self.reader.read_all(columns=list(names), selection=selection, blocks=blocks)
         return batch.to_arrow_table() if hasattr(batch, "to_arrow_table") else batch.to_arrow()
 
 
@@ -761,25 +770,30 @@ class TaskReader:
     def _read_row_file(self, task, pf, names, file_cols, positions, eq_groups, batch_size):
         """Position deletes and row selections become one selection: only blocks holding kept rows decode."""
         import pyroaring
-        n = pf.num_rows
+        # a split reads the blocks starting in its byte range: rows lo .. hi - 1 of the file
+        blocks, lo, hi = pf.split_rows(task)
+        n = hi - lo
+        if n <= 0:
+            return
         selection = None
         rows = None
         if (positions is not None and positions.size) or task.selection is not None:
-            keep = keep_mask(positions if positions is not None else np.zeros(0, np.int64), 0, n)
+            keep = keep_mask(positions if positions is not None else np.zeros(0, np.int64), lo, n)
             if task.selection is not None:
-                keep &= _selection_mask(task.selection, 0, n)
-            rows = np.flatnonzero(keep).astype(np.int64)
+                keep &= _selection_mask(task.selection, lo, n)
+            rows = np.flatnonzero(keep).astype(np.int64) + lo
             if rows.size <= n - rows.size:
                 # few rows kept (a point query's selection): the bitmap of the kept rows
                 selection = pyroaring.BitMap(rows.astype(np.uint32))
             else:
                 # most rows kept (deletes): all rows minus the dropped ones, far cheaper than from every kept row
-                selection = pyroaring.BitMap(range(n)) - pyroaring.BitMap(np.flatnonzero(~keep).astype(np.uint32))
+                selection = pyroaring.BitMap(range(lo, hi)) - pyroaring.BitMap(
+                    (np.flatnonzero(~keep) + lo).astype(np.uint32))
         if rows is not None and rows.size == 0:
             return
-        tbl = pf.read(names, selection=selection) if names else None
+        tbl = pf.read(names, selection=selection, blocks=blocks) if names else None
         count = n if rows is None else int(rows.size)
-        out = self._finish(task, tbl, count, 0, file_cols, None, eq_groups, row_ids=rows)
+        out = self._finish(task, tbl, count, lo, file_cols, None, eq_groups, row_ids=rows)
         if batch_size and out is not None and not isinstance(out, pa.RecordBatch):
             out = out.combine_chunks()
             for off in range(0, out.num_rows, batch_size):

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from ..expressions import AlwaysTrue
 
-__all__ = ["FileScanTask", "CombinedScanTask", "TaskFile", "split_tasks", "combine_tasks"]
+__all__ = ["FileScanTask", "CombinedScanTask", "TaskFile", "split_tasks", "split_row_file", "combine_tasks"]
 
 
 @dataclass(frozen=True)
@@ -110,6 +110,57 @@ def split_tasks(tasks, target_size: int):
                 out.append(_range(t, s, edges[i] - s))
                 s = edges[i]
     return out
+
+
+def split_row_file(t: FileScanTask, offsets, row_starts, row_count: int, target_size: int):
+    """Cut the task of a ``.row`` file at block starts into byte-range tasks of about ``target_size`` bytes.
+
+    ``offsets`` / ``row_starts``: the byte offset and first row of every block (the file's block index). A range
+    holds the blocks whose first byte lies in it (the reader picks them the same way); the first range starts at
+    byte 0 and the last one ends at the file's end, so every block belongs to exactly one range. Each range keeps
+    the deletion vector and equality deletes of its data file, and only the position-delete files whose ``pos``
+    bounds may hold one of its rows (files without bounds are kept)."""
+    offs = [int(o) for o in offsets]
+    starts = [int(r) for r in row_starts]
+    if t.start is not None or len(offs) < 2 or t.file_size <= target_size:
+        return [t]
+    pieces = []          # (first block, end block)
+    first = 0
+    for b in range(1, len(offs) + 1):
+        end_byte = offs[b] if b < len(offs) else t.file_size
+        if end_byte - offs[first] >= target_size or b == len(offs):
+            pieces.append((first, b))
+            first = b
+    if len(pieces) < 2:
+        return [t]
+    out = []
+    for i, (b0, b1) in enumerate(pieces):
+        s = 0 if i == 0 else offs[b0]
+        e = t.file_size if i == len(pieces) - 1 else offs[b1]
+        lo, hi = starts[b0], (starts[b1] if b1 < len(starts) else row_count)
+        c = _range(t, s, e - s)
+        c.record_count = hi - lo
+        c.deletes = [d for d in t.deletes if _may_delete_rows(d, lo, hi)]
+        out.append(c)
+    return out
+
+
+def _may_delete_rows(d, lo: int, hi: int) -> bool:
+    """Whether delete file ``d`` may apply to rows ``lo .. hi - 1``: a position-delete file (not a deletion
+    vector) whose ``pos`` bounds miss the range cannot."""
+    from .delete_index import POS_ID, POSITION
+    if d.content != POSITION or d.is_deletion_vector or d.stats is None:
+        return True
+    from .. import types as T
+    try:
+        low, high = d.stats.lower_bound(POS_ID, T.BigIntType()), d.stats.upper_bound(POS_ID, T.BigIntType())
+    except Exception:   # unusable bounds never prune
+        return True
+    if low is not None and int(low) >= hi:
+        return False
+    if high is not None and int(high) < lo:
+        return False
+    return True
 
 
 def _range(t: FileScanTask, start, length):

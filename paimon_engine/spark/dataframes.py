@@ -15,7 +15,7 @@ import pickle
 
 from ..errors import InvalidArgumentError, NotFoundError, SchemaError
 from . import options as O
-from .planning import plan_groups
+from .planning import SPARK_BATCH_ROWS, plan_groups
 from .writing import abort_job, commit_job_files, new_job_id, remove_job_files, write_job_files, written_locations
 
 __all__ = ["read_table", "write_table", "table_options"]
@@ -100,7 +100,7 @@ def read_table(spark, table, row_filter=None, selected_fields=None, snapshot_id=
         for b in batches:
             for blob in b.column(1).to_pylist():
                 for task in pickle.loads(blob):
-                    for batch in reader.read_task(task):
+                    for batch in reader.read_task(task, batch_size=SPARK_BATCH_ROWS):
                         if batch.num_rows:
                             yield O.conform_batch(batch, target)
 

@@ -8,7 +8,7 @@ from pyspark.sql.datasource import (DataSource, DataSourceArrowWriter, DataSourc
                                     WriterCommitMessage)
 
 from . import options as O
-from .planning import plan_groups
+from .planning import SPARK_BATCH_ROWS, plan_groups
 from .writing import abort_job, commit_job_files, new_job_id, write_job_files, written_locations
 
 __all__ = ["PaimonEngineDataSource", "TablePartition", "RowFilePartition", "DataFilesMessage",
@@ -180,8 +180,8 @@ class TableReader(DataSourceReader):
         sid = None if scan.snapshot is None else scan.snapshot.snapshot_id
         if sid == partition.snapshot_id:
             return partition.tasks, partition.task_reader
-        from ..scan.tasks import split_tasks
-        tasks = split_tasks(scan.plan_files(), partition.split_size)
+        from .planning import split_files
+        tasks = split_files(scan.plan_files(), partition.split_size, scan.io)
         return tasks[partition.index::partition.count], scan.task_reader()
 
     def read(self, partition):
@@ -190,7 +190,7 @@ class TableReader(DataSourceReader):
         tasks, reader = self._current_tasks(partition)
         target = partition.arrow_schema
         for task in tasks:
-            for batch in reader.read_task(task):
+            for batch in reader.read_task(task, batch_size=SPARK_BATCH_ROWS):
                 if batch.num_rows:
                     yield O.conform_batch(batch, target)
 

@@ -511,10 +511,11 @@ class RowFileReader:
                 values = values.astype(np.int64) * (1000 if t.precision <= 6 else 1_000_000)
         return Column(at, total, validity=validity, values=values)
 
-    def _plan(self, selection):
+    def _plan(self, selection, blocks=None):
         ix = self.index
+        first, end = (0, ix.block_count) if blocks is None else self._block_range(blocks)
         if selection is None:
-            return [(b, None) for b in range(ix.block_count)]
+            return [(b, None) for b in range(first, end)]
         sel = np.asarray(selection.to_array() if hasattr(selection, "to_array") else list(selection),
                          dtype=np.int64)
         if len(sel) > 1 and not (sel[1:] > sel[:-1]).all():   # a bitmap's rows are sorted and distinct already
@@ -525,11 +526,33 @@ class RowFileReader:
             return []
         cuts = np.searchsorted(sel, np.append(ix.row_starts, self.num_rows))
         plan = []
-        for b in range(ix.block_count):
+        for b in range(first, end):
             lo, hi = cuts[b], cuts[b + 1]
             if hi > lo:
                 plan.append((b, (sel[lo:hi] - ix.row_starts[b]).astype(np.int32)))
         return plan
+
+    def _block_range(self, blocks):
+        first, end = (int(x) for x in blocks)
+        if not 0 <= first <= end <= self.index.block_count:
+            raise InvalidArgumentError(f"block range {first}..{end} is outside the file's "
+                                       f"{self.index.block_count} blocks")
+        return first, end
+
+    def blocks_in(self, start: int, length: int):
+        """(first, end) block numbers of the blocks whose first byte lies in ``[start, start + length)``: a byte
+        range of a split, so that the ranges of one file's splits share no block."""
+        offs = self.index.offsets
+        return int(np.searchsorted(offs, start, side="left")), int(np.searchsorted(offs, start + length,
+                                                                                   side="left"))
+
+    def row_range(self, blocks):
+        """(first row, end row) of the blocks ``first .. end - 1``."""
+        first, end = self._block_range(blocks)
+        starts = self.index.row_starts
+        lo = int(starts[first]) if first < self.index.block_count else self.num_rows
+        hi = int(starts[end]) if end < self.index.block_count else self.num_rows
+        return lo, hi
 
     def _empty(self, proj):
         return self._decode([], proj)
@@ -554,9 +577,10 @@ class RowFileReader:
         if group:
             yield self._decode(group, proj)
 
-    def read_all(self, columns=None, selection=None) -> ColumnBatch:
-        """All (selected) rows of the projected columns as one batch."""
-        return self._decode(self._plan(selection), self._projection(columns))
+    def read_all(self, columns=None, selection=None, blocks=None) -> ColumnBatch:
+        """All (selected) rows of the projected columns as one batch; ``blocks``: (first, end) block numbers to
+        read only (a split of the file), else every block."""
+        return self._decode(self._plan(selection, blocks), self._projection(columns))
 
     def to_arrow(self, columns=None, selection=None):
         return self.read_all(columns, selection).to_arrow_table()
