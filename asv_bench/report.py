@@ -19,9 +19,8 @@ import sys
 ENGINE = "paimon_engine"
 
 
-def newest_results(results_dir):
-    """-> (machine, results) per machine: every benchmark's newest result over all runs of that machine, so a
-    partial run (``--bench X``) updates X and keeps the rest."""
+def _runs(results_dir):
+    """-> [(machine, [result documents, oldest first])] for every machine folder under ``results_dir``."""
     out = []
     for machine in sorted(os.listdir(results_dir)) if os.path.isdir(results_dir) else []:
         mdir = os.path.join(results_dir, machine)
@@ -37,43 +36,32 @@ def newest_results(results_dir):
             except (OSError, ValueError):
                 continue
             if isinstance(d.get("results"), dict):
-                runs.append((d.get("date", 0) or 0, d))
-        if not runs:
-            continue
-        merged = {}
-        for _, d in sorted(runs, key=lambda r: r[0]):
-            cols = d.get("result_columns") or ["result", "params"]
-            for bench, row in d["results"].items():
-                merged[bench] = row if isinstance(row, dict) else dict(zip(cols, row))
-        out.append((machine, {"results": merged}))
+                runs.append(d)
+        out.append((machine, sorted(runs, key=lambda d: d.get("date", 0) or 0)))
     return out
+
+
+def _merge(docs):
+    """Every benchmark's newest result over ``docs`` (oldest first), so a partial run (``--bench X``) updates X
+    and keeps the rest."""
+    merged = {}
+    for d in docs:
+        cols = d.get("result_columns") or ["result", "params"]
+        for bench, row in d["results"].items():
+            merged[bench] = row if isinstance(row, dict) else dict(zip(cols, row))
+    return merged
+
+
+def newest_results(results_dir):
+    """-> (machine, results) per machine: every benchmark's newest result over all runs of that machine."""
+    return [(machine, {"results": _merge(docs)}) for machine, docs in _runs(results_dir) if docs]
 
 
 def results_by_commit(results_dir, prefix):
     """-> {"results": ...} merging (oldest first) every run of any machine whose commit hash starts with
     ``prefix``; None when there is none."""
-    merged, found = {}, False
-    for machine in sorted(os.listdir(results_dir)) if os.path.isdir(results_dir) else []:
-        mdir = os.path.join(results_dir, machine)
-        if not os.path.isdir(mdir):
-            continue
-        runs = []
-        for name in os.listdir(mdir):
-            if not name.endswith(".json") or name == "machine.json":
-                continue
-            try:
-                with open(os.path.join(mdir, name)) as f:
-                    d = json.load(f)
-            except (OSError, ValueError):
-                continue
-            if isinstance(d.get("results"), dict) and str(d.get("commit_hash", "")).startswith(prefix):
-                runs.append((d.get("date", 0) or 0, d))
-        for _, d in sorted(runs, key=lambda r: r[0]):
-            found = True
-            cols = d.get("result_columns") or ["result", "params"]
-            for bench, row in d["results"].items():
-                merged[bench] = row if isinstance(row, dict) else dict(zip(cols, row))
-    return {"results": merged} if found else None
+    docs = [d for _, runs in _runs(results_dir) for d in runs if str(d.get("commit_hash", "")).startswith(prefix)]
+    return {"results": _merge(docs)} if docs else None
 
 
 def before_after(before, after):
