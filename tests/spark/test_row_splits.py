@@ -7,7 +7,7 @@ import pytest
 
 from paimon_engine.expressions import col
 from paimon_engine.spark.planning import plan_groups
-from paimon_engine.table.catalog import FileSystemCatalog
+from paimon_engine.catalog import FileSystemCatalog
 
 N = 60_000
 
