@@ -263,7 +263,7 @@ def test_snapshot_ids_and_log_are_checked_on_load(mutate, field):
 
 
 def test_json_without_orjson_and_what_orjson_refuses(monkeypatch):
-    from paimon_engine.table import metadata as M
+    from paimon_engine.spec import metadata as M
     doc = _many_snapshots(5)
     doc["properties"] = {"k": "v"}
     data = json.dumps(doc).encode()
