@@ -220,11 +220,15 @@ class _ParquetFile:
         self.num_rows = self.pf.metadata.num_rows
         self.by_id = {}
         self.by_name = {}
-        for i, f in enumerate(schema):
-            fid = _field_id(f)
-            if fid is not None:
-                self.by_id[fid] = f.name
-            self.by_name[f.name] = f.name
+        try:
+            for i, f in enumerate(schema):
+                fid = _field_id(f)
+                if fid is not None:
+                    self.by_id[fid] = f.name
+                self.by_name[f.name] = f.name
+        except UnicodeDecodeError as exc:   # pyarrow decodes a column name on access: not UTF-8 is corrupt
+            raise CorruptFileError(f"cannot read Parquet file: a column name is not UTF-8 ({exc})", path=path,
+                                   offset=0) from None
         self.has_ids = bool(self.by_id)
         self._leaf = None
         self._dict_readers = {}
@@ -594,6 +598,10 @@ class TaskReader:
                 names.append(n)
             tbl = pf.read([n for n in names if n is not None])
             for n in names:
+                if n is not None and n not in tbl.column_names:
+                    # the key's field id names a column that reads as nothing (a struct without leaves)
+                    raise CorruptFileError(f"equality delete key column {n!r} cannot be read as a key column",
+                                           path=d.path, offset=0)
                 cols.append(pa.nulls(tbl.num_rows) if n is None else tbl.column(n))
             tables.append((d.path, cols))
         try:
