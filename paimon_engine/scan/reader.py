@@ -596,6 +596,10 @@ class TaskReader:
                 fld = self.all_fields.get(fid)
                 n = pf.by_id.get(fid) if pf.has_ids else (pf.by_name.get(fld.name) if fld else None)
                 names.append(n)
+            if all(n is None for n in names):
+                # none of the key columns is in the file: its row count would come from the footer alone
+                raise CorruptFileError(f"equality delete file holds none of its key columns (field ids {list(ids)})",
+                                       path=d.path, offset=0)
             tbl = pf.read([n for n in names if n is not None])
             for n in names:
                 if n is not None and n not in tbl.column_names:
