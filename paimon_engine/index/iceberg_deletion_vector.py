@@ -16,6 +16,7 @@ and ``sequence-number`` -1 and the properties ``referenced-data-file`` and ``car
 Decoding validates the framing, the CRC, every bitmap's structure (before the Roaring library sees it), key
 order, the cardinality recorded for the vector and, when given, that no position reaches the data file's record
 count; it then expands the positions with NumPy (one array per 32-bit bitmap), never per position in Python.
+A :class:`DeletionVector` keeps the validated bitmaps and expands only the positions of a requested row range.
 Paimon's own deletion vectors (32-bit and 64-bit, in Paimon index files) live in :mod:`.deletion_vector`.
 """
 
@@ -31,8 +32,8 @@ from pyroaring import BitMap
 from ..errors import CorruptFileError, InvalidArgumentError
 from . import roaring
 
-__all__ = ["DV_MAGIC", "BLOB_TYPE", "ROW_POSITION_FIELD_ID", "serialize_deletion_vector",
-           "deserialize_deletion_vector", "deletion_vector_blob", "deletion_vector_cardinality"]
+__all__ = ["DV_MAGIC", "BLOB_TYPE", "ROW_POSITION_FIELD_ID", "serialize_deletion_vector", "DeletionVector",
+           "parse_deletion_vector", "deserialize_deletion_vector", "deletion_vector_blob", "deletion_vector_cardinality"]
 
 DV_MAGIC = b"\xd1\xd3\x39\x64"
 BLOB_TYPE = "deletion-vector-v1"
@@ -145,12 +146,52 @@ def deletion_vector_cardinality(raw, path=None, offset: int = 0) -> int:
     return sum(len(bm) for _, bm, _ in _bitmaps(raw, path, offset))
 
 
-def deserialize_deletion_vector(raw, path=None, offset: int = 0, *, cardinality: int | None = None,
-                                record_count: int | None = None) -> np.ndarray:
-    """Sorted int64 positions of a ``deletion-vector-v1`` blob.
+class DeletionVector:
+    """A validated ``deletion-vector-v1`` blob, kept as its 32-bit Roaring bitmaps: :meth:`positions` expands
+    only the positions of a row range, so a reader of part of a data file never decodes the rest."""
+
+    __slots__ = ("bitmaps", "cardinality")
+
+    def __init__(self, bitmaps):
+        self.bitmaps = bitmaps              # [(key: the high 32 bits, BitMap of the low 32 bits)], keys ascending
+        self.cardinality = sum(len(bm) for _, bm in bitmaps)
+
+    def positions(self, lo: int = 0, hi: int | None = None) -> np.ndarray:
+        """Sorted int64 positions ``p`` with ``lo <= p < hi`` (``hi`` None: no upper end). Each bitmap meeting
+        the range is intersected with the range (Roaring range operations) before anything is expanded."""
+        lo = max(0, int(lo))
+        parts = []
+        for key, bm in self.bitmaps:
+            base = key << 32
+            if hi is not None and base >= hi:
+                break
+            if base + (1 << 32) <= lo or not len(bm):
+                continue
+            l32 = max(lo - base, 0)
+            h32 = (1 << 32) if hi is None else min(hi - base, 1 << 32)
+            if l32 > 0 or h32 < (1 << 32):
+                if l32 > bm.max() or h32 <= bm.min():
+                    continue
+                if l32 > bm.min() or h32 <= bm.max():
+                    bm = bm & BitMap(range(l32, h32))
+            if not len(bm):
+                continue
+            lows = np.frombuffer(bm.to_array(), dtype=np.uint32)
+            parts.append(lows.astype(np.int64) + np.int64(base) if key else lows.astype(np.int64))
+        if not parts:
+            return np.zeros(0, np.int64)
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+    def __len__(self):
+        return self.cardinality
+
+
+def parse_deletion_vector(raw, path=None, offset: int = 0, *, cardinality: int | None = None,
+                          record_count: int | None = None) -> DeletionVector:
+    """A :class:`DeletionVector` of a ``deletion-vector-v1`` blob, validated and not expanded.
 
     ``path``/``offset``: where the blob sits (for errors). ``cardinality``: the deleted-row count the manifest
-    or blob metadata records (checked before anything is expanded, so a small blob of run containers cannot turn
+    or blob metadata records (checked from the bitmaps' counts, so a small blob of run containers cannot turn
     into a huge array). ``record_count``: the data file's row count; a position at or beyond it is corrupt.
     """
     bitmaps = _bitmaps(raw, path, offset)
@@ -159,26 +200,19 @@ def deserialize_deletion_vector(raw, path=None, offset: int = 0, *, cardinality:
         raise CorruptFileError(f"deletion vector holds {n} positions, its metadata records {cardinality}",
                                path=path, offset=offset + 8)
     if record_count is not None and n:
-        key, bm, at = bitmaps[-1]
+        key, bm, at = [b for b in bitmaps if len(b[1])][-1]
         top = (key << 32) | bm.max()
         if top >= record_count:
             raise CorruptFileError(f"deletion vector position {top} is beyond the data file's {record_count} rows",
                                    path=path, offset=at)
-    if not n:
-        return np.zeros(0, np.int64)
-    out = np.empty(n, np.int64)
-    i = 0
-    for key, bm, _ in bitmaps:
-        k = len(bm)
-        if not k:
-            continue
-        lows = np.frombuffer(bm.to_array(), dtype=np.uint32)
-        if key:
-            np.add(lows, np.int64(key) << 32, out=out[i:i + k], dtype=np.int64, casting="unsafe")
-        else:
-            out[i:i + k] = lows
-        i += k
-    return out
+    return DeletionVector([(key, bm) for key, bm, _ in bitmaps])
+
+
+def deserialize_deletion_vector(raw, path=None, offset: int = 0, *, cardinality: int | None = None,
+                                record_count: int | None = None) -> np.ndarray:
+    """Sorted int64 positions of a ``deletion-vector-v1`` blob (every position; see
+    :func:`parse_deletion_vector` for the checks and for expanding a row range only)."""
+    return parse_deletion_vector(raw, path, offset, cardinality=cardinality, record_count=record_count).positions()
 
 
 def deletion_vector_blob(positions, referenced_data_file: str):

@@ -310,6 +310,16 @@ class _ParquetFile:
         except Exception:  # statistics are a shortcut only
             return None
 
+    def row_span(self, task):
+        """(first row, end row) of the row groups a split reads, or None for the whole file."""
+        if task.start is None:
+            return None
+        chosen, _ = self.row_groups_in(task.start, task.length)
+        if not chosen:
+            return (0, 0)
+        rows = self.row_group_rows()
+        return (sum(rows[:chosen[0]]), sum(rows[:chosen[-1] + 1]))
+
     def row_groups_in(self, start, length):
         """Row groups whose first byte lies in [start, start+length), and the file row index of the first."""
         md = self.pf.metadata
@@ -416,6 +426,13 @@ class _RowFile:
     def row_groups_in(self, start, length):
         return ([0], 0) if start == 0 else ([], 0)
 
+    def row_span(self, task):
+        """(first row, end row) of the blocks a split reads, or None for the whole file."""
+        if task.start is None:
+            return None
+        _, lo, hi = self.split_rows(task)
+        return (lo, hi)
+
     def split_rows(self, task):
         """(blocks, first row, end row) of a split (``task.start``/``length``: the blocks whose first byte lies in
         the range), or (None, 0, num_rows) for the whole file."""
@@ -503,7 +520,10 @@ class TaskReader:
         return pa.schema(fields)
 
     # -- delete files ------------------------------------------------------
-    def _positions_for(self, delete_file, data_path, record_count=None):
+    def _positions_for(self, delete_file, data_path, record_count=None, span=None):
+        """Sorted deleted positions of ``data_path`` from one delete file, only those in rows ``span``
+        (``(lo, hi)``; None: the whole file). A deletion vector is cached as its validated bitmaps and expands
+        only the span's positions; a position-delete file is cached whole and sliced."""
         key = delete_file.path if not delete_file.is_deletion_vector else \
             (delete_file.path, delete_file.content_offset)
         with self._lock:
@@ -514,8 +534,12 @@ class TaskReader:
             with self._lock:
                 self._pos_cache[key] = cached
         if delete_file.is_deletion_vector:
-            return cached
-        return cached.get(_norm_path(data_path), np.zeros(0, np.int64))
+            return cached.positions() if span is None else cached.positions(span[0], span[1])
+        pos = cached.get(_norm_path(data_path), np.zeros(0, np.int64))
+        if span is not None and pos.size:
+            a, b = np.searchsorted(pos, span).tolist()
+            pos = pos[a:b]
+        return pos
 
     def _load_positions(self, d, data_path=None, record_count=None):
         if d.is_deletion_vector:
@@ -528,7 +552,8 @@ class TaskReader:
                                            path=d.path, offset=off)
                 raw = f.read_at(off, size)
             rc = record_count if record_count is not None and record_count >= 0 else None
-            return read_deletion_vector(raw, d.path, off, d.record_count or None, rc)
+            from ..index.iceberg_deletion_vector import parse_deletion_vector
+            return parse_deletion_vector(raw, d.path, off, cardinality=d.record_count or None, record_count=rc)
         try:
             return self._read_position_file(d, data_path)
         except (pa.ArrowException, UnicodeDecodeError) as exc:
@@ -656,11 +681,11 @@ class TaskReader:
         names = list(dict.fromkeys(file_cols.values()))
         eq_groups = self._eq_groups(task)
         if pf.is_row:
-            positions = self._task_positions(task)
+            positions = self._task_positions(task, pf)
             yield from self._read_row_file(task, pf, names, file_cols, positions, eq_groups, batch_size)
             return
         # position deletes load on the pool while the data file is read
-        pending = submit("deletes", self._task_positions, task) \
+        pending = submit("deletes", self._task_positions, task, pf) \
             if any(d.content == POSITION for d in task.deletes) else None
         try:
             yield from self._read_parquet_file(task, pf, names, file_cols, pending, eq_groups, batch_size)
@@ -850,9 +875,17 @@ class TaskReader:
         except Exception:  # statistics are only a shortcut: read the row group
             return True
 
-    def _task_positions(self, task):
-        rows = task.record_count if task.record_count >= 0 else None
-        arrays = [self._positions_for(d, task.path, rows) for d in task.deletes if d.content == POSITION]
+    def _task_positions(self, task, pf=None):
+        """The task's deleted positions: of its rows only when it is a split (its row span in the opened data
+        file ``pf``, whose row count bounds the positions; without ``pf``: the whole file, bounded by the task's
+        record count)."""
+        if not any(d.content == POSITION for d in task.deletes):
+            return None
+        if pf is None:
+            rows, span = (task.record_count if task.record_count >= 0 else None), None
+        else:
+            rows, span = pf.num_rows, pf.row_span(task)
+        arrays = [self._positions_for(d, task.path, rows, span) for d in task.deletes if d.content == POSITION]
         if not arrays:
             return None
         return arrays[0] if len(arrays) == 1 else merge_positions(arrays)
