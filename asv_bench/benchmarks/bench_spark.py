@@ -8,7 +8,8 @@ data directory reads the same rows). ``count``: ``df.count()``; ``scan``: every 
 default up to Spark 4.3); ``filtered_agg_pruned``: the same query with the filter given to the engine the way
 ``docs/spark.md`` shows for pruned reads (``read_table(..., row_filter=...)``; the data source with option
 ``pushdown`` on a DataFrame used for that one query), planned inside the timing; ``write``: 500,000 rows appended
-(engine paths) or written as Parquet (``parquet``).
+(engine paths) or written as Parquet (``parquet``). ``track_partitions``: the Spark partition count of each read
+path.
 """
 import os
 import shutil
@@ -64,6 +65,12 @@ class SparkRead:
             self.df = read_table(self.spark, loc)
         else:
             self.df = self.spark.read.parquet(os.path.join(loc, "data"))
+
+    def track_partitions(self, loc, path):
+        """Spark partitions of the path's DataFrame (the split sizing, next to the timings)."""
+        return self.df.rdd.getNumPartitions()
+
+    track_partitions.unit = "partitions"
 
     def time_count(self, loc, path):
         assert self.df.count() == N
