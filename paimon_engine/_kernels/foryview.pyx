@@ -1,3 +1,4 @@
+# cython: binding=False
 # In-place views of one Fory row (RowView / ArrayView / MapView).
 #
 # Same classes, arguments and results as paimon_engine/_pykernels/foryview.py.
@@ -10,6 +11,7 @@ from cpython.mem cimport PyMem_Malloc as _alloc, PyMem_Free as _free
 from libc.stdint cimport uint8_t, uint32_t, int8_t, int16_t, int32_t, int64_t, uint64_t
 from libc.string cimport memcpy
 from cpython.long cimport PyLong_CheckExact
+from cpython.exc cimport PyErr_Occurred, PyErr_Clear
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 
 from paimon_engine._pykernels.status import describe as _describe
@@ -69,6 +71,9 @@ cdef object _out_of_range(ViewSchema sch, Py_ssize_t node, raw):
 cdef extern from "Python.h":
     object PyUnicode_New(Py_ssize_t size, Py_UCS4 maxchar)
     void* PyUnicode_DATA(object)
+    # declared without an error value: the caller looks for the error itself (no try block, whose entry saves
+    # and restores the thread's exception state on every call)
+    Py_ssize_t _int_as_ssize "PyLong_AsSsize_t"(object) noexcept
 
 
 cdef inline bint _is_ascii(const uint8_t* q, Py_ssize_t n) noexcept nogil:
@@ -306,14 +311,17 @@ cdef class RowView:
         return &self._sch.nodes[self._sch.kids[self._n.child0 + i]]
 
     cdef Py_ssize_t _index(self, i) except? -1:
-        cdef Py_ssize_t k
         if PyLong_CheckExact(i):
-            try:
-                k = i
-            except OverflowError:  # beyond Py_ssize_t: out of range like any other index
-                raise IndexError(f"field index {i} out of range for {self._n.nchild} fields") from None
-            return k
+            return self._int_index(i)
         return self._named(i)
+
+    cdef inline Py_ssize_t _int_index(self, i) except? -1:
+        # an exact int as Py_ssize_t; one beyond Py_ssize_t is out of range like any other index
+        cdef Py_ssize_t k = _int_as_ssize(i)
+        if k == -1 and PyErr_Occurred() != NULL:
+            PyErr_Clear()
+            raise IndexError(f"field index {i} out of range for {self._n.nchild} fields")
+        return k
 
     cdef Py_ssize_t _named(self, i) except? -1:
         # a field name, or an integer of another type (NumPy's, bool): the name wins where both could apply
@@ -325,20 +333,26 @@ cdef class RowView:
         return i.__index__()
 
     cdef inline VNode* _field(self, i) except NULL:
-        # the node of field ``i`` (index or name): the typed getters' one resolution step
+        # the node of field ``i`` (index or name): the typed getters' one resolution step. The errors are raised
+        # in _bad_field, out of line, so this stays small enough to inline into every getter.
         cdef Py_ssize_t k
         if PyLong_CheckExact(i):
-            try:
-                k = i
-            except OverflowError:
-                raise IndexError(f"field index {i} out of range for {self._n.nchild} fields") from None
+            k = _int_as_ssize(i)
+            if k == -1 and PyErr_Occurred() != NULL:
+                return self._bad_field(i, True)
         else:
             k = self._named(i)
-        if k < 0 or k >= self._n.nchild:
-            raise IndexError(f"field index {k} out of range for {self._n.nchild} fields")
+        if <size_t>k >= <size_t>self._n.nchild:
+            return self._bad_field(k, False)
         return &self._sch.nodes[self._sch.kids[self._n.child0 + k]]
 
-    cdef inline bint _null(self, VNode* c):
+    cdef VNode* _bad_field(self, i, bint overflow) except NULL:
+        # raises the IndexError of _field (an int beyond Py_ssize_t is out of range like any other index)
+        if overflow:
+            PyErr_Clear()
+        raise IndexError(f"field index {i} out of range for {self._n.nchild} fields")
+
+    cdef inline bint _null(self, VNode* c) noexcept:
         if not self._n.bmsize:
             return False
         return (self._p[self._base + self._n.bmoff + (c.bit >> 3)] >> (c.bit & 7)) & 1
@@ -558,7 +572,7 @@ cdef class ArrayView:
             raise IndexError(f"element {k} out of range for {self._n} elements")
         return k
 
-    cdef inline bint _null(self, Py_ssize_t k):
+    cdef inline bint _null(self, Py_ssize_t k) noexcept:
         if self._bm < 0:
             return False
         return (self._p[self._bm + (k >> 3)] >> (k & 7)) & 1
