@@ -216,6 +216,23 @@ cdef inline void _mcpy(uint8_t* dst, const uint8_t* src, int64_t n) noexcept nog
         n -= 1
 
 
+cdef inline void _copy_short(uint8_t* dst, const uint8_t* src, int64_t n) noexcept nogil:
+    # memcpy for a string body: up to 16 bytes as two (possibly overlapping) word moves that read only
+    # src[0:n], longer ones through memcpy
+    if n > 16:
+        memcpy(dst, src, n)
+    elif n >= 8:
+        memcpy(dst, src, 8)
+        memcpy(dst + n - 8, src + n - 8, 8)
+    elif n >= 4:
+        memcpy(dst, src, 4)
+        memcpy(dst + n - 4, src + n - 4, 4)
+    elif n > 0:
+        dst[0] = src[0]
+        dst[n >> 1] = src[n >> 1]
+        dst[n - 1] = src[n - 1]
+
+
 cdef inline void _copy_w(uint8_t* dst, const uint8_t* src, int w) noexcept nogil:
     # fixed-width value copy with a constant size per case (lets the compiler use one move)
     if w == 8:
@@ -628,7 +645,7 @@ cdef int _encode_chunk(Ctx* c, int64_t r0, int64_t cnt, uint8_t* o, const int64_
                 used = _round8(size)
                 if used:
                     _st64(row + cur[j] + used - 8, 0)
-                memcpy(row + cur[j], ch.data + a, size)
+                _copy_short(row + cur[j], ch.data + a, size)
                 _st64(row + ch.off, ((<uint64_t>cur[j]) << 32) | <uint64_t>(<uint32_t>size))
                 cur[j] += used
             continue
@@ -660,13 +677,16 @@ cdef int _encode_chunk(Ctx* c, int64_t r0, int64_t cnt, uint8_t* o, const int64_
                     q = row + cur[j]
                     hdr = _array_header(c, e, m)
                     used = hdr + _round8(m * e.slot)
-                    memset(q, 0, hdr)
                     if used > hdr:
                         _st64(q + used - 8, 0)
                     if c.compact:
+                        memset(q, 0, hdr)
                         _st32(q, <int32_t>m)
                     else:
+                        # the count, then the bitmap words
                         _st64(q, <uint64_t>m)
+                        for off in range(8, hdr, 8):
+                            _st64(q + off, 0)
                     memcpy(q + hdr, e.vals + (a + e.aoff) * w, m * w)
                     _st64(row + ch.off, ((<uint64_t>cur[j]) << 32) | <uint64_t>(<uint32_t>used))
                     cur[j] += used
