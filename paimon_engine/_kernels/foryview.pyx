@@ -77,26 +77,58 @@ cdef extern from "Python.h":
 
 
 cdef inline bint _is_ascii(const uint8_t* q, Py_ssize_t n) noexcept nogil:
+    # every byte < 0x80; reads only q[0:n] (short strings as two possibly overlapping loads)
     cdef uint64_t acc = 0, w
+    cdef uint32_t h
     cdef Py_ssize_t j = 0
-    while j + 8 <= n:
-        memcpy(&w, q + j, 8)
-        acc |= w
-        j += 8
-    while j < n:
-        acc |= q[j]
-        j += 1
+    if n >= 8:
+        while j + 8 <= n:
+            memcpy(&w, q + j, 8)
+            acc |= w
+            j += 8
+        if j < n:
+            memcpy(&w, q + n - 8, 8)
+            acc |= w
+    elif n >= 4:
+        memcpy(&h, q, 4)
+        acc = h
+        memcpy(&h, q + n - 4, 4)
+        acc |= h
+    else:
+        while j < n:
+            acc |= q[j]
+            j += 1
     return (acc & <uint64_t>0x8080808080808080) == 0
+
+
+cdef inline void _copy_short(uint8_t* dst, const uint8_t* src, Py_ssize_t n) noexcept nogil:
+    # memcpy for a string's bytes: up to 16 as two possibly overlapping word moves within [0, n)
+    if n > 16:
+        memcpy(dst, src, n)
+    elif n >= 8:
+        memcpy(dst, src, 8)
+        memcpy(dst + n - 8, src + n - 8, 8)
+    elif n >= 4:
+        memcpy(dst, src, 4)
+        memcpy(dst + n - 4, src + n - 4, 4)
+    elif n > 0:
+        dst[0] = src[0]
+        dst[n >> 1] = src[n >> 1]
+        dst[n - 1] = src[n - 1]
+
+
+cdef inline object _ascii(const uint8_t* q, Py_ssize_t n):
+    # a new compact str holding the n ASCII bytes at q
+    cdef object s = PyUnicode_New(n, 127)
+    _copy_short(<uint8_t*>PyUnicode_DATA(s), q, n)
+    return s
 
 
 cdef object _utf8(ViewSchema sch, Py_ssize_t node, const uint8_t* p, Py_ssize_t start, Py_ssize_t size):
     # the string at p[start:start + size], decoded strictly; bad UTF-8 is corrupt at the first bad byte.
     # ASCII (the common case) is copied straight into a new compact string.
-    cdef object s
     if _is_ascii(p + start, size):
-        s = PyUnicode_New(size, 127)
-        memcpy(PyUnicode_DATA(s), p + start, size)
-        return s
+        return _ascii(p + start, size)
     try:
         return PyUnicode_DecodeUTF8(<const char*>p + start, size, NULL)
     except UnicodeDecodeError as e:
@@ -447,6 +479,8 @@ cdef class RowView:
         st = _follow(self._p, self._base + c.off, self._base, self._end, &start, &size)
         if st < 0:
             raise _corrupt(self._sch, st, self._base + c.off, c - self._sch.nodes)
+        if _is_ascii(self._p + start, size):   # the common case, without the call to _utf8
+            return _ascii(self._p + start, size)
         return _utf8(self._sch, c - self._sch.nodes, self._p, start, size)
 
     def get_decimal(self, i):
