@@ -216,6 +216,23 @@ cdef inline void _mcpy(uint8_t* dst, const uint8_t* src, int64_t n) noexcept nog
         n -= 1
 
 
+cdef inline void _copy_short(uint8_t* dst, const uint8_t* src, int64_t n) noexcept nogil:
+    # memcpy for a string body: up to 16 bytes as two (possibly overlapping) word moves that read only
+    # src[0:n], longer ones through memcpy
+    if n > 16:
+        memcpy(dst, src, n)
+    elif n >= 8:
+        memcpy(dst, src, 8)
+        memcpy(dst + n - 8, src + n - 8, 8)
+    elif n >= 4:
+        memcpy(dst, src, 4)
+        memcpy(dst + n - 4, src + n - 4, 4)
+    elif n > 0:
+        dst[0] = src[0]
+        dst[n >> 1] = src[n >> 1]
+        dst[n - 1] = src[n - 1]
+
+
 cdef inline void _copy_w(uint8_t* dst, const uint8_t* src, int w) noexcept nogil:
     # fixed-width value copy with a constant size per case (lets the compiler use one move)
     if w == 8:
@@ -543,7 +560,8 @@ cdef void _size_rows(Ctx* c, int64_t start, int64_t stop, int64_t* sp) noexcept 
     # buffers instead of a walk of the schema per row)
     cdef Node* n = &c.nodes[0]
     cdef Node* ch
-    cdef int64_t r
+    cdef Node* e
+    cdef int64_t r, a, m
     cdef int k
     cdef const int32_t* o32
     cdef const int64_t* o64
@@ -563,6 +581,16 @@ cdef void _size_rows(Ctx* c, int64_t start, int64_t stop, int64_t* sp) noexcept 
                 for r in range(start, stop):
                     sp[r + 1] += _round8(<int64_t>o32[r + 1] - o32[r])
             continue
+        if ch.kind == K_LIST:
+            e = _child(c, ch, 0)
+            if e.kind == K_FIXED or e.kind == K_BOOL or e.inline_:
+                # elements of one size: the array's bytes follow from its element count
+                for r in range(start, stop):
+                    if not _is_null(ch, r):
+                        a = _aoffset(ch, r + ch.aoff)
+                        m = _aoffset(ch, r + ch.aoff + 1) - a
+                        sp[r + 1] += _array_header(c, e, m) + _round8(m * e.slot)
+                continue
         for r in range(start, stop):
             if not _is_null(ch, r):
                 sp[r + 1] += _size_body(c, ch, r)
@@ -579,12 +607,15 @@ cdef int _encode_chunk(Ctx* c, int64_t r0, int64_t cnt, uint8_t* o, const int64_
     # again row by row to name the first failing row.
     cdef Node* n = &c.nodes[0]
     cdef Node* ch
+    cdef Node* e
     cdef int64_t cur[CHUNK]
-    cdef int64_t j, r, off, a, size, used
+    cdef int64_t j, r, off, a, m, size, used, hdr, bm
     cdef const int32_t* o32
     cdef int k, w
+    cdef uint8_t mask
     cdef const uint8_t* src
     cdef uint8_t* row
+    cdef uint8_t* q
     for j in range(cnt):
         memset(o + rowpos[j], 0, n.fixed)
         cur[j] = n.fixed
@@ -614,10 +645,52 @@ cdef int _encode_chunk(Ctx* c, int64_t r0, int64_t cnt, uint8_t* o, const int64_
                 used = _round8(size)
                 if used:
                     _st64(row + cur[j] + used - 8, 0)
-                memcpy(row + cur[j], ch.data + a, size)
+                _copy_short(row + cur[j], ch.data + a, size)
                 _st64(row + ch.off, ((<uint64_t>cur[j]) << 32) | <uint64_t>(<uint32_t>size))
                 cur[j] += used
             continue
+        if ch.kind == K_FIXED and n.bmsize != 0:
+            # nullable fixed-width field: a value or a null bit (the zeroed slot stays zero)
+            w = ch.width
+            off = ch.off
+            src = ch.vals + (r0 + ch.aoff) * w
+            bm = n.bmoff + (ch.bit >> 3)
+            mask = <uint8_t>(1 << (ch.bit & 7))
+            for j in range(cnt):
+                row = o + rowpos[j]
+                if _bit(ch.valid, r0 + j + ch.aoff):
+                    _copy_w(row + off, src + w * j, w)
+                else:
+                    row[bm] |= mask
+            continue
+        if ch.kind == K_LIST and ch.valid == NULL:
+            e = _child(c, ch, 0)
+            if e.kind == K_FIXED and e.valid == NULL:
+                # lists without nulls of fixed-width elements without nulls: the header (count, zero bitmap), the
+                # region's last word zeroed (the padding; the values overwrite the rest of it), the values, the slot
+                w = e.width
+                for j in range(cnt):
+                    r = r0 + j + ch.aoff
+                    a = _aoffset(ch, r)
+                    m = _aoffset(ch, r + 1) - a
+                    row = o + rowpos[j]
+                    q = row + cur[j]
+                    hdr = _array_header(c, e, m)
+                    used = hdr + _round8(m * e.slot)
+                    if used > hdr:
+                        _st64(q + used - 8, 0)
+                    if c.compact:
+                        memset(q, 0, hdr)
+                        _st32(q, <int32_t>m)
+                    else:
+                        # the count, then the bitmap words
+                        _st64(q, <uint64_t>m)
+                        for off in range(8, hdr, 8):
+                            _st64(q + off, 0)
+                    memcpy(q + hdr, e.vals + (a + e.aoff) * w, m * w)
+                    _st64(row + ch.off, ((<uint64_t>cur[j]) << 32) | <uint64_t>(<uint32_t>used))
+                    cur[j] += used
+                continue
         for j in range(cnt):
             r = r0 + j
             row = o + rowpos[j]

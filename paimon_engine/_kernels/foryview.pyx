@@ -1,3 +1,4 @@
+# cython: binding=False
 # In-place views of one Fory row (RowView / ArrayView / MapView).
 #
 # Same classes, arguments and results as paimon_engine/_pykernels/foryview.py.
@@ -10,6 +11,7 @@ from cpython.mem cimport PyMem_Malloc as _alloc, PyMem_Free as _free
 from libc.stdint cimport uint8_t, uint32_t, int8_t, int16_t, int32_t, int64_t, uint64_t
 from libc.string cimport memcpy
 from cpython.long cimport PyLong_CheckExact
+from cpython.exc cimport PyErr_Occurred, PyErr_Clear
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 
 from paimon_engine._pykernels.status import describe as _describe
@@ -69,29 +71,64 @@ cdef object _out_of_range(ViewSchema sch, Py_ssize_t node, raw):
 cdef extern from "Python.h":
     object PyUnicode_New(Py_ssize_t size, Py_UCS4 maxchar)
     void* PyUnicode_DATA(object)
+    # declared without an error value: the caller looks for the error itself (no try block, whose entry saves
+    # and restores the thread's exception state on every call)
+    Py_ssize_t _int_as_ssize "PyLong_AsSsize_t"(object) noexcept
 
 
 cdef inline bint _is_ascii(const uint8_t* q, Py_ssize_t n) noexcept nogil:
+    # every byte < 0x80; reads only q[0:n] (short strings as two possibly overlapping loads)
     cdef uint64_t acc = 0, w
+    cdef uint32_t h
     cdef Py_ssize_t j = 0
-    while j + 8 <= n:
-        memcpy(&w, q + j, 8)
-        acc |= w
-        j += 8
-    while j < n:
-        acc |= q[j]
-        j += 1
+    if n >= 8:
+        while j + 8 <= n:
+            memcpy(&w, q + j, 8)
+            acc |= w
+            j += 8
+        if j < n:
+            memcpy(&w, q + n - 8, 8)
+            acc |= w
+    elif n >= 4:
+        memcpy(&h, q, 4)
+        acc = h
+        memcpy(&h, q + n - 4, 4)
+        acc |= h
+    else:
+        while j < n:
+            acc |= q[j]
+            j += 1
     return (acc & <uint64_t>0x8080808080808080) == 0
+
+
+cdef inline void _copy_short(uint8_t* dst, const uint8_t* src, Py_ssize_t n) noexcept nogil:
+    # memcpy for a string's bytes: up to 16 as two possibly overlapping word moves within [0, n)
+    if n > 16:
+        memcpy(dst, src, n)
+    elif n >= 8:
+        memcpy(dst, src, 8)
+        memcpy(dst + n - 8, src + n - 8, 8)
+    elif n >= 4:
+        memcpy(dst, src, 4)
+        memcpy(dst + n - 4, src + n - 4, 4)
+    elif n > 0:
+        dst[0] = src[0]
+        dst[n >> 1] = src[n >> 1]
+        dst[n - 1] = src[n - 1]
+
+
+cdef inline object _ascii(const uint8_t* q, Py_ssize_t n):
+    # a new compact str holding the n ASCII bytes at q
+    cdef object s = PyUnicode_New(n, 127)
+    _copy_short(<uint8_t*>PyUnicode_DATA(s), q, n)
+    return s
 
 
 cdef object _utf8(ViewSchema sch, Py_ssize_t node, const uint8_t* p, Py_ssize_t start, Py_ssize_t size):
     # the string at p[start:start + size], decoded strictly; bad UTF-8 is corrupt at the first bad byte.
     # ASCII (the common case) is copied straight into a new compact string.
-    cdef object s
     if _is_ascii(p + start, size):
-        s = PyUnicode_New(size, 127)
-        memcpy(PyUnicode_DATA(s), p + start, size)
-        return s
+        return _ascii(p + start, size)
     try:
         return PyUnicode_DecodeUTF8(<const char*>p + start, size, NULL)
     except UnicodeDecodeError as e:
@@ -306,14 +343,17 @@ cdef class RowView:
         return &self._sch.nodes[self._sch.kids[self._n.child0 + i]]
 
     cdef Py_ssize_t _index(self, i) except? -1:
-        cdef Py_ssize_t k
         if PyLong_CheckExact(i):
-            try:
-                k = i
-            except OverflowError:  # beyond Py_ssize_t: out of range like any other index
-                raise IndexError(f"field index {i} out of range for {self._n.nchild} fields") from None
-            return k
+            return self._int_index(i)
         return self._named(i)
+
+    cdef inline Py_ssize_t _int_index(self, i) except? -1:
+        # an exact int as Py_ssize_t; one beyond Py_ssize_t is out of range like any other index
+        cdef Py_ssize_t k = _int_as_ssize(i)
+        if k == -1 and PyErr_Occurred() != NULL:
+            PyErr_Clear()
+            raise IndexError(f"field index {i} out of range for {self._n.nchild} fields")
+        return k
 
     cdef Py_ssize_t _named(self, i) except? -1:
         # a field name, or an integer of another type (NumPy's, bool): the name wins where both could apply
@@ -325,20 +365,26 @@ cdef class RowView:
         return i.__index__()
 
     cdef inline VNode* _field(self, i) except NULL:
-        # the node of field ``i`` (index or name): the typed getters' one resolution step
+        # the node of field ``i`` (index or name): the typed getters' one resolution step. The errors are raised
+        # in _bad_field, out of line, so this stays small enough to inline into every getter.
         cdef Py_ssize_t k
         if PyLong_CheckExact(i):
-            try:
-                k = i
-            except OverflowError:
-                raise IndexError(f"field index {i} out of range for {self._n.nchild} fields") from None
+            k = _int_as_ssize(i)
+            if k == -1 and PyErr_Occurred() != NULL:
+                return self._bad_field(i, True)
         else:
             k = self._named(i)
-        if k < 0 or k >= self._n.nchild:
-            raise IndexError(f"field index {k} out of range for {self._n.nchild} fields")
+        if <size_t>k >= <size_t>self._n.nchild:
+            return self._bad_field(k, False)
         return &self._sch.nodes[self._sch.kids[self._n.child0 + k]]
 
-    cdef inline bint _null(self, VNode* c):
+    cdef VNode* _bad_field(self, i, bint overflow) except NULL:
+        # raises the IndexError of _field (an int beyond Py_ssize_t is out of range like any other index)
+        if overflow:
+            PyErr_Clear()
+        raise IndexError(f"field index {i} out of range for {self._n.nchild} fields")
+
+    cdef inline bint _null(self, VNode* c) noexcept:
         if not self._n.bmsize:
             return False
         return (self._p[self._base + self._n.bmoff + (c.bit >> 3)] >> (c.bit & 7)) & 1
@@ -433,6 +479,8 @@ cdef class RowView:
         st = _follow(self._p, self._base + c.off, self._base, self._end, &start, &size)
         if st < 0:
             raise _corrupt(self._sch, st, self._base + c.off, c - self._sch.nodes)
+        if _is_ascii(self._p + start, size):   # the common case, without the call to _utf8
+            return _ascii(self._p + start, size)
         return _utf8(self._sch, c - self._sch.nodes, self._p, start, size)
 
     def get_decimal(self, i):
@@ -558,7 +606,7 @@ cdef class ArrayView:
             raise IndexError(f"element {k} out of range for {self._n} elements")
         return k
 
-    cdef inline bint _null(self, Py_ssize_t k):
+    cdef inline bint _null(self, Py_ssize_t k) noexcept:
         if self._bm < 0:
             return False
         return (self._p[self._bm + (k >> 3)] >> (k & 7)) & 1

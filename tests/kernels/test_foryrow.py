@@ -142,6 +142,50 @@ def test_encode_sized_matches_twin_over_many_chunks(k, layout, string_nulls):
     assert state.tolist()[:2] == [300, int(offsets[300])] and bytes(part[:-1]) == bytes(ref[:int(offsets[300])])
 
 
+def _fixed_shapes_batch(n):
+    # the shapes the encoder writes a field at a time: nullable fixed-width values of every width, lists (and a
+    # large list) of fixed-width elements without nulls, 0..70 long (one and two bitmap words, element regions
+    # with and without padding), strings of 0..40 bytes without nulls; sliced so every Arrow offset is non-zero
+    rng = np.random.default_rng(11)
+    m = n + 5
+    cols = {}
+    for name, t in [("i8", pa.int8()), ("i16", pa.int16()), ("i32", pa.int32()), ("f32", pa.float32()),
+                    ("i64", pa.int64())]:
+        cols[name] = pa.array(rng.integers(-100, 100, m), type=t, mask=rng.random(m) < 0.3)
+    for name, t, large in [("l8", pa.int8(), False), ("l16", pa.int16(), True), ("l32", pa.int32(), False),
+                           ("l64", pa.int64(), False)]:
+        lens = rng.integers(0, 71, m)
+        offs = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64 if large else np.int32)
+        vals = pa.array(rng.integers(-50, 50, int(offs[-1])), type=t)
+        cols[name] = (pa.LargeListArray if large else pa.ListArray).from_arrays(pa.array(offs), vals.slice(0))
+    cols["s"] = pa.array(["z" * int(k) for k in rng.integers(0, 41, m)])
+    return pa.record_batch(cols).slice(5)
+
+
+@pytest.mark.parametrize("layout", ["standard", "compact"])
+def test_encode_field_loops_match_twin(k, layout):
+    from paimon_engine import _speedups
+    twin = _speedups.twin("foryrow")
+    rb = _fixed_shapes_batch(700)
+    schema = ForySchema(rb.schema)
+    lay, inputs = _encode_inputs(rb, schema, layout)
+    n = rb.num_rows
+    sizes = np.zeros(n + 1, np.int64)
+    total = k.measure_rows(lay.table, lay.children, inputs, 0, n, lay.compact, sizes)
+    twin_sizes = np.zeros(n + 1, np.int64)
+    assert twin.measure_rows(lay.table, lay.children, inputs, 0, n, lay.compact, twin_sizes) == total
+    assert (sizes == twin_sizes).all()
+    offsets = np.cumsum(sizes)
+    out = np.full(total, 0xAB, np.uint8)   # padding, bitmaps and null slots must be written as zeros
+    state = np.array([0, 0, 0, 0], np.int64)
+    assert k.encode_rows(lay.table, lay.children, inputs, n, lay.compact, out, offsets.copy(), state, True) == n
+    ref = np.zeros(total, np.uint8)
+    ref_offsets = np.zeros(n + 1, np.int64)
+    assert twin.encode_rows(lay.table, lay.children, inputs, n, lay.compact, ref, ref_offsets,
+                            np.array([0, 0, 0, 0], np.int64)) == n
+    assert (ref_offsets == offsets).all() and bytes(out) == bytes(ref)
+
+
 def test_encode_names_the_first_row_with_a_null_without_null_bit(k):
     # compact layout, fields not nullable: b is null in row 10, a (an earlier field) in row 20; the first
     # failing row is 10 whichever order the fields are visited in
