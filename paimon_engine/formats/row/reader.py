@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import struct
 import threading
+from bisect import bisect_left
 from collections import OrderedDict
+from itertools import accumulate
 
 import numpy as np
 
 from ... import _speedups
-from ..._parallel import parallel_map, thread_count
+from ..._parallel import shared_map, thread_count
 from ... import types as T
 from ..._pykernels import status
 from ...batch import Column, ColumnBatch, pool_array
@@ -45,8 +47,10 @@ DEFAULT_MAX_BLOCK_SIZE = 256 << 20
 TAIL_READ = 16 << 10
 #: adjacent blocks are read in one call of at most this many compressed bytes
 RUN_BYTES = 1 << 20
-#: a read of at least this many blocks is decoded on several threads (at least half of it per thread)
+#: a read of at least this many blocks is decoded on several threads, in work units of at least half of it
 PARALLEL_MIN_BLOCKS = 16
+#: a read on several threads is cut into up to this many work units per thread, taken from one shared queue
+UNITS_PER_THREAD = 4
 
 MILLIS_PER_DAY = 86_400_000
 
@@ -340,16 +344,36 @@ class RowFileReader:
         return outs
 
     def _parts(self, plan, total):
-        """``plan`` cut into contiguous parts for the threads, each starting at an output row that is a
-        multiple of 8 (so no two threads write the same bitmap byte): [(steps, first output row)]."""
+        """``plan`` cut into contiguous parts (work units for the threads), each starting at an output row that
+        is a multiple of 8 (so no two threads write the same bitmap byte): [(steps, first output row)]. Up to
+        UNITS_PER_THREAD units per thread of at least PARALLEL_MIN_BLOCKS / 2 steps: a thread that is not
+        scheduled holds up at most the unit it started, the others take the rest."""
         nparts = 1
         if self._threads > 1 and len(plan) >= PARALLEL_MIN_BLOCKS:
-            nparts = min(self._threads, len(plan) // (PARALLEL_MIN_BLOCKS // 2))
+            nparts = min(UNITS_PER_THREAD * self._threads, len(plan) // (PARALLEL_MIN_BLOCKS // 2))
         if nparts <= 1:
             return [(plan, 0)]
-        parts, cur, base, start = [], [], 0, 0
-        goal = sorted({g for g in ((total * (k + 1) // nparts) & ~7 for k in range(nparts - 1)) if 0 < g < total})
         block_rows = self._block_rows
+        # a cut on a step boundary whose output row is a multiple of 8 costs nothing; a cut inside a block
+        # makes both parts decompress that block: each cut moves to the nearest such boundary within half
+        # a unit's rows, if there is one
+        bases = list(accumulate((block_rows[b] if rows is None else len(rows) for b, rows in plan), initial=0))
+        tol = total // (2 * nparts)
+        goal = set()
+        for k in range(1, nparts):
+            g = (total * k // nparts) & ~7
+            i = bisect_left(bases, g)
+            best = g
+            for j in sorted(range(max(0, i - 64), min(len(bases), i + 64)), key=lambda j: abs(bases[j] - g)):
+                if abs(bases[j] - g) > tol:
+                    break
+                if bases[j] % 8 == 0:
+                    best = bases[j]
+                    break
+            if 0 < best < total:
+                goal.add(best)
+        goal = sorted(goal)
+        parts, cur, base, start = [], [], 0, 0
         for b, rows in plan:
             n = block_rows[b] if rows is None else len(rows)
             while goal and base + n > goal[0] > base:
@@ -447,7 +471,7 @@ class RowFileReader:
             def run(k):
                 steps, base = parts[k]
                 return self._decode_part(steps, base, outs, total, data_starts[k], False, _thread_dctx())
-            results = parallel_map("row", run, range(len(parts)))
+            results = shared_map("row", run, range(len(parts)), self._threads)
         if not cached:
             self.blocks_read += sum(r[2] for r in results)
         cols = []
