@@ -15,7 +15,7 @@
 cimport cython
 cimport numpy as cnp
 from libc.stdint cimport uint8_t, uint32_t, int8_t, int16_t, int32_t, int64_t, uint64_t
-from libc.string cimport memcpy, memset
+from libc.string cimport memcmp, memcpy, memset
 from .leb128 cimport read_u32 as _read_u32, write_u32 as _write_u32
 
 cnp.import_array()
@@ -819,3 +819,100 @@ def encode_rows(list cols, Py_ssize_t start, Py_ssize_t stop, uint8_t[::1] out, 
         r = _encode(arr, ncols, start, stop, &out[0], out.shape[0], &row_offsets[0], row_offsets.shape[0],
                     &state[0], block_size)
     return r
+
+
+# ---------------------------------------------------------------- statistics
+cdef extern from *:
+    uint64_t _bswap64 "__builtin_bswap64"(uint64_t) nogil
+
+
+cdef inline int _cmp_bytes(const uint8_t* a, Py_ssize_t na, const uint8_t* b, Py_ssize_t nb) noexcept nogil:
+    cdef int r = memcmp(a, b, na if na < nb else nb)
+    if r:
+        return r
+    return (na > nb) - (na < nb)
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def bytes_min_max(const int64_t[::1] offsets, const uint8_t[::1] data, nulls, Py_ssize_t n, int64_t[::1] out):
+    """Rows of the smallest and the largest non-null value of a bytes column (unsigned byte order, a prefix
+    before its extensions; the first such row on ties) into ``out[0]``, ``out[1]`` (-1 when every value is
+    null). ``offsets`` are ``n + 1`` int64 positions into ``data``, ``nulls`` None or one uint8 flag per row.
+    Returns the number of non-null values, or BAD_LENGTH for offsets outside ``data`` or arrays too short."""
+    cdef Py_ssize_t i, s, e, ln, dlen = data.shape[0], count = 0
+    cdef Py_ssize_t imin = -1, imax = -1, lmin = 0, lmax = 0
+    cdef const uint8_t[::1] nv
+    cdef const uint8_t* np_ = NULL
+    cdef const uint8_t* d = &data[0] if dlen else NULL
+    cdef uint64_t h, l, hmin = 0, lomin = 0, hmax = 0, lomax = 0
+    cdef uint8_t tmp[16]
+    cdef bint less, more
+    if n < 0 or offsets.shape[0] < n + 1 or out.shape[0] < 2:
+        return BAD_LENGTH
+    if nulls is not None:
+        nv = nulls
+        if nv.shape[0] < n:
+            return BAD_LENGTH
+        if n:
+            np_ = &nv[0]
+    with nogil:
+        for i in range(n):
+            if np_ != NULL and np_[i]:
+                continue
+            s = offsets[i]
+            e = offsets[i + 1]
+            if s < 0 or e < s or e > dlen:
+                count = BAD_LENGTH
+                break
+            ln = e - s
+            # the first 16 bytes as two big-endian words (zero-padded): they order values up to 16 bytes long
+            # together with the length; longer values with equal words are compared in full
+            if s + 16 <= dlen:
+                memcpy(&h, d + s, 8)
+                memcpy(&l, d + s + 8, 8)
+                if ln < 8:
+                    h &= (<uint64_t>1 << (8 * ln)) - 1
+                    l = 0
+                elif ln < 16:
+                    l &= (<uint64_t>1 << (8 * (ln - 8))) - 1
+            else:
+                memset(tmp, 0, 16)
+                if ln:
+                    memcpy(tmp, d + s, ln if ln < 16 else 16)
+                memcpy(&h, tmp, 8)
+                memcpy(&l, tmp + 8, 8)
+            h = _bswap64(h)
+            l = _bswap64(l)
+            count += 1
+            if imin < 0:
+                imin = imax = i
+                hmin = hmax = h
+                lomin = lomax = l
+                lmin = lmax = ln
+                continue
+            if h != hmin:
+                less = h < hmin
+            elif l != lomin:
+                less = l < lomin
+            elif ln <= 16 or lmin <= 16:
+                less = ln < lmin
+            else:
+                less = _cmp_bytes(d + s, ln, d + offsets[imin], lmin) < 0
+            if less:
+                imin, hmin, lomin, lmin = i, h, l, ln
+            if h != hmax:
+                more = h > hmax
+            elif l != lomax:
+                more = l > lomax
+            elif ln <= 16 or lmax <= 16:
+                more = ln > lmax
+            else:
+                more = _cmp_bytes(d + s, ln, d + offsets[imax], lmax) > 0
+            if more:
+                imax, hmax, lomax, lmax = i, h, l, ln
+    if count < 0:
+        return count
+    out[0] = imin
+    out[1] = imax
+    return count

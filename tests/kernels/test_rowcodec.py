@@ -257,3 +257,62 @@ def test_decimal_bound_is_checked_per_value(kernel):
             assert kernel.BlockDecoder(prog, outs, 2, np.zeros(1, np.int64), st).status == status.BAD_VALUE
             assert kernel.decode_block(block, 2, prog, outs, None, 2, 0, np.zeros(1, np.int64), st) \
                 == status.BAD_VALUE
+
+
+def _bytes_column(values):
+    offsets = np.zeros(len(values) + 1, dtype=np.int64)
+    offsets[1:] = np.cumsum([0 if v is None else len(v) for v in values])
+    data = np.frombuffer(b"".join(v for v in values if v is not None) or b"\0", dtype=np.uint8)
+    nulls = np.array([v is None for v in values], dtype=np.uint8)
+    return offsets, data, nulls
+
+
+def _expected_min_max(values):
+    present = [(v, i) for i, v in enumerate(values) if v is not None]
+    if not present:
+        return 0, -1, -1
+    lo = min(v for v, _ in present)
+    hi = max(v for v, _ in present)
+    return len(present), values.index(lo), values.index(hi)
+
+
+@pytest.mark.parametrize("kernel", IMPLS)
+def test_bytes_min_max_orders_bytes_and_prefixes(kernel):
+    """Unsigned byte order with prefixes first, around the 8- and 16-byte words the kernel compares first
+    (long values with equal first words, zero bytes, values at the very end of the data), first row on ties."""
+    rng = np.random.default_rng(17)
+    alphabet = [b"\0", b"\x01", b"a", b"b", b"\x7f", b"\x80", b"\xff"]
+    for trial in range(300):
+        n = int(rng.integers(1, 25))
+        stem = bytes(rng.choice([0, 97, 255], size=int(rng.integers(0, 20))).astype(np.uint8))
+        values = []
+        for _ in range(n):
+            if rng.random() < 0.15:
+                values.append(None)
+                continue
+            cut = int(rng.integers(0, len(stem) + 1))
+            tail = b"".join(alphabet[j] for j in rng.integers(0, len(alphabet), int(rng.integers(0, 4))))
+            values.append(stem[:cut] + tail)
+        offsets, data, nulls = _bytes_column(values)
+        out = np.full(2, -7, dtype=np.int64)
+        got = kernel.bytes_min_max(offsets, data, nulls if trial % 2 else None if None not in values else nulls,
+                                   n, out)
+        assert (got, int(out[0]), int(out[1])) == _expected_min_max(values), values
+
+
+@pytest.mark.parametrize("kernel", IMPLS)
+def test_bytes_min_max_rejects_bad_offsets(kernel):
+    offsets, data, nulls = _bytes_column([b"abc", b"de"])
+    out = np.zeros(2, dtype=np.int64)
+    assert kernel.bytes_min_max(offsets, data, None, 2, out) == 2
+    bad = offsets.copy()
+    bad[2] = len(data) + 1
+    assert kernel.bytes_min_max(bad, data, None, 2, out) == status.BAD_LENGTH
+    bad = offsets.copy()
+    bad[1] = 4
+    bad[2] = 3
+    assert kernel.bytes_min_max(bad, data, None, 2, out) == status.BAD_LENGTH
+    assert kernel.bytes_min_max(offsets, data, None, 3, out) == status.BAD_LENGTH
+    assert kernel.bytes_min_max(offsets, data, nulls[:1], 2, out) == status.BAD_LENGTH
+    assert kernel.bytes_min_max(offsets, data, np.ones(2, dtype=np.uint8), 2, out) == 0
+    assert list(out) == [-1, -1]

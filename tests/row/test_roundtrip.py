@@ -328,3 +328,27 @@ def test_parts_cut_inside_blocks_when_no_step_boundary_is_on_a_bitmap_byte():
     assert all(steps[0][1] is not None and len(steps[0][1]) < 8 for steps, _ in cut[1:])
     assert sum(len(rows) for steps, _ in cut for _, rows in steps) == total
     assert many._decode(plan, [0, 1, 2]).to_arrow().equals(one._decode(plan, [0, 1, 2]).to_arrow())
+
+
+def test_string_and_binary_bounds_match_arrow_min_max():
+    """Bounds of bytes columns (sliced, large and plain Arrow arrays, non-ASCII, shared prefixes longer than
+    16 bytes, nulls) are Arrow's min/max of the values written."""
+    import pyarrow.compute as pc
+    rng = np.random.default_rng(8)
+    stem = "préfixe-commun-très-long-"
+    words = [None if i % 9 == 0 else stem[:int(rng.integers(0, len(stem)))] + chr(int(rng.integers(32, 0x2FF)))
+             * int(rng.integers(0, 3)) for i in range(400)]
+    schema = T.RowType.of(("s", T.STRING()), ("b", T.BYTES()), ("c", T.STRING()))
+    s = pa.array(words)
+    b = pa.array([None if w is None else w.encode()[::-1] for w in words], pa.binary())
+    c = pa.array(words, pa.large_string())
+    table = pa.table({"s": s, "b": b, "c": c})
+    buf = io.BytesIO()
+    with RowFileWriter(buf, schema) as w:
+        w.write(table.slice(3, 200))
+        w.write(table.slice(250))
+    written = pa.concat_tables([table.slice(3, 200), table.slice(250)])
+    for fid, name in enumerate(("s", "b", "c")):
+        mm = pc.min_max(written[name])
+        assert w.metadata.lower_bounds[fid] == mm["min"].as_py()
+        assert w.metadata.upper_bounds[fid] == mm["max"].as_py()
