@@ -680,10 +680,12 @@ def skip_values(const uint8_t[::1] buf, Py_ssize_t pos, Py_ssize_t end, const in
 # ---------------------------------------------------------------- encoding
 ctypedef struct InCol:
     int kind
+    int width                    # _fixed_width(kind)
     const uint8_t* nulls
     const uint8_t* values
     const int64_t* offsets
     const uint8_t* data
+    Py_ssize_t data_len          # bytes in ``data``: a short string is copied as 16 bytes where they exist
 
 
 @cython.boundscheck(False)
@@ -691,7 +693,8 @@ ctypedef struct InCol:
 cdef Py_ssize_t _encode(InCol* cols, Py_ssize_t ncols, Py_ssize_t start, Py_ssize_t stop, uint8_t* out,
                         Py_ssize_t cap, int32_t* row_offsets, Py_ssize_t max_rows, int64_t* state,
                         Py_ssize_t block_size) noexcept nogil:
-    cdef Py_ssize_t r, f, pos = state[0], nrows = state[1], need, n, hb, j
+    cdef Py_ssize_t r, f, pos = state[0], nrows = state[1], need, n, hb, j, s
+    cdef uint64_t w0, w1
     cdef InCol* c
     cdef int w
     cdef uint8_t* hdr
@@ -707,7 +710,7 @@ cdef Py_ssize_t _encode(InCol* cols, Py_ssize_t ncols, Py_ssize_t start, Py_ssiz
             c = &cols[f]
             if c.nulls != NULL and c.nulls[r]:
                 continue
-            w = _fixed_width(c.kind)
+            w = c.width
             if w:
                 need += w
             elif c.kind == K_BYTES:
@@ -731,18 +734,36 @@ cdef Py_ssize_t _encode(InCol* cols, Py_ssize_t ncols, Py_ssize_t start, Py_ssiz
             if c.nulls != NULL and c.nulls[r]:
                 hdr[f >> 3] |= <uint8_t>(1 << (f & 7))
                 continue
-            w = _fixed_width(c.kind)
-            if c.kind == K_BOOL:
+            w = c.width
+            # fixed sizes: constant-size moves, not a call of memcpy per value
+            if w == 8:
+                memcpy(out + pos, c.values + 8 * r, 8)
+                pos += 8
+            elif w == 4:
+                memcpy(out + pos, c.values + 4 * r, 4)
+                pos += 4
+            elif c.kind == K_BYTES:
+                s = c.offsets[r]
+                n = c.offsets[r + 1] - s
+                pos += _write_u32(out + pos, <uint32_t>n)
+                if n <= 16 and s + 16 <= c.data_len and pos + 16 <= cap:
+                    # short value: two 8-byte moves (the bytes after it are overwritten by what follows)
+                    memcpy(&w0, c.data + s, 8)
+                    memcpy(&w1, c.data + s + 8, 8)
+                    memcpy(out + pos, &w0, 8)
+                    memcpy(out + pos + 8, &w1, 8)
+                else:
+                    memcpy(out + pos, c.data + s, n)
+                pos += n
+            elif c.kind == K_BOOL:
                 out[pos] = 1 if c.values[r] else 0
                 pos += 1
-            elif w:
-                memcpy(out + pos, c.values + w * r, w)
-                pos += w
-            elif c.kind == K_BYTES:
-                n = c.offsets[r + 1] - c.offsets[r]
-                pos += _write_u32(out + pos, <uint32_t>n)
-                memcpy(out + pos, c.data + c.offsets[r], n)
-                pos += n
+            elif w == 2:
+                memcpy(out + pos, c.values + 2 * r, 2)
+                pos += 2
+            elif w == 1:
+                out[pos] = c.values[r]
+                pos += 1
             elif c.kind == K_RAW:
                 n = c.offsets[r + 1] - c.offsets[r]
                 memcpy(out + pos, c.data + c.offsets[r], n)
@@ -802,6 +823,8 @@ def encode_rows(list cols, Py_ssize_t start, Py_ssize_t stop, uint8_t[::1] out, 
         c.values = _ptr(t[2])
         c.offsets = <const int64_t*>_ptr(t[3])
         c.data = _ptr(t[4])
+        c.data_len = _nbytes(t[4])
+        c.width = _fixed_width(c.kind)
         if t[1] is not None and _nbytes(t[1]) < stop:
             return BAD_LENGTH
         w = _fixed_width(c.kind)

@@ -316,3 +316,34 @@ def test_bytes_min_max_rejects_bad_offsets(kernel):
     assert kernel.bytes_min_max(offsets, data, nulls[:1], 2, out) == status.BAD_LENGTH
     assert kernel.bytes_min_max(offsets, data, np.ones(2, dtype=np.uint8), 2, out) == 0
     assert list(out) == [-1, -1]
+
+
+@pytest.mark.parametrize("kernel", IMPLS)
+def test_encode_agrees_with_the_twin_on_strings_near_every_buffer_end(kernel):
+    """Strings of 0..40 bytes, the last ones ending exactly at the end of their data, into output buffers that
+    end at the kernel's worst-case row size (a short value's 16-byte move must not run past either buffer),
+    with every fixed width beside them: the same bytes, row offsets and state as the twin."""
+    twin = _speedups.twin("rowcodec")
+    rng = np.random.default_rng(21)
+    for trial in range(60):
+        n = int(rng.integers(1, 12))
+        lens = rng.integers(0, 41, n)
+        data = np.frombuffer(bytes(rng.integers(0, 256, int(lens.sum())).astype(np.uint8)) or b"\0", np.uint8)
+        offsets = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
+        nulls = (rng.random(n) < 0.2).astype(np.uint8)
+        cols = [(V.K_BYTES, nulls if trial % 2 else None, None, offsets, data),
+                (V.K_I8, None, rng.integers(0, 256, n).astype(np.uint8), None, None),
+                (V.K_I16, nulls, rng.integers(0, 256, 2 * n).astype(np.uint8), None, None),
+                (V.K_I32, None, rng.integers(0, 256, 4 * n).astype(np.uint8), None, None),
+                (V.K_BOOL, None, rng.integers(0, 2, n).astype(np.uint8), None, None),
+                (V.K_I64, nulls, rng.integers(0, 256, 8 * n).astype(np.uint8), None, None)]
+        worst = int(lens.sum()) + 22 * n   # the compiled kernel's room check counts 5 bytes per length
+        for cap in (worst, worst + 7, 4096):
+            got = []
+            for impl in (kernel, twin):
+                out = np.zeros(cap, np.uint8)
+                offs = np.zeros(n + 1, np.int32)
+                state = np.zeros(3, np.int64)
+                k = impl.encode_rows(cols, 0, n, out, offs, state, 1 << 20)
+                got.append((k, state.tolist(), out[:int(state[0])].tobytes(), offs[:int(state[1])].tolist()))
+            assert got[0] == got[1]
