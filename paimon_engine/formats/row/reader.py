@@ -22,9 +22,16 @@ from .footer import FOOTER_SIZE, BlockIndex, Footer
 __all__ = ["RowFileReader"]
 
 
+_ZSTD = None
+
+
 def _zstandard():
-    import zstandard
-    return zstandard
+    """The zstandard module (imported on first use; kept in a global for the per-block loops)."""
+    global _ZSTD
+    if _ZSTD is None:
+        import zstandard
+        _ZSTD = zstandard
+    return _ZSTD
 
 
 _LOCAL = threading.local()
@@ -237,19 +244,20 @@ class RowFileReader:
             off, usz, want = int(ix.offsets[b]), int(ix.uncompressed_sizes[b]), ix.block_rows(b)
         else:
             off, usz, want = lists[0][b], lists[2][b], lists[3][b]
+        zstd = _ZSTD or _zstandard()
         try:
             # a frame that states its content size must state the indexed size (never trust it for allocation)
-            declared = _zstandard().frame_content_size(raw)
-            if declared not in (-1, usz):
+            declared = zstd.frame_content_size(raw)
+            if declared != usz and declared != -1:
                 raise CorruptFileError(f"zstd frame declares {declared} bytes, the index says {usz}",
                                        path=self.path, block=b, offset=off)
             data = dctx.decompress(raw, max_output_size=usz)
-        except _zstandard().ZstdError as e:
+        except zstd.ZstdError as e:
             raise CorruptFileError(f"zstd: {e}", path=self.path, block=b, offset=off) from None
         if len(data) != usz:
             raise CorruptFileError(f"block decompressed to {len(data)} bytes, the index says {usz}",
                                    path=self.path, block=b, offset=off)
-        nrows = int.from_bytes(data[-4:], "little", signed=True)
+        nrows = _I32.unpack_from(data, usz - 4)[0]
         if nrows != want:
             raise CorruptFileError(f"block holds {nrows} rows, the index says {want}",
                                    path=self.path, block=b, offset=off)
@@ -271,13 +279,15 @@ class RowFileReader:
 
     def _cached_blocks(self, steps, dctx):
         """(block, decompressed bytes) for each step: from the LRU cache, or read (adjacent blocks missing from
-        the cache in one call, as ``_blocks_of`` does) and decompressed, then cached."""
+        the cache in one call, as ``_blocks_of`` does) and decompressed. Only the last ``cache_blocks`` steps'
+        blocks are cached: the LRU cache would evict the earlier ones before this call ends."""
         cache, limit = self._cache, self._cache_blocks
         blocks = [b for b, _ in steps]
         hit = {b: cache[b] for b in blocks if b in cache}  # taken now: the blocks cached below may evict them
         runs = iter(self._runs([b for b in blocks if b not in hit]))
         frames = {}
-        for b in blocks:
+        keep_from = len(blocks) - limit
+        for i, b in enumerate(blocks):
             data = hit.get(b)
             if data is not None:
                 if b in cache:
@@ -288,9 +298,10 @@ class RowFileReader:
                 frames = self._read_run(next(runs))
             data = self._decompress(b, frames.pop(b), dctx)
             self.blocks_read += 1
-            cache[b] = data
-            if len(cache) > limit:
-                cache.popitem(last=False)
+            if i >= keep_from:
+                cache[b] = data
+                if len(cache) > limit:
+                    cache.popitem(last=False)
             yield b, data
 
     def _blocks_of(self, plan, dctx):
