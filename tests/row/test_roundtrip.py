@@ -352,3 +352,33 @@ def test_string_and_binary_bounds_match_arrow_min_max():
         mm = pc.min_max(written[name])
         assert w.metadata.lower_bounds[fid] == mm["min"].as_py()
         assert w.metadata.upper_bounds[fid] == mm["max"].as_py()
+
+
+def test_threaded_read_with_every_pool_thread_held_up_runs_on_the_caller():
+    """Every thread of the row pool is busy: the calling thread decodes every part itself, each part writing
+    its string bytes right behind the previous one's, and the batch equals a one-thread read."""
+    import threading
+
+    from paimon_engine import _parallel
+    schema = T.RowType.of(("s", T.STRING()), ("i", T.IntType()), ("b", T.BYTES()))
+    n = 3000
+    table = pa.table({"s": pa.array([None if i % 5 == 0 else "ü" * (i % 7) + str(i) for i in range(n)]),
+                      "i": pa.array([None if i % 11 == 0 else i for i in range(n)], pa.int32()),
+                      "b": pa.array([bytes([i % 256]) * (i % 23) for i in range(n)])})
+    buf = io.BytesIO()
+    with RowFileWriter(buf, schema, block_size=900) as w:
+        w.write(table)
+    one = RowFileReader(io.BytesIO(buf.getvalue()), schema, threads=1)
+    many = RowFileReader(io.BytesIO(buf.getvalue()), schema, threads=4)
+    assert len(many._parts([(b, None) for b in range(many.num_blocks)], n)) > 2
+    pool = _parallel._pool("row")
+    release = threading.Event()
+    held = [pool.submit(release.wait) for _ in range(pool._max_workers)]
+    try:
+        assert many.to_arrow().equals(one.to_arrow())
+        assert many.to_arrow(columns=["b", "s"]).equals(one.to_arrow(columns=["b", "s"]))
+    finally:
+        release.set()
+        for f in held:
+            f.result()
+    assert many.to_arrow().equals(table)

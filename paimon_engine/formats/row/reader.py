@@ -479,10 +479,21 @@ class RowFileReader:
         if len(parts) == 1:
             results = [self._decode_part(parts[0][0], 0, outs, total, data_starts[0], cached, _thread_dctx())]
         else:
+            # a part whose predecessor has already ended writes its string bytes right behind that part's (no
+            # move afterwards); one that starts earlier writes into its own room. The rooms bound both: a part
+            # starts no later than its room and never writes more bytes than its room holds.
+            ends = [None] * len(parts)
+
             def run(k):
                 steps, base = parts[k]
-                return self._decode_part(steps, base, outs, total, data_starts[k], False, _thread_dctx())
+                prev = ends[k - 1] if k else None
+                at = data_starts[k] if prev is None else [int(prev[i]) if o is not None and o[0] == V.K_BYTES
+                                                          else 0 for i, o in enumerate(outs)]
+                r = self._decode_part(steps, base, outs, total, at, False, _thread_dctx())
+                ends[k] = r[0]
+                return r[0], r[1], r[2], at
             results = shared_map("row", run, range(len(parts)), self._threads)
+            data_starts = [r[3] for r in results]
         if not cached:
             self.blocks_read += sum(r[2] for r in results)
         cols = []
@@ -492,14 +503,15 @@ class RowFileReader:
             if o[0] == V.O_SPAN:
                 nested = [v for r in results for v in r[1][i]]
             elif o[0] == V.K_BYTES:
-                o = self._join_data(o, parts, results, starts, i, total)
+                o = self._join_data(o, parts, results, [d[i] for d in data_starts], i, total)
             cols.append(self._column(fields[i], o, nested, total))
         return ColumnBatch(T.RowType([fields[i] for i in proj]), cols, total)
 
     @staticmethod
     def _join_data(o, parts, results, starts, i, total):
-        """Move each part's string bytes down behind the previous part's, shift its offsets, and give the
-        unused room back. Returns the column tuple with ``data`` of exactly the bytes written."""
+        """Move each part's string bytes (written from ``starts[k]``) down behind the previous part's, shift its
+        offsets, and give the unused room back. Returns the column tuple with ``data`` of exactly the bytes
+        written."""
         offsets, data = o[4], o[5]
         end = int(results[0][0][i])
         for k in range(1, len(parts)):
