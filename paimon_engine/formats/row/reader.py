@@ -357,8 +357,9 @@ class RowFileReader:
     def _parts(self, plan, total):
         """``plan`` cut into contiguous parts (work units for the threads), each starting at an output row that
         is a multiple of 8 (so no two threads write the same bitmap byte): [(steps, first output row)]. Up to
-        UNITS_PER_THREAD units per thread of at least PARALLEL_MIN_BLOCKS / 2 steps: a thread that is not
-        scheduled holds up at most the unit it started, the others take the rest."""
+        UNITS_PER_THREAD units per thread, planned at PARALLEL_MIN_BLOCKS / 2 steps or more each (a cut may
+        then move by up to half a unit): a thread that is not scheduled holds up at most the unit it started,
+        the others take the rest."""
         nparts = 1
         if self._threads > 1 and len(plan) >= PARALLEL_MIN_BLOCKS:
             nparts = min(UNITS_PER_THREAD * self._threads, len(plan) // (PARALLEL_MIN_BLOCKS // 2))
