@@ -482,6 +482,247 @@ cdef Py_ssize_t _decode(const uint8_t* p, Py_ssize_t blen, Py_ssize_t data_end, 
     return nsel
 
 
+# ---------------------------------------------------------------- flat fast path
+# A decoder whose top-level fields are all fixed-width numbers (no BOOL) or bytes, read or skipped, runs
+# _decode_flat. The field descriptors are copied to the stack, so stores into the output buffers cannot alias
+# them, and the data write positions live there too; a row's null bitmap is read once into one word. A row
+# with no nulls that is at least as long as the smallest such row (the fixed widths plus one length byte per
+# bytes field) takes the fast walk: no null test per field, no bounds check on a fixed-width field, and one
+# check per bytes field, that its bytes leave room for the smallest rest of the row (so every fixed-width read
+# lies inside the row). Anything the fast walk does not settle (a length of more than one byte, a length past
+# that room, a data buffer near its end, bytes that are not ASCII) hands that field, with nothing of it
+# written, to the careful walk, which makes every check of the general loop (_decode) in the same order:
+# statuses, their locations and what is written before a failure are the same.
+cdef enum:
+    FLAT_MAX = 64
+
+ctypedef struct FlatCol:
+    int op
+    int width         # encoded width of a fixed-width field, 0 for bytes
+    int utf8
+    Py_ssize_t rest   # smallest number of bytes the fields after this one take in a row without nulls
+    uint8_t* validity
+    uint8_t* values
+    int32_t* offsets
+    uint8_t* data
+    Py_ssize_t data_cap
+    Py_ssize_t cap    # min(data_cap, 2**31 - 1)
+    Py_ssize_t d      # data write position
+
+
+# the high bits of the first n (0 <= n <= 16) bytes of two little-endian words: a mask to test them for ASCII
+cdef uint64_t _ASCII_M0[17]
+cdef uint64_t _ASCII_M1[17]
+
+
+cdef void _init_ascii_masks():
+    cdef int n
+    for n in range(17):
+        if n >= 8:
+            _ASCII_M0[n] = 0x8080808080808080ULL
+            _ASCII_M1[n] = 0x8080808080808080ULL if n == 16 else \
+                (((<uint64_t>1 << (8 * (n - 8))) - 1) & 0x8080808080808080ULL)
+        else:
+            _ASCII_M0[n] = ((<uint64_t>1 << (8 * n)) - 1) & 0x8080808080808080ULL
+            _ASCII_M1[n] = 0
+
+
+_init_ascii_masks()
+
+
+cdef bint _flat_ok(OutCol* outs, Py_ssize_t nfields, const int32_t* prog) noexcept nogil:
+    """_decode_flat can run a decoder with these fields."""
+    cdef Py_ssize_t f
+    cdef int op
+    if nfields > FLAT_MAX:
+        return 0
+    for f in range(nfields):
+        op = outs[f].op
+        if op == OP_SKIP_FIXED:
+            if prog[3 * outs[f].node] == K_BOOL:
+                return 0
+        elif not (op == OP_W8 or op == OP_W4 or op == OP_W2 or op == OP_W1 or op == OP_BYTES
+                  or op == OP_SKIP_BYTES):
+            return 0
+    return 1
+
+
+cdef inline Py_ssize_t _flat_fail(FlatCol* fc, OutCol* outs, Py_ssize_t nfields, int64_t* state, Py_ssize_t r,
+                                  Py_ssize_t f, Py_ssize_t pos, Py_ssize_t code) noexcept nogil:
+    cdef Py_ssize_t i
+    for i in range(nfields):
+        if fc[i].op == OP_BYTES:
+            outs[i].dpos[0] = fc[i].d
+    return _fail(state, r, f, pos, code)
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.cdivision(True)
+cdef Py_ssize_t _decode_flat(const uint8_t* p, Py_ssize_t blen, Py_ssize_t data_end, Py_ssize_t nrows,
+                             const int32_t* rows, Py_ssize_t nsel, Py_ssize_t nfields,
+                             OutCol* outs, Py_ssize_t out_base, int64_t* state) noexcept nogil:
+    cdef FlatCol fc[FLAT_MAX]
+    cdef FlatCol* c
+    cdef Py_ssize_t k, r, f, pos, end, nb, n, o, d, ob, fpos, j, min_row
+    cdef uint64_t nulls, w0, w1
+    cdef uint8_t obit
+    cdef int op, w
+    cdef const uint8_t* row_off = p + data_end
+    nb = (nfields + 7) >> 3
+    min_row = 0
+    f = nfields - 1
+    while f >= 0:
+        c = &fc[f]
+        c.op = outs[f].op
+        c.width = outs[f].width
+        c.utf8 = outs[f].scale
+        c.validity = outs[f].validity
+        c.values = outs[f].values
+        c.offsets = outs[f].offsets
+        c.data = outs[f].data
+        c.data_cap = outs[f].data_cap
+        c.cap = c.data_cap if c.data_cap < 0x7FFFFFFF else 0x7FFFFFFF
+        c.d = outs[f].dpos[0] if c.op == OP_BYTES else 0
+        c.rest = min_row
+        min_row += c.width if c.width else 1
+        f -= 1
+    for k in range(nsel):
+        r = rows[k] if rows != NULL else k
+        if r < 0 or r >= nrows:
+            return _flat_fail(fc, outs, nfields, state, r, -1, data_end, OUT_OF_RANGE)
+        pos = _load_i32(row_off + 4 * r)
+        end = _load_i32(row_off + 4 * r + 4) if r + 1 < nrows else data_end
+        if pos < 0 or pos > end or end > data_end:
+            return _flat_fail(fc, outs, nfields, state, r, -1, data_end + 4 * r, BAD_VALUE)
+        if nb > end - pos:
+            return _flat_fail(fc, outs, nfields, state, r, -1, pos, TRUNCATED)
+        nulls = p[pos]
+        for j in range(1, nb):
+            nulls |= (<uint64_t>p[pos + j]) << (8 * j)
+        pos += nb
+        o = out_base + k
+        ob = o >> 3
+        obit = <uint8_t>(1 << (o & 7))
+        f = 0
+        if nulls == 0 and min_row <= end - pos:
+            # fast walk
+            while f < nfields:
+                c = &fc[f]
+                op = c.op
+                if op == OP_W8:
+                    memcpy(c.values + 8 * o, p + pos, 8)
+                    c.validity[ob] |= obit
+                    pos += 8
+                elif op == OP_BYTES:
+                    n = p[pos]
+                    if n >= 0x80 or n > end - pos - 1 - c.rest:
+                        break
+                    d = c.d
+                    if n > 16 or d + 16 > c.cap or pos + 17 > blen:
+                        break
+                    memcpy(&w0, p + pos + 1, 8)
+                    memcpy(&w1, p + pos + 9, 8)
+                    if c.utf8 and ((w0 & _ASCII_M0[n]) | (w1 & _ASCII_M1[n])):
+                        break
+                    memcpy(c.data + d, &w0, 8)
+                    memcpy(c.data + d + 8, &w1, 8)
+                    d += n
+                    c.d = d
+                    c.offsets[o + 1] = <int32_t>d
+                    c.validity[ob] |= obit
+                    pos += 1 + n
+                elif op == OP_W4:
+                    memcpy(c.values + 4 * o, p + pos, 4)
+                    c.validity[ob] |= obit
+                    pos += 4
+                elif op == OP_SKIP_FIXED:
+                    pos += c.width
+                elif op == OP_SKIP_BYTES:
+                    n = p[pos]
+                    if n >= 0x80 or n > end - pos - 1 - c.rest:
+                        break
+                    pos += 1 + n
+                elif op == OP_W2:
+                    memcpy(c.values + 2 * o, p + pos, 2)
+                    c.validity[ob] |= obit
+                    pos += 2
+                else:
+                    c.values[o] = p[pos]
+                    c.validity[ob] |= obit
+                    pos += 1
+                f += 1
+        # careful walk (from the first field the fast walk did not settle)
+        while f < nfields:
+            c = &fc[f]
+            op = c.op
+            if (nulls >> f) & 1:
+                if op == OP_W8:
+                    memset(c.values + 8 * o, 0, 8)
+                elif op == OP_W4:
+                    memset(c.values + 4 * o, 0, 4)
+                elif op == OP_BYTES:
+                    c.offsets[o + 1] = <int32_t>c.d
+                elif op == OP_W2:
+                    memset(c.values + 2 * o, 0, 2)
+                elif op == OP_W1:
+                    c.values[o] = 0
+                f += 1
+                continue
+            fpos = pos
+            if op == OP_BYTES or op == OP_SKIP_BYTES:
+                if pos < end and p[pos] < 0x80:
+                    n = p[pos]
+                    pos += 1
+                    if n > end - pos:
+                        return _flat_fail(fc, outs, nfields, state, r, f, fpos, BAD_LENGTH)
+                else:
+                    pos = _read_len(p, pos, end, &n)
+                    if pos < 0:
+                        return _flat_fail(fc, outs, nfields, state, r, f, fpos, pos)
+                if op == OP_BYTES:
+                    d = c.d
+                    if d + n > c.cap:
+                        return _flat_fail(fc, outs, nfields, state, r, f, fpos, BAD_LENGTH)
+                    if n <= 16 and pos + 16 <= blen and d + 16 <= c.data_cap:
+                        memcpy(&w0, p + pos, 8)
+                        memcpy(&w1, p + pos + 8, 8)
+                        memcpy(c.data + d, &w0, 8)
+                        memcpy(c.data + d + 8, &w1, 8)
+                        if c.utf8 and ((w0 & _ASCII_M0[n]) | (w1 & _ASCII_M1[n])) \
+                                and not _utf8_tail_ok(p + pos, 0, n):
+                            return _flat_fail(fc, outs, nfields, state, r, f, fpos, INVALID_UTF8)
+                    else:
+                        if c.utf8 and not _utf8_ok(p + pos, n):
+                            return _flat_fail(fc, outs, nfields, state, r, f, fpos, INVALID_UTF8)
+                        memcpy(c.data + d, p + pos, n)
+                    d += n
+                    c.d = d
+                    c.offsets[o + 1] = <int32_t>d
+                    c.validity[ob] |= obit
+                pos += n
+                f += 1
+                continue
+            w = c.width
+            if w > end - pos:
+                return _flat_fail(fc, outs, nfields, state, r, f, fpos, TRUNCATED)
+            if op == OP_W8:
+                memcpy(c.values + 8 * o, p + pos, 8)
+            elif op == OP_W4:
+                memcpy(c.values + 4 * o, p + pos, 4)
+            elif op == OP_W2:
+                memcpy(c.values + 2 * o, p + pos, 2)
+            elif op == OP_W1:
+                c.values[o] = p[pos]
+            if op != OP_SKIP_FIXED:
+                c.validity[ob] |= obit
+            pos += w
+            f += 1
+    for f in range(nfields):
+        if fc[f].op == OP_BYTES:
+            outs[f].dpos[0] = fc[f].d
+    return nsel
+
 cdef int _op_of(int mode, int kind) noexcept nogil:
     if mode == 0:
         if _fixed_width(kind):
@@ -557,6 +798,7 @@ cdef class BlockDecoder:
     cdef int64_t[::1] _datapos
     cdef int64_t[::1] _state
     cdef readonly int status      # 0, or the status of the constructor's argument check
+    cdef readonly bint flat       # the decoder runs _decode_flat
 
     def __cinit__(self, const int32_t[::1] program, list outs, Py_ssize_t capacity, int64_t[::1] datapos,
                   int64_t[::1] state):
@@ -628,6 +870,7 @@ cdef class BlockDecoder:
             if width and _nbytes(t[3]) < width * capacity:
                 self.status = BAD_LENGTH
                 return
+        self.flat = _flat_ok(self._cols, nfields, &program[0])
 
     def decode(self, const uint8_t[::1] block, Py_ssize_t nrows, rows, Py_ssize_t nsel, Py_ssize_t out_base):
         """Rows of one decompressed block (its row offsets start at ``len(block) - 4 - 4 * nrows``) to output
@@ -652,8 +895,12 @@ cdef class BlockDecoder:
         elif nsel > nrows:
             return BAD_LENGTH
         with nogil:
-            r = _decode(p, blen, data_end, nrows, rp, nsel, &self._program[0], self._nfields, self._cols,
-                        out_base, &self._state[0])
+            if self.flat:
+                r = _decode_flat(p, blen, data_end, nrows, rp, nsel, self._nfields, self._cols, out_base,
+                                 &self._state[0])
+            else:
+                r = _decode(p, blen, data_end, nrows, rp, nsel, &self._program[0], self._nfields, self._cols,
+                            out_base, &self._state[0])
         return r
 
 
