@@ -489,9 +489,10 @@ cdef Py_ssize_t _decode(const uint8_t* p, Py_ssize_t blen, Py_ssize_t data_end, 
 # with no nulls that is at least as long as the smallest such row (the fixed widths plus one length byte per
 # bytes field) takes the fast walk: no null test per field, no bounds check on a fixed-width field, and one
 # check per bytes field, that its bytes leave room for the smallest rest of the row (so every fixed-width read
-# lies inside the row). Anything the fast walk does not settle (a length of more than one byte, a length past
-# that room, a data buffer near its end, bytes that are not ASCII) hands that field, with nothing of it
-# written, to the careful walk, which makes every check of the general loop (_decode) in the same order:
+# lies inside the row); the validity bits of rows it completes are collected per output byte and set when the
+# loop leaves that byte (or returns). Anything the fast walk does not settle (a length of more than one byte, a
+# length past that room, a data buffer near its end, bytes that are not ASCII) hands that field, with nothing
+# of it written, to the careful walk, which makes every check of the general loop (_decode) in the same order:
 # statuses, their locations and what is written before a failure are the same.
 cdef enum:
     FLAT_MAX = 64
@@ -547,9 +548,20 @@ cdef bint _flat_ok(OutCol* outs, Py_ssize_t nfields, const int32_t* prog) noexce
     return 1
 
 
-cdef inline Py_ssize_t _flat_fail(FlatCol* fc, OutCol* outs, Py_ssize_t nfields, int64_t* state, Py_ssize_t r,
-                                  Py_ssize_t f, Py_ssize_t pos, Py_ssize_t code) noexcept nogil:
+cdef inline void _flat_valid(FlatCol* fc, Py_ssize_t nfields, Py_ssize_t g, uint8_t bits) noexcept nogil:
+    """Validity bits ``bits`` of output byte ``g`` set in every column written."""
     cdef Py_ssize_t i
+    if bits:
+        for i in range(nfields):
+            if fc[i].validity != NULL:
+                fc[i].validity[g] |= bits
+
+
+cdef inline Py_ssize_t _flat_fail(FlatCol* fc, OutCol* outs, Py_ssize_t nfields, int64_t* state, Py_ssize_t r,
+                                  Py_ssize_t f, Py_ssize_t pos, Py_ssize_t code, Py_ssize_t g,
+                                  uint8_t bits) noexcept nogil:
+    cdef Py_ssize_t i
+    _flat_valid(fc, nfields, g, bits)
     for i in range(nfields):
         if fc[i].op == OP_BYTES:
             outs[i].dpos[0] = fc[i].d
@@ -564,9 +576,9 @@ cdef Py_ssize_t _decode_flat(const uint8_t* p, Py_ssize_t blen, Py_ssize_t data_
                              OutCol* outs, Py_ssize_t out_base, int64_t* state) noexcept nogil:
     cdef FlatCol fc[FLAT_MAX]
     cdef FlatCol* c
-    cdef Py_ssize_t k, r, f, pos, end, nb, n, o, d, ob, fpos, j, min_row
+    cdef Py_ssize_t k, r, f, pos, end, nb, n, o, d, ob, fpos, j, min_row, gcur
     cdef uint64_t nulls, w0, w1
-    cdef uint8_t obit
+    cdef uint8_t obit, gbits
     cdef int op, w
     cdef const uint8_t* row_off = p + data_end
     nb = (nfields + 7) >> 3
@@ -587,16 +599,19 @@ cdef Py_ssize_t _decode_flat(const uint8_t* p, Py_ssize_t blen, Py_ssize_t data_
         c.rest = min_row
         min_row += c.width if c.width else 1
         f -= 1
+    # validity of the rows the fast walk completes: collected per output byte, set when the walk leaves it
+    gcur = out_base >> 3
+    gbits = 0
     for k in range(nsel):
         r = rows[k] if rows != NULL else k
         if r < 0 or r >= nrows:
-            return _flat_fail(fc, outs, nfields, state, r, -1, data_end, OUT_OF_RANGE)
+            return _flat_fail(fc, outs, nfields, state, r, -1, data_end, OUT_OF_RANGE, gcur, gbits)
         pos = _load_i32(row_off + 4 * r)
         end = _load_i32(row_off + 4 * r + 4) if r + 1 < nrows else data_end
         if pos < 0 or pos > end or end > data_end:
-            return _flat_fail(fc, outs, nfields, state, r, -1, data_end + 4 * r, BAD_VALUE)
+            return _flat_fail(fc, outs, nfields, state, r, -1, data_end + 4 * r, BAD_VALUE, gcur, gbits)
         if nb > end - pos:
-            return _flat_fail(fc, outs, nfields, state, r, -1, pos, TRUNCATED)
+            return _flat_fail(fc, outs, nfields, state, r, -1, pos, TRUNCATED, gcur, gbits)
         nulls = p[pos]
         for j in range(1, nb):
             nulls |= (<uint64_t>p[pos + j]) << (8 * j)
@@ -604,6 +619,10 @@ cdef Py_ssize_t _decode_flat(const uint8_t* p, Py_ssize_t blen, Py_ssize_t data_
         o = out_base + k
         ob = o >> 3
         obit = <uint8_t>(1 << (o & 7))
+        if ob != gcur:
+            _flat_valid(fc, nfields, gcur, gbits)
+            gcur = ob
+            gbits = 0
         f = 0
         if nulls == 0 and min_row <= end - pos:
             # fast walk
@@ -612,7 +631,6 @@ cdef Py_ssize_t _decode_flat(const uint8_t* p, Py_ssize_t blen, Py_ssize_t data_
                 op = c.op
                 if op == OP_W8:
                     memcpy(c.values + 8 * o, p + pos, 8)
-                    c.validity[ob] |= obit
                     pos += 8
                 elif op == OP_BYTES:
                     n = p[pos]
@@ -630,11 +648,9 @@ cdef Py_ssize_t _decode_flat(const uint8_t* p, Py_ssize_t blen, Py_ssize_t data_
                     d += n
                     c.d = d
                     c.offsets[o + 1] = <int32_t>d
-                    c.validity[ob] |= obit
                     pos += 1 + n
                 elif op == OP_W4:
                     memcpy(c.values + 4 * o, p + pos, 4)
-                    c.validity[ob] |= obit
                     pos += 4
                 elif op == OP_SKIP_FIXED:
                     pos += c.width
@@ -645,13 +661,18 @@ cdef Py_ssize_t _decode_flat(const uint8_t* p, Py_ssize_t blen, Py_ssize_t data_
                     pos += 1 + n
                 elif op == OP_W2:
                     memcpy(c.values + 2 * o, p + pos, 2)
-                    c.validity[ob] |= obit
                     pos += 2
                 else:
                     c.values[o] = p[pos]
-                    c.validity[ob] |= obit
                     pos += 1
                 f += 1
+            if f == nfields:
+                gbits |= obit
+                continue
+            # the fields the fast walk completed before handing over
+            for j in range(f):
+                if fc[j].validity != NULL:
+                    fc[j].validity[ob] |= obit
         # careful walk (from the first field the fast walk did not settle)
         while f < nfields:
             c = &fc[f]
@@ -675,15 +696,15 @@ cdef Py_ssize_t _decode_flat(const uint8_t* p, Py_ssize_t blen, Py_ssize_t data_
                     n = p[pos]
                     pos += 1
                     if n > end - pos:
-                        return _flat_fail(fc, outs, nfields, state, r, f, fpos, BAD_LENGTH)
+                        return _flat_fail(fc, outs, nfields, state, r, f, fpos, BAD_LENGTH, gcur, gbits)
                 else:
                     pos = _read_len(p, pos, end, &n)
                     if pos < 0:
-                        return _flat_fail(fc, outs, nfields, state, r, f, fpos, pos)
+                        return _flat_fail(fc, outs, nfields, state, r, f, fpos, pos, gcur, gbits)
                 if op == OP_BYTES:
                     d = c.d
                     if d + n > c.cap:
-                        return _flat_fail(fc, outs, nfields, state, r, f, fpos, BAD_LENGTH)
+                        return _flat_fail(fc, outs, nfields, state, r, f, fpos, BAD_LENGTH, gcur, gbits)
                     if n <= 16 and pos + 16 <= blen and d + 16 <= c.data_cap:
                         memcpy(&w0, p + pos, 8)
                         memcpy(&w1, p + pos + 8, 8)
@@ -691,10 +712,10 @@ cdef Py_ssize_t _decode_flat(const uint8_t* p, Py_ssize_t blen, Py_ssize_t data_
                         memcpy(c.data + d + 8, &w1, 8)
                         if c.utf8 and ((w0 & _ASCII_M0[n]) | (w1 & _ASCII_M1[n])) \
                                 and not _utf8_tail_ok(p + pos, 0, n):
-                            return _flat_fail(fc, outs, nfields, state, r, f, fpos, INVALID_UTF8)
+                            return _flat_fail(fc, outs, nfields, state, r, f, fpos, INVALID_UTF8, gcur, gbits)
                     else:
                         if c.utf8 and not _utf8_ok(p + pos, n):
-                            return _flat_fail(fc, outs, nfields, state, r, f, fpos, INVALID_UTF8)
+                            return _flat_fail(fc, outs, nfields, state, r, f, fpos, INVALID_UTF8, gcur, gbits)
                         memcpy(c.data + d, p + pos, n)
                     d += n
                     c.d = d
@@ -705,7 +726,7 @@ cdef Py_ssize_t _decode_flat(const uint8_t* p, Py_ssize_t blen, Py_ssize_t data_
                 continue
             w = c.width
             if w > end - pos:
-                return _flat_fail(fc, outs, nfields, state, r, f, fpos, TRUNCATED)
+                return _flat_fail(fc, outs, nfields, state, r, f, fpos, TRUNCATED, gcur, gbits)
             if op == OP_W8:
                 memcpy(c.values + 8 * o, p + pos, 8)
             elif op == OP_W4:
@@ -718,6 +739,7 @@ cdef Py_ssize_t _decode_flat(const uint8_t* p, Py_ssize_t blen, Py_ssize_t data_
                 c.validity[ob] |= obit
             pos += w
             f += 1
+    _flat_valid(fc, nfields, gcur, gbits)
     for f in range(nfields):
         if fc[f].op == OP_BYTES:
             outs[f].dpos[0] = fc[f].d
