@@ -602,11 +602,17 @@ cdef Py_ssize_t _decode_flat(const uint8_t* p, Py_ssize_t blen, Py_ssize_t data_
     # validity of the rows the fast walk completes: collected per output byte, set when the walk leaves it
     gcur = out_base >> 3
     gbits = 0
+    # all rows in order: a row's start is the previous row's end, already loaded (``nsel`` <= ``nrows``)
+    end = _load_i32(row_off) if rows == NULL and nsel > 0 else 0
     for k in range(nsel):
-        r = rows[k] if rows != NULL else k
-        if r < 0 or r >= nrows:
-            return _flat_fail(fc, outs, nfields, state, r, -1, data_end, OUT_OF_RANGE, gcur, gbits)
-        pos = _load_i32(row_off + 4 * r)
+        if rows == NULL:
+            r = k
+            pos = end
+        else:
+            r = rows[k]
+            if r < 0 or r >= nrows:
+                return _flat_fail(fc, outs, nfields, state, r, -1, data_end, OUT_OF_RANGE, gcur, gbits)
+            pos = _load_i32(row_off + 4 * r)
         end = _load_i32(row_off + 4 * r + 4) if r + 1 < nrows else data_end
         if pos < 0 or pos > end or end > data_end:
             return _flat_fail(fc, outs, nfields, state, r, -1, data_end + 4 * r, BAD_VALUE, gcur, gbits)
