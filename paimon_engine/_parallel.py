@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import threading
 
-__all__ = ["thread_count", "usable_cpus", "parallel_map", "submit"]
+__all__ = ["thread_count", "usable_cpus", "parallel_map", "shared_map", "submit"]
 
 _pools: dict = {}
 _lock = threading.Lock()
@@ -99,6 +99,56 @@ def parallel_map(purpose: str, fn, items) -> list:
             first = first or e
     if first is not None:
         raise first
+    return results
+
+
+def shared_map(purpose: str, fn, items, threads: int | None = None) -> list:
+    """``[fn(x) for x in items]`` with the items taken one at a time, in order, from one shared queue by the
+    calling thread and by up to ``threads - 1`` (default :func:`thread_count`) tasks of the ``purpose`` pool.
+
+    The calling thread never waits for a pool thread to be scheduled: it keeps taking items until none is left
+    and then waits only for the items already started elsewhere; a pool task that starts after the queue is
+    empty returns at once. On a machine whose other core is busy the call therefore costs about what the
+    calling thread alone would. Results come back in item order. After an exception no further item is
+    started; the exception of the first failing item (in item order) is raised once every started call has
+    ended - the same one a sequential loop raises, since items are started in order."""
+    items = list(items)
+    n = len(items)
+    helpers = min(n, thread_count() if threads is None else max(1, int(threads))) - 1
+    if helpers <= 0:
+        return [fn(x) for x in items]
+    results = [None] * n
+    errors = {}
+    cond = threading.Condition()
+    state = [0, 0, False]  # next item, items finished, stop
+
+    def work():
+        while True:
+            with cond:
+                i = state[0]
+                if state[2] or i >= n:
+                    return
+                state[0] = i + 1
+            try:
+                results[i] = fn(items[i])
+            except BaseException as e:  # noqa: BLE001 - re-raised by the caller, after every call has ended
+                with cond:
+                    errors[i] = e
+                    state[2] = True
+            with cond:
+                state[1] += 1
+                if state[1] == state[0]:
+                    cond.notify_all()
+
+    pool = _pool(purpose)
+    for _ in range(helpers):
+        pool.submit(work)
+    work()
+    with cond:
+        while state[1] < state[0]:
+            cond.wait()
+    if errors:
+        raise errors[min(errors)]
     return results
 
 

@@ -63,3 +63,63 @@ def test_many_cores_are_capped_at_eight_and_the_variable_wins(fresh, monkeypatch
     assert _parallel.thread_count() == 8
     monkeypatch.setenv("PAIMON_ENGINE_THREADS", "3")
     assert _parallel.thread_count() == 3
+
+
+def test_shared_map_returns_results_in_order(monkeypatch):
+    monkeypatch.setenv("PAIMON_ENGINE_THREADS", "2")
+    assert _parallel.shared_map("test-shared-order", lambda x: x * x, range(50)) == [x * x for x in range(50)]
+    assert _parallel.shared_map("test-shared-order", lambda x: x, []) == []
+
+
+def test_shared_map_never_waits_for_a_pool_thread_that_has_not_started(monkeypatch):
+    """Every pool thread is held up: the calling thread takes every item itself and returns."""
+    import threading
+    monkeypatch.setenv("PAIMON_ENGINE_THREADS", "2")
+    release = threading.Event()
+    pool = _parallel._pool("test-shared-held")
+    held = [pool.submit(release.wait) for _ in range(2)]
+    try:
+        seen = []
+        out = _parallel.shared_map("test-shared-held", lambda x: seen.append(threading.get_ident()) or -x,
+                                   range(20))
+        assert out == [-x for x in range(20)]
+        assert set(seen) == {threading.get_ident()}
+    finally:
+        release.set()
+        for f in held:
+            f.result()
+
+
+def test_shared_map_raises_the_first_failing_item_after_every_started_call_ends(monkeypatch):
+    import threading
+    monkeypatch.setenv("PAIMON_ENGINE_THREADS", "2")
+    ended = []
+    lock = threading.Lock()
+
+    def fn(x):
+        try:
+            if x in (3, 7):
+                raise ValueError(x)
+            return x
+        finally:
+            with lock:
+                ended.append(x)
+
+    with pytest.raises(ValueError) as e:
+        _parallel.shared_map("test-shared-error", fn, range(40))
+    assert e.value.args == (3,)
+    assert set(range(4)) <= set(ended)     # every item before the failing one ran
+    # with the pool held up the calling thread runs alone: nothing is started after the failure
+    release = threading.Event()
+    pool = _parallel._pool("test-shared-error")
+    held = [pool.submit(release.wait) for _ in range(2)]
+    try:
+        ended.clear()
+        with pytest.raises(ValueError) as e:
+            _parallel.shared_map("test-shared-error", fn, range(40))
+        assert e.value.args == (3,)
+        assert ended == [0, 1, 2, 3]
+    finally:
+        release.set()
+        for f in held:
+            f.result()

@@ -15,7 +15,7 @@
 cimport cython
 cimport numpy as cnp
 from libc.stdint cimport uint8_t, uint32_t, int8_t, int16_t, int32_t, int64_t, uint64_t
-from libc.string cimport memcpy, memset
+from libc.string cimport memcmp, memcpy, memset
 from .leb128 cimport read_u32 as _read_u32, write_u32 as _write_u32
 
 cnp.import_array()
@@ -482,6 +482,275 @@ cdef Py_ssize_t _decode(const uint8_t* p, Py_ssize_t blen, Py_ssize_t data_end, 
     return nsel
 
 
+# ---------------------------------------------------------------- flat fast path
+# A decoder whose top-level fields are all fixed-width numbers (no BOOL) or bytes, read or skipped, runs
+# _decode_flat. The field descriptors are copied to the stack, so stores into the output buffers cannot alias
+# them, and the data write positions live there too; a row's null bitmap is read once into one word. A row
+# with no nulls that is at least as long as the smallest such row (the fixed widths plus one length byte per
+# bytes field) takes the fast walk: no null test per field, no bounds check on a fixed-width field, and one
+# check per bytes field, that its bytes leave room for the smallest rest of the row (so every fixed-width read
+# lies inside the row); the validity bits of rows it completes are collected per output byte and set when the
+# loop leaves that byte (or returns). Anything the fast walk does not settle (a length of more than one byte, a
+# length past that room, a data buffer near its end, bytes that are not ASCII) hands that field, with nothing
+# of it written, to the careful walk, which makes every check of the general loop (_decode) in the same order:
+# statuses, their locations and what is written before a failure are the same.
+cdef enum:
+    FLAT_MAX = 64
+
+ctypedef struct FlatCol:
+    int op
+    int width         # encoded width of a fixed-width field, 0 for bytes
+    int utf8
+    Py_ssize_t rest   # smallest number of bytes the fields after this one take in a row without nulls
+    uint8_t* validity
+    uint8_t* values
+    int32_t* offsets
+    uint8_t* data
+    Py_ssize_t data_cap
+    Py_ssize_t cap    # min(data_cap, 2**31 - 1)
+    Py_ssize_t d      # data write position
+
+
+# the high bits of the first n (0 <= n <= 16) bytes of two little-endian words: a mask to test them for ASCII
+cdef uint64_t _ASCII_M0[17]
+cdef uint64_t _ASCII_M1[17]
+
+
+cdef void _init_ascii_masks():
+    cdef int n
+    for n in range(17):
+        if n >= 8:
+            _ASCII_M0[n] = 0x8080808080808080ULL
+            _ASCII_M1[n] = 0x8080808080808080ULL if n == 16 else \
+                (((<uint64_t>1 << (8 * (n - 8))) - 1) & 0x8080808080808080ULL)
+        else:
+            _ASCII_M0[n] = ((<uint64_t>1 << (8 * n)) - 1) & 0x8080808080808080ULL
+            _ASCII_M1[n] = 0
+
+
+_init_ascii_masks()
+
+
+cdef bint _flat_ok(OutCol* outs, Py_ssize_t nfields, const int32_t* prog) noexcept nogil:
+    """_decode_flat can run a decoder with these fields."""
+    cdef Py_ssize_t f
+    cdef int op
+    if nfields > FLAT_MAX:
+        return 0
+    for f in range(nfields):
+        op = outs[f].op
+        if op == OP_SKIP_FIXED:
+            if prog[3 * outs[f].node] == K_BOOL:
+                return 0
+        elif not (op == OP_W8 or op == OP_W4 or op == OP_W2 or op == OP_W1 or op == OP_BYTES
+                  or op == OP_SKIP_BYTES):
+            return 0
+    return 1
+
+
+cdef inline void _flat_valid(FlatCol* fc, Py_ssize_t nfields, Py_ssize_t g, uint8_t bits) noexcept nogil:
+    """Validity bits ``bits`` of output byte ``g`` set in every column written."""
+    cdef Py_ssize_t i
+    if bits:
+        for i in range(nfields):
+            if fc[i].validity != NULL:
+                fc[i].validity[g] |= bits
+
+
+cdef inline Py_ssize_t _flat_fail(FlatCol* fc, OutCol* outs, Py_ssize_t nfields, int64_t* state, Py_ssize_t r,
+                                  Py_ssize_t f, Py_ssize_t pos, Py_ssize_t code, Py_ssize_t g,
+                                  uint8_t bits) noexcept nogil:
+    cdef Py_ssize_t i
+    _flat_valid(fc, nfields, g, bits)
+    for i in range(nfields):
+        if fc[i].op == OP_BYTES:
+            outs[i].dpos[0] = fc[i].d
+    return _fail(state, r, f, pos, code)
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.cdivision(True)
+cdef Py_ssize_t _decode_flat(const uint8_t* p, Py_ssize_t blen, Py_ssize_t data_end, Py_ssize_t nrows,
+                             const int32_t* rows, Py_ssize_t nsel, Py_ssize_t nfields,
+                             OutCol* outs, Py_ssize_t out_base, int64_t* state) noexcept nogil:
+    cdef FlatCol fc[FLAT_MAX]
+    cdef FlatCol* c
+    cdef Py_ssize_t k, r, f, pos, end, nb, n, o, d, ob, fpos, j, min_row, gcur
+    cdef uint64_t nulls, w0, w1
+    cdef uint8_t obit, gbits
+    cdef int op, w
+    cdef const uint8_t* row_off = p + data_end
+    nb = (nfields + 7) >> 3
+    min_row = 0
+    f = nfields - 1
+    while f >= 0:
+        c = &fc[f]
+        c.op = outs[f].op
+        c.width = outs[f].width
+        c.utf8 = outs[f].scale
+        c.validity = outs[f].validity
+        c.values = outs[f].values
+        c.offsets = outs[f].offsets
+        c.data = outs[f].data
+        c.data_cap = outs[f].data_cap
+        c.cap = c.data_cap if c.data_cap < 0x7FFFFFFF else 0x7FFFFFFF
+        c.d = outs[f].dpos[0] if c.op == OP_BYTES else 0
+        c.rest = min_row
+        min_row += c.width if c.width else 1
+        f -= 1
+    # validity of the rows the fast walk completes: collected per output byte, set when the walk leaves it
+    gcur = out_base >> 3
+    gbits = 0
+    # all rows in order: a row's start is the previous row's end, already loaded (``nsel`` <= ``nrows``)
+    end = _load_i32(row_off) if rows == NULL and nsel > 0 else 0
+    for k in range(nsel):
+        if rows == NULL:
+            r = k
+            pos = end
+        else:
+            r = rows[k]
+            if r < 0 or r >= nrows:
+                return _flat_fail(fc, outs, nfields, state, r, -1, data_end, OUT_OF_RANGE, gcur, gbits)
+            pos = _load_i32(row_off + 4 * r)
+        end = _load_i32(row_off + 4 * r + 4) if r + 1 < nrows else data_end
+        if pos < 0 or pos > end or end > data_end:
+            return _flat_fail(fc, outs, nfields, state, r, -1, data_end + 4 * r, BAD_VALUE, gcur, gbits)
+        if nb > end - pos:
+            return _flat_fail(fc, outs, nfields, state, r, -1, pos, TRUNCATED, gcur, gbits)
+        nulls = p[pos]
+        for j in range(1, nb):
+            nulls |= (<uint64_t>p[pos + j]) << (8 * j)
+        pos += nb
+        o = out_base + k
+        ob = o >> 3
+        obit = <uint8_t>(1 << (o & 7))
+        if ob != gcur:
+            _flat_valid(fc, nfields, gcur, gbits)
+            gcur = ob
+            gbits = 0
+        f = 0
+        if nulls == 0 and min_row <= end - pos:
+            # fast walk
+            while f < nfields:
+                c = &fc[f]
+                op = c.op
+                if op == OP_W8:
+                    memcpy(c.values + 8 * o, p + pos, 8)
+                    pos += 8
+                elif op == OP_BYTES:
+                    n = p[pos]
+                    if n >= 0x80 or n > end - pos - 1 - c.rest:
+                        break
+                    d = c.d
+                    if n > 16 or d + 16 > c.cap or pos + 17 > blen:
+                        break
+                    memcpy(&w0, p + pos + 1, 8)
+                    memcpy(&w1, p + pos + 9, 8)
+                    if c.utf8 and ((w0 & _ASCII_M0[n]) | (w1 & _ASCII_M1[n])):
+                        break
+                    memcpy(c.data + d, &w0, 8)
+                    memcpy(c.data + d + 8, &w1, 8)
+                    d += n
+                    c.d = d
+                    c.offsets[o + 1] = <int32_t>d
+                    pos += 1 + n
+                elif op == OP_W4:
+                    memcpy(c.values + 4 * o, p + pos, 4)
+                    pos += 4
+                elif op == OP_SKIP_FIXED:
+                    pos += c.width
+                elif op == OP_SKIP_BYTES:
+                    n = p[pos]
+                    if n >= 0x80 or n > end - pos - 1 - c.rest:
+                        break
+                    pos += 1 + n
+                elif op == OP_W2:
+                    memcpy(c.values + 2 * o, p + pos, 2)
+                    pos += 2
+                else:
+                    c.values[o] = p[pos]
+                    pos += 1
+                f += 1
+            if f == nfields:
+                gbits |= obit
+                continue
+            # the fields the fast walk completed before handing over
+            for j in range(f):
+                if fc[j].validity != NULL:
+                    fc[j].validity[ob] |= obit
+        # careful walk (from the first field the fast walk did not settle)
+        while f < nfields:
+            c = &fc[f]
+            op = c.op
+            if (nulls >> f) & 1:
+                if op == OP_W8:
+                    memset(c.values + 8 * o, 0, 8)
+                elif op == OP_W4:
+                    memset(c.values + 4 * o, 0, 4)
+                elif op == OP_BYTES:
+                    c.offsets[o + 1] = <int32_t>c.d
+                elif op == OP_W2:
+                    memset(c.values + 2 * o, 0, 2)
+                elif op == OP_W1:
+                    c.values[o] = 0
+                f += 1
+                continue
+            fpos = pos
+            if op == OP_BYTES or op == OP_SKIP_BYTES:
+                if pos < end and p[pos] < 0x80:
+                    n = p[pos]
+                    pos += 1
+                    if n > end - pos:
+                        return _flat_fail(fc, outs, nfields, state, r, f, fpos, BAD_LENGTH, gcur, gbits)
+                else:
+                    pos = _read_len(p, pos, end, &n)
+                    if pos < 0:
+                        return _flat_fail(fc, outs, nfields, state, r, f, fpos, pos, gcur, gbits)
+                if op == OP_BYTES:
+                    d = c.d
+                    if d + n > c.cap:
+                        return _flat_fail(fc, outs, nfields, state, r, f, fpos, BAD_LENGTH, gcur, gbits)
+                    if n <= 16 and pos + 16 <= blen and d + 16 <= c.data_cap:
+                        memcpy(&w0, p + pos, 8)
+                        memcpy(&w1, p + pos + 8, 8)
+                        memcpy(c.data + d, &w0, 8)
+                        memcpy(c.data + d + 8, &w1, 8)
+                        if c.utf8 and ((w0 & _ASCII_M0[n]) | (w1 & _ASCII_M1[n])) \
+                                and not _utf8_tail_ok(p + pos, 0, n):
+                            return _flat_fail(fc, outs, nfields, state, r, f, fpos, INVALID_UTF8, gcur, gbits)
+                    else:
+                        if c.utf8 and not _utf8_ok(p + pos, n):
+                            return _flat_fail(fc, outs, nfields, state, r, f, fpos, INVALID_UTF8, gcur, gbits)
+                        memcpy(c.data + d, p + pos, n)
+                    d += n
+                    c.d = d
+                    c.offsets[o + 1] = <int32_t>d
+                    c.validity[ob] |= obit
+                pos += n
+                f += 1
+                continue
+            w = c.width
+            if w > end - pos:
+                return _flat_fail(fc, outs, nfields, state, r, f, fpos, TRUNCATED, gcur, gbits)
+            if op == OP_W8:
+                memcpy(c.values + 8 * o, p + pos, 8)
+            elif op == OP_W4:
+                memcpy(c.values + 4 * o, p + pos, 4)
+            elif op == OP_W2:
+                memcpy(c.values + 2 * o, p + pos, 2)
+            elif op == OP_W1:
+                c.values[o] = p[pos]
+            if op != OP_SKIP_FIXED:
+                c.validity[ob] |= obit
+            pos += w
+            f += 1
+    _flat_valid(fc, nfields, gcur, gbits)
+    for f in range(nfields):
+        if fc[f].op == OP_BYTES:
+            outs[f].dpos[0] = fc[f].d
+    return nsel
+
 cdef int _op_of(int mode, int kind) noexcept nogil:
     if mode == 0:
         if _fixed_width(kind):
@@ -557,6 +826,7 @@ cdef class BlockDecoder:
     cdef int64_t[::1] _datapos
     cdef int64_t[::1] _state
     cdef readonly int status      # 0, or the status of the constructor's argument check
+    cdef readonly bint flat       # the decoder runs _decode_flat
 
     def __cinit__(self, const int32_t[::1] program, list outs, Py_ssize_t capacity, int64_t[::1] datapos,
                   int64_t[::1] state):
@@ -628,6 +898,7 @@ cdef class BlockDecoder:
             if width and _nbytes(t[3]) < width * capacity:
                 self.status = BAD_LENGTH
                 return
+        self.flat = _flat_ok(self._cols, nfields, &program[0])
 
     def decode(self, const uint8_t[::1] block, Py_ssize_t nrows, rows, Py_ssize_t nsel, Py_ssize_t out_base):
         """Rows of one decompressed block (its row offsets start at ``len(block) - 4 - 4 * nrows``) to output
@@ -652,8 +923,12 @@ cdef class BlockDecoder:
         elif nsel > nrows:
             return BAD_LENGTH
         with nogil:
-            r = _decode(p, blen, data_end, nrows, rp, nsel, &self._program[0], self._nfields, self._cols,
-                        out_base, &self._state[0])
+            if self.flat:
+                r = _decode_flat(p, blen, data_end, nrows, rp, nsel, self._nfields, self._cols, out_base,
+                                 &self._state[0])
+            else:
+                r = _decode(p, blen, data_end, nrows, rp, nsel, &self._program[0], self._nfields, self._cols,
+                            out_base, &self._state[0])
         return r
 
 
@@ -680,10 +955,12 @@ def skip_values(const uint8_t[::1] buf, Py_ssize_t pos, Py_ssize_t end, const in
 # ---------------------------------------------------------------- encoding
 ctypedef struct InCol:
     int kind
+    int width                    # _fixed_width(kind)
     const uint8_t* nulls
     const uint8_t* values
     const int64_t* offsets
     const uint8_t* data
+    Py_ssize_t data_len          # bytes in ``data``: a short string is copied as 16 bytes where they exist
 
 
 @cython.boundscheck(False)
@@ -691,7 +968,8 @@ ctypedef struct InCol:
 cdef Py_ssize_t _encode(InCol* cols, Py_ssize_t ncols, Py_ssize_t start, Py_ssize_t stop, uint8_t* out,
                         Py_ssize_t cap, int32_t* row_offsets, Py_ssize_t max_rows, int64_t* state,
                         Py_ssize_t block_size) noexcept nogil:
-    cdef Py_ssize_t r, f, pos = state[0], nrows = state[1], need, n, hb, j
+    cdef Py_ssize_t r, f, pos = state[0], nrows = state[1], need, n, hb, j, s
+    cdef uint64_t w0, w1
     cdef InCol* c
     cdef int w
     cdef uint8_t* hdr
@@ -707,7 +985,7 @@ cdef Py_ssize_t _encode(InCol* cols, Py_ssize_t ncols, Py_ssize_t start, Py_ssiz
             c = &cols[f]
             if c.nulls != NULL and c.nulls[r]:
                 continue
-            w = _fixed_width(c.kind)
+            w = c.width
             if w:
                 need += w
             elif c.kind == K_BYTES:
@@ -731,18 +1009,36 @@ cdef Py_ssize_t _encode(InCol* cols, Py_ssize_t ncols, Py_ssize_t start, Py_ssiz
             if c.nulls != NULL and c.nulls[r]:
                 hdr[f >> 3] |= <uint8_t>(1 << (f & 7))
                 continue
-            w = _fixed_width(c.kind)
-            if c.kind == K_BOOL:
+            w = c.width
+            # fixed sizes: constant-size moves, not a call of memcpy per value
+            if w == 8:
+                memcpy(out + pos, c.values + 8 * r, 8)
+                pos += 8
+            elif w == 4:
+                memcpy(out + pos, c.values + 4 * r, 4)
+                pos += 4
+            elif c.kind == K_BYTES:
+                s = c.offsets[r]
+                n = c.offsets[r + 1] - s
+                pos += _write_u32(out + pos, <uint32_t>n)
+                if n <= 16 and s + 16 <= c.data_len and pos + 16 <= cap:
+                    # short value: two 8-byte moves (the bytes after it are overwritten by what follows)
+                    memcpy(&w0, c.data + s, 8)
+                    memcpy(&w1, c.data + s + 8, 8)
+                    memcpy(out + pos, &w0, 8)
+                    memcpy(out + pos + 8, &w1, 8)
+                else:
+                    memcpy(out + pos, c.data + s, n)
+                pos += n
+            elif c.kind == K_BOOL:
                 out[pos] = 1 if c.values[r] else 0
                 pos += 1
-            elif w:
-                memcpy(out + pos, c.values + w * r, w)
-                pos += w
-            elif c.kind == K_BYTES:
-                n = c.offsets[r + 1] - c.offsets[r]
-                pos += _write_u32(out + pos, <uint32_t>n)
-                memcpy(out + pos, c.data + c.offsets[r], n)
-                pos += n
+            elif w == 2:
+                memcpy(out + pos, c.values + 2 * r, 2)
+                pos += 2
+            elif w == 1:
+                out[pos] = c.values[r]
+                pos += 1
             elif c.kind == K_RAW:
                 n = c.offsets[r + 1] - c.offsets[r]
                 memcpy(out + pos, c.data + c.offsets[r], n)
@@ -802,6 +1098,8 @@ def encode_rows(list cols, Py_ssize_t start, Py_ssize_t stop, uint8_t[::1] out, 
         c.values = _ptr(t[2])
         c.offsets = <const int64_t*>_ptr(t[3])
         c.data = _ptr(t[4])
+        c.data_len = _nbytes(t[4])
+        c.width = _fixed_width(c.kind)
         if t[1] is not None and _nbytes(t[1]) < stop:
             return BAD_LENGTH
         w = _fixed_width(c.kind)
@@ -819,3 +1117,100 @@ def encode_rows(list cols, Py_ssize_t start, Py_ssize_t stop, uint8_t[::1] out, 
         r = _encode(arr, ncols, start, stop, &out[0], out.shape[0], &row_offsets[0], row_offsets.shape[0],
                     &state[0], block_size)
     return r
+
+
+# ---------------------------------------------------------------- statistics
+cdef extern from *:
+    uint64_t _bswap64 "__builtin_bswap64"(uint64_t) nogil
+
+
+cdef inline int _cmp_bytes(const uint8_t* a, Py_ssize_t na, const uint8_t* b, Py_ssize_t nb) noexcept nogil:
+    cdef int r = memcmp(a, b, na if na < nb else nb)
+    if r:
+        return r
+    return (na > nb) - (na < nb)
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def bytes_min_max(const int64_t[::1] offsets, const uint8_t[::1] data, nulls, Py_ssize_t n, int64_t[::1] out):
+    """Rows of the smallest and the largest non-null value of a bytes column (unsigned byte order, a prefix
+    before its extensions; the first such row on ties) into ``out[0]``, ``out[1]`` (-1 when every value is
+    null). ``offsets`` are ``n + 1`` int64 positions into ``data``, ``nulls`` None or one uint8 flag per row.
+    Returns the number of non-null values, or BAD_LENGTH for offsets outside ``data`` or arrays too short."""
+    cdef Py_ssize_t i, s, e, ln, dlen = data.shape[0], count = 0
+    cdef Py_ssize_t imin = -1, imax = -1, lmin = 0, lmax = 0
+    cdef const uint8_t[::1] nv
+    cdef const uint8_t* np_ = NULL
+    cdef const uint8_t* d = &data[0] if dlen else NULL
+    cdef uint64_t h, l, hmin = 0, lomin = 0, hmax = 0, lomax = 0
+    cdef uint8_t tmp[16]
+    cdef bint less, more
+    if n < 0 or offsets.shape[0] < n + 1 or out.shape[0] < 2:
+        return BAD_LENGTH
+    if nulls is not None:
+        nv = nulls
+        if nv.shape[0] < n:
+            return BAD_LENGTH
+        if n:
+            np_ = &nv[0]
+    with nogil:
+        for i in range(n):
+            if np_ != NULL and np_[i]:
+                continue
+            s = offsets[i]
+            e = offsets[i + 1]
+            if s < 0 or e < s or e > dlen:
+                count = BAD_LENGTH
+                break
+            ln = e - s
+            # the first 16 bytes as two big-endian words (zero-padded): they order values up to 16 bytes long
+            # together with the length; longer values with equal words are compared in full
+            if s + 16 <= dlen:
+                memcpy(&h, d + s, 8)
+                memcpy(&l, d + s + 8, 8)
+                if ln < 8:
+                    h &= (<uint64_t>1 << (8 * ln)) - 1
+                    l = 0
+                elif ln < 16:
+                    l &= (<uint64_t>1 << (8 * (ln - 8))) - 1
+            else:
+                memset(tmp, 0, 16)
+                if ln:
+                    memcpy(tmp, d + s, ln if ln < 16 else 16)
+                memcpy(&h, tmp, 8)
+                memcpy(&l, tmp + 8, 8)
+            h = _bswap64(h)
+            l = _bswap64(l)
+            count += 1
+            if imin < 0:
+                imin = imax = i
+                hmin = hmax = h
+                lomin = lomax = l
+                lmin = lmax = ln
+                continue
+            if h != hmin:
+                less = h < hmin
+            elif l != lomin:
+                less = l < lomin
+            elif ln <= 16 or lmin <= 16:
+                less = ln < lmin
+            else:
+                less = _cmp_bytes(d + s, ln, d + offsets[imin], lmin) < 0
+            if less:
+                imin, hmin, lomin, lmin = i, h, l, ln
+            if h != hmax:
+                more = h > hmax
+            elif l != lomax:
+                more = l > lomax
+            elif ln <= 16 or lmax <= 16:
+                more = ln > lmax
+            else:
+                more = _cmp_bytes(d + s, ln, d + offsets[imax], lmax) > 0
+            if more:
+                imax, hmax, lomax, lmax = i, h, l, ln
+    if count < 0:
+        return count
+    out[0] = imin
+    out[1] = imax
+    return count

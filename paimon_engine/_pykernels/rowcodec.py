@@ -383,3 +383,36 @@ def encode_rows(cols, start, stop, out, row_offsets, state, block_size):
             return r - start + 1
     state[0], state[1] = pos, nrows
     return stop - start
+
+
+def bytes_min_max(offsets, data, nulls, n, out):
+    """Rows of the smallest and the largest non-null value of a bytes column (see the compiled kernel)."""
+    if n < 0 or len(offsets) < n + 1 or len(out) < 2:
+        return BAD_LENGTH
+    if nulls is not None and len(nulls) < n:
+        return BAD_LENGTH
+    d = memoryview(data).cast("B") if len(data) else b""
+    dlen = len(d)
+    imin = imax = -1
+    vmin = vmax = None
+    count = 0
+    offs = [int(x) for x in offsets[:n + 1]]
+    for i in range(n):
+        if nulls is not None and nulls[i]:
+            continue
+        s, e = offs[i], offs[i + 1]
+        if s < 0 or e < s or e > dlen:
+            return BAD_LENGTH
+        v = bytes(d[s:e])
+        count += 1
+        if imin < 0:
+            imin = imax = i
+            vmin = vmax = v
+            continue
+        if v < vmin:
+            imin, vmin = i, v
+        if v > vmax:
+            imax, vmax = i, v
+    out[0] = imin
+    out[1] = imax
+    return count

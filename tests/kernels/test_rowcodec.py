@@ -257,3 +257,213 @@ def test_decimal_bound_is_checked_per_value(kernel):
             assert kernel.BlockDecoder(prog, outs, 2, np.zeros(1, np.int64), st).status == status.BAD_VALUE
             assert kernel.decode_block(block, 2, prog, outs, None, 2, 0, np.zeros(1, np.int64), st) \
                 == status.BAD_VALUE
+
+
+def _bytes_column(values):
+    offsets = np.zeros(len(values) + 1, dtype=np.int64)
+    offsets[1:] = np.cumsum([0 if v is None else len(v) for v in values])
+    data = np.frombuffer(b"".join(v for v in values if v is not None) or b"\0", dtype=np.uint8)
+    nulls = np.array([v is None for v in values], dtype=np.uint8)
+    return offsets, data, nulls
+
+
+def _expected_min_max(values):
+    present = [(v, i) for i, v in enumerate(values) if v is not None]
+    if not present:
+        return 0, -1, -1
+    lo = min(v for v, _ in present)
+    hi = max(v for v, _ in present)
+    return len(present), values.index(lo), values.index(hi)
+
+
+@pytest.mark.parametrize("kernel", IMPLS)
+def test_bytes_min_max_orders_bytes_and_prefixes(kernel):
+    """Unsigned byte order with prefixes first, around the 8- and 16-byte words the kernel compares first
+    (long values with equal first words, zero bytes, values at the very end of the data), first row on ties."""
+    rng = np.random.default_rng(17)
+    alphabet = [b"\0", b"\x01", b"a", b"b", b"\x7f", b"\x80", b"\xff"]
+    for trial in range(300):
+        n = int(rng.integers(1, 25))
+        stem = bytes(rng.choice([0, 97, 255], size=int(rng.integers(0, 20))).astype(np.uint8))
+        values = []
+        for _ in range(n):
+            if rng.random() < 0.15:
+                values.append(None)
+                continue
+            cut = int(rng.integers(0, len(stem) + 1))
+            tail = b"".join(alphabet[j] for j in rng.integers(0, len(alphabet), int(rng.integers(0, 4))))
+            values.append(stem[:cut] + tail)
+        offsets, data, nulls = _bytes_column(values)
+        out = np.full(2, -7, dtype=np.int64)
+        got = kernel.bytes_min_max(offsets, data, nulls if trial % 2 else None if None not in values else nulls,
+                                   n, out)
+        assert (got, int(out[0]), int(out[1])) == _expected_min_max(values), values
+
+
+@pytest.mark.parametrize("kernel", IMPLS)
+def test_bytes_min_max_rejects_bad_offsets(kernel):
+    offsets, data, nulls = _bytes_column([b"abc", b"de"])
+    out = np.zeros(2, dtype=np.int64)
+    assert kernel.bytes_min_max(offsets, data, None, 2, out) == 2
+    bad = offsets.copy()
+    bad[2] = len(data) + 1
+    assert kernel.bytes_min_max(bad, data, None, 2, out) == status.BAD_LENGTH
+    bad = offsets.copy()
+    bad[1] = 4
+    bad[2] = 3
+    assert kernel.bytes_min_max(bad, data, None, 2, out) == status.BAD_LENGTH
+    assert kernel.bytes_min_max(offsets, data, None, 3, out) == status.BAD_LENGTH
+    assert kernel.bytes_min_max(offsets, data, nulls[:1], 2, out) == status.BAD_LENGTH
+    assert kernel.bytes_min_max(offsets, data, np.ones(2, dtype=np.uint8), 2, out) == 0
+    assert list(out) == [-1, -1]
+
+
+@pytest.mark.parametrize("kernel", IMPLS)
+def test_encode_agrees_with_the_twin_on_strings_near_every_buffer_end(kernel):
+    """Strings of 0..40 bytes, the last ones ending exactly at the end of their data, into output buffers that
+    end at the kernel's worst-case row size (a short value's 16-byte move must not run past either buffer),
+    with every fixed width beside them: the same bytes, row offsets and state as the twin."""
+    twin = _speedups.twin("rowcodec")
+    rng = np.random.default_rng(21)
+    for trial in range(60):
+        n = int(rng.integers(1, 12))
+        lens = rng.integers(0, 41, n)
+        data = np.frombuffer(bytes(rng.integers(0, 256, int(lens.sum())).astype(np.uint8)) or b"\0", np.uint8)
+        offsets = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
+        nulls = (rng.random(n) < 0.2).astype(np.uint8)
+        cols = [(V.K_BYTES, nulls if trial % 2 else None, None, offsets, data),
+                (V.K_I8, None, rng.integers(0, 256, n).astype(np.uint8), None, None),
+                (V.K_I16, nulls, rng.integers(0, 256, 2 * n).astype(np.uint8), None, None),
+                (V.K_I32, None, rng.integers(0, 256, 4 * n).astype(np.uint8), None, None),
+                (V.K_BOOL, None, rng.integers(0, 2, n).astype(np.uint8), None, None),
+                (V.K_I64, nulls, rng.integers(0, 256, 8 * n).astype(np.uint8), None, None)]
+        worst = int(lens.sum()) + 22 * n   # the compiled kernel's room check counts 5 bytes per length
+        for cap in (worst, worst + 7, 4096):
+            got = []
+            for impl in (kernel, twin):
+                out = np.zeros(cap, np.uint8)
+                offs = np.zeros(n + 1, np.int32)
+                state = np.zeros(3, np.int64)
+                k = impl.encode_rows(cols, 0, n, out, offs, state, 1 << 20)
+                got.append((k, state.tolist(), out[:int(state[0])].tobytes(), offs[:int(state[1])].tolist()))
+            assert got[0] == got[1]
+
+
+FLAT = RowType([DataField(i, n, parse_paimon_type(t)) for i, (n, t) in enumerate([
+    ("i8", "TINYINT"), ("s", "STRING"), ("l", "BIGINT"), ("i16", "SMALLINT"), ("bin", "BYTES"), ("i", "INT"),
+    ("d", "DOUBLE"), ("f", "FLOAT"), ("dt", "DATE"), ("t3", "TIMESTAMP(3)"), ("s2", "STRING")])])
+
+
+def flat_block(n=200, plain=False):
+    """A block of a schema of fixed-width numbers and strings only: nulls in some rows, strings of 0 to 300
+    bytes (lengths of one and two varint bytes), ASCII and not. ``plain``: a block of rows without nulls and
+    of short ASCII strings only."""
+    rng = np.random.default_rng(3)
+    words = ["", "a", "ascii-16-bytes!!", "seventeen bytes!!", "é", "日本語テキスト", "x" * 127, "y" * 128,
+             "z" * 300, "mixed ascii then ü"]
+    if plain:
+        words = ["", "a", "ascii-16-bytes!!", "twelve bytes"]
+    cols = {
+        "i8": pa.array(rng.integers(-128, 127, n).astype(np.int8), mask=np.arange(n) % 7 == 3),
+        "s": [None if i % 5 == 1 else words[i % len(words)] for i in range(n)],
+        "l": rng.integers(-2**62, 2**62, n), "i16": rng.integers(-999, 999, n).astype(np.int16),
+        "bin": [None if i % 11 == 2 else bytes(rng.integers(0, 256, i % 40).astype(np.uint8)) for i in range(n)],
+        "i": pa.array(rng.integers(-9, 9, n).astype(np.int32), mask=np.arange(n) % 10 == 9),
+        "d": rng.random(n), "f": rng.random(n).astype(np.float32),
+        "dt": pa.array(rng.integers(0, 20000, n).astype(np.int32), pa.date32()),
+        "t3": pa.array(rng.integers(-10**12, 10**12, n), pa.timestamp("ms")),
+        "s2": [words[(3 * i) % 4] for i in range(n)],
+    }
+    if plain:
+        cols.update(i8=rng.integers(-128, 127, n).astype(np.int8), s=[words[i % 4] for i in range(n)],
+                    bin=[bytes(i % 12) for i in range(n)], i=rng.integers(-9, 9, n).astype(np.int32))
+    buf = io.BytesIO()
+    with RowFileWriter(buf, FLAT, block_size=1 << 20) as w:
+        w.write(pa.table(cols))
+    data = buf.getvalue()
+    r = RowFileReader(io.BytesIO(data), FLAT)
+    return zstandard.ZstdDecompressor().decompress(data[:int(r.index.compressed_sizes[0])]), n
+
+
+def run_flat(kernel, block, n, project, rows=None, data_cap=None):
+    m = n if rows is None else len(rows)
+    outs = []
+    for i, f in enumerate(FLAT.fields):
+        k = V.kind_of(f.type)
+        if i not in project:
+            outs.append(None)
+        elif k == V.K_BYTES:
+            utf8 = 1 if f.name.startswith("s") else 0
+            outs.append((k, utf8, np.zeros((m + 7) // 8, np.uint8), None, np.zeros(m + 1, np.int32),
+                         np.zeros(len(block) if data_cap is None else data_cap, np.uint8)))
+        else:
+            outs.append((k, 0, np.zeros((m + 7) // 8, np.uint8), np.full(8 * m, 0xAB, np.uint8), None, None))
+    datapos = np.zeros(len(outs), np.int64)
+    state = np.zeros(3, np.int64)
+    dec = kernel.BlockDecoder(V.program(FLAT), outs, m, datapos, state)
+    r = dec.decode(block, n, rows, m, 0)
+    flat = [None if o is None else [None if x is None else np.asarray(x)[:datapos[i]].tobytes() if j == 3 else
+                                    np.asarray(x).tobytes() for j, x in enumerate(o[2:])]
+            for i, o in enumerate(outs)]
+    return r, (state.tolist() if r < 0 else None), flat, datapos.tolist(), getattr(dec, "flat", True)
+
+
+@pytest.mark.parametrize("kernel", IMPLS)
+def test_twin_agrees_on_flat_schemas(kernel):
+    """Schemas of fixed-width numbers and strings only (the compiled decoder's fast path): the same outputs
+    as the twin for every projection tried, row selections, and data buffers that end exactly at the last
+    byte written or one byte before it."""
+    block, n = flat_block()
+    twin = _speedups.twin("rowcodec")
+    nf = len(FLAT.fields)
+    rng = np.random.default_rng(4)
+    projects = [set(range(nf)), {1}, {2, 6}, {4, 10}, set()] + \
+        [set(rng.choice(nf, int(rng.integers(1, nf)), replace=False).tolist()) for _ in range(20)]
+    for project in projects:
+        got = run_flat(kernel, block, n, project)
+        assert got[0] == n and got[4]
+        assert got[:4] == run_flat(twin, block, n, project)[:4]
+    rows = np.array([199, 0, 7, 7, 8, 150, 3], np.int32)
+    assert run_flat(kernel, block, n, set(range(nf)), rows)[:4] == run_flat(twin, block, n, set(range(nf)), rows)[:4]
+    need = run_flat(twin, block, n, {1})[3][1]
+    for cap in (need, need - 1, need + 15, need + 16):
+        got = run_flat(kernel, block, n, {1}, data_cap=cap)
+        assert got[:4] == run_flat(twin, block, n, {1}, data_cap=cap)[:4]
+        assert (got[0] == n) == (cap >= need)
+
+
+@pytest.mark.parametrize("kernel", IMPLS)
+def test_twin_agrees_on_corrupt_flat_blocks(kernel):
+    block, n = flat_block()
+    twin = _speedups.twin("rowcodec")
+    nf = len(FLAT.fields)
+    rng = np.random.default_rng(12)
+    failures = 0
+    for trial in range(400):
+        bad = bytearray(block)
+        for _ in range(int(rng.integers(1, 4))):
+            bad[int(rng.integers(0, len(bad) - 4))] ^= 1 << int(rng.integers(8))
+        project = set(rng.choice(nf, int(rng.integers(0, nf + 1)), replace=False).tolist())
+        a = run_flat(kernel, bytes(bad), n, project)
+        assert a[:4] == run_flat(twin, bytes(bad), n, project)[:4]
+        failures += a[0] < 0
+    assert failures > 20
+
+
+@pytest.mark.parametrize("kernel", IMPLS)
+def test_twin_agrees_on_every_byte_of_a_flat_block_changed(kernel):
+    """Rows without nulls and short ASCII strings (the compiled decoder's fast walk): every byte of the row
+    data changed in several ways, the same status, location and outputs as the twin."""
+    block, n = flat_block(12, plain=True)
+    twin = _speedups.twin("rowcodec")
+    data_end = len(block) - 4 - 4 * n
+    project = set(range(len(FLAT.fields))) - {3, 7}
+    failures = 0
+    for i in range(data_end):
+        b = block[i]
+        for v in {b ^ 1, b ^ 2, b ^ 8, (b + 40) & 0xFF, b | 0x80, 0}:
+            bad = block[:i] + bytes([v]) + block[i + 1:]
+            a = run_flat(kernel, bad, n, project)
+            assert a[:4] == run_flat(twin, bad, n, project)[:4], (i, v)
+            failures += a[0] < 0
+    assert failures > 100

@@ -268,6 +268,8 @@ def test_threaded_read_of_many_blocks_splits_inside_blocks():
     """1,000 rows in ~100 blocks of odd row counts: parts begin inside blocks; bitmaps, string offsets, nested
     values and the blocks-read count all come out as with one thread."""
     from pyroaring import BitMap
+
+    from paimon_engine.formats.row import reader as R
     rng = np.random.default_rng(3)
     n = 1000
     schema = T.RowType.of(("b", T.BooleanType()), ("s", T.STRING()), ("i", T.IntType()),
@@ -289,8 +291,10 @@ def test_threaded_read_of_many_blocks_splits_inside_blocks():
     assert want.equals(table)
     for threads in (2, 3, 7):
         many = RowFileReader(io.BytesIO(buf.getvalue()), schema, threads=threads)
-        parts = len(many._parts([(b, None) for b in range(many.num_blocks)], n))
-        assert parts == min(threads, many.num_blocks // 8)
+        cut = many._parts([(b, None) for b in range(many.num_blocks)], n)
+        parts = len(cut)
+        assert 1 < parts <= min(R.UNITS_PER_THREAD * threads, many.num_blocks // 8)
+        assert all(start % 8 == 0 for _, start in cut)
         assert many.to_arrow().equals(want)
         # a block cut between two parts is decompressed by both
         assert one.blocks_read == one.num_blocks <= many.blocks_read <= one.num_blocks + parts - 1
@@ -299,3 +303,82 @@ def test_threaded_read_of_many_blocks_splits_inside_blocks():
         req = rng.integers(0, n, 500)
         assert many.take(req).to_arrow().equals(pa.RecordBatch.from_arrays(
             [c.combine_chunks() for c in want.take(pa.array(req)).columns], names=want.column_names))
+
+
+def test_parts_cut_inside_blocks_when_no_step_boundary_is_on_a_bitmap_byte():
+    """A plan whose step boundaries all fall inside a bitmap byte (9 rows, then 8 per block): every part after
+    the first starts inside a block, on a multiple of 8, and the decoded rows match one thread's."""
+    schema = T.RowType.of(("b", T.BooleanType()), ("s", T.STRING()), ("i", T.IntType()))
+    n = 2000
+    table = pa.table({"b": pa.array([None if i % 7 == 0 else bool(i % 3) for i in range(n)]),
+                      "s": pa.array([None if i % 5 == 0 else "é" * (i % 13) + str(i) for i in range(n)]),
+                      "i": pa.array([None if i % 11 == 0 else i for i in range(n)], pa.int32())})
+    buf = io.BytesIO()
+    with RowFileWriter(buf, schema, block_size=700) as w:
+        w.write(table)
+    one = RowFileReader(io.BytesIO(buf.getvalue()), schema, threads=1)
+    many = RowFileReader(io.BytesIO(buf.getvalue()), schema, threads=3)
+    assert one.num_blocks >= 40 and min(one._block_rows) >= 9
+    plan = [(0, np.arange(9, dtype=np.int32))] + [(b, np.arange(1, 9, dtype=np.int32))
+                                                  for b in range(1, one.num_blocks)]
+    total = 9 + 8 * (one.num_blocks - 1)
+    cut = many._parts(plan, total)
+    assert len(cut) > 1
+    assert all(start % 8 == 0 for _, start in cut)
+    assert all(steps[0][1] is not None and len(steps[0][1]) < 8 for steps, _ in cut[1:])
+    assert sum(len(rows) for steps, _ in cut for _, rows in steps) == total
+    assert many._decode(plan, [0, 1, 2]).to_arrow().equals(one._decode(plan, [0, 1, 2]).to_arrow())
+
+
+def test_string_and_binary_bounds_match_arrow_min_max():
+    """Bounds of bytes columns (sliced, large and plain Arrow arrays, non-ASCII, shared prefixes longer than
+    16 bytes, nulls) are Arrow's min/max of the values written."""
+    import pyarrow.compute as pc
+    rng = np.random.default_rng(8)
+    stem = "préfixe-commun-très-long-"
+    words = [None if i % 9 == 0 else stem[:int(rng.integers(0, len(stem)))] + chr(int(rng.integers(32, 0x2FF)))
+             * int(rng.integers(0, 3)) for i in range(400)]
+    schema = T.RowType.of(("s", T.STRING()), ("b", T.BYTES()), ("c", T.STRING()))
+    s = pa.array(words)
+    b = pa.array([None if w is None else w.encode()[::-1] for w in words], pa.binary())
+    c = pa.array(words, pa.large_string())
+    table = pa.table({"s": s, "b": b, "c": c})
+    buf = io.BytesIO()
+    with RowFileWriter(buf, schema) as w:
+        w.write(table.slice(3, 200))
+        w.write(table.slice(250))
+    written = pa.concat_tables([table.slice(3, 200), table.slice(250)])
+    for fid, name in enumerate(("s", "b", "c")):
+        mm = pc.min_max(written[name])
+        assert w.metadata.lower_bounds[fid] == mm["min"].as_py()
+        assert w.metadata.upper_bounds[fid] == mm["max"].as_py()
+
+
+def test_threaded_read_with_every_pool_thread_held_up_runs_on_the_caller():
+    """Every thread of the row pool is busy: the calling thread decodes every part itself, each part writing
+    its string bytes right behind the previous one's, and the batch equals a one-thread read."""
+    import threading
+
+    from paimon_engine import _parallel
+    schema = T.RowType.of(("s", T.STRING()), ("i", T.IntType()), ("b", T.BYTES()))
+    n = 3000
+    table = pa.table({"s": pa.array([None if i % 5 == 0 else "ü" * (i % 7) + str(i) for i in range(n)]),
+                      "i": pa.array([None if i % 11 == 0 else i for i in range(n)], pa.int32()),
+                      "b": pa.array([bytes([i % 256]) * (i % 23) for i in range(n)])})
+    buf = io.BytesIO()
+    with RowFileWriter(buf, schema, block_size=900) as w:
+        w.write(table)
+    one = RowFileReader(io.BytesIO(buf.getvalue()), schema, threads=1)
+    many = RowFileReader(io.BytesIO(buf.getvalue()), schema, threads=4)
+    assert len(many._parts([(b, None) for b in range(many.num_blocks)], n)) > 2
+    pool = _parallel._pool("row")
+    release = threading.Event()
+    held = [pool.submit(release.wait) for _ in range(pool._max_workers)]
+    try:
+        assert many.to_arrow().equals(one.to_arrow())
+        assert many.to_arrow(columns=["b", "s"]).equals(one.to_arrow(columns=["b", "s"]))
+    finally:
+        release.set()
+        for f in held:
+            f.result()
+    assert many.to_arrow().equals(table)

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import struct
 import threading
+from bisect import bisect_left
 from collections import OrderedDict
+from itertools import accumulate
 
 import numpy as np
 
 from ... import _speedups
-from ..._parallel import parallel_map, thread_count
+from ..._parallel import shared_map, thread_count
 from ... import types as T
 from ..._pykernels import status
 from ...batch import Column, ColumnBatch, pool_array
@@ -20,9 +22,16 @@ from .footer import FOOTER_SIZE, BlockIndex, Footer
 __all__ = ["RowFileReader"]
 
 
+_ZSTD = None
+
+
 def _zstandard():
-    import zstandard
-    return zstandard
+    """The zstandard module (imported on first use; kept in a global for the per-block loops)."""
+    global _ZSTD
+    if _ZSTD is None:
+        import zstandard
+        _ZSTD = zstandard
+    return _ZSTD
 
 
 _LOCAL = threading.local()
@@ -45,8 +54,10 @@ DEFAULT_MAX_BLOCK_SIZE = 256 << 20
 TAIL_READ = 16 << 10
 #: adjacent blocks are read in one call of at most this many compressed bytes
 RUN_BYTES = 1 << 20
-#: a read of at least this many blocks is decoded on several threads (at least half of it per thread)
+#: a read of at least this many blocks is decoded on several threads, in work units of at least half of it
 PARALLEL_MIN_BLOCKS = 16
+#: a read on several threads is cut into up to this many work units per thread, taken from one shared queue
+UNITS_PER_THREAD = 4
 
 MILLIS_PER_DAY = 86_400_000
 
@@ -233,19 +244,20 @@ class RowFileReader:
             off, usz, want = int(ix.offsets[b]), int(ix.uncompressed_sizes[b]), ix.block_rows(b)
         else:
             off, usz, want = lists[0][b], lists[2][b], lists[3][b]
+        zstd = _ZSTD or _zstandard()
         try:
             # a frame that states its content size must state the indexed size (never trust it for allocation)
-            declared = _zstandard().frame_content_size(raw)
-            if declared not in (-1, usz):
+            declared = zstd.frame_content_size(raw)
+            if declared != usz and declared != -1:
                 raise CorruptFileError(f"zstd frame declares {declared} bytes, the index says {usz}",
                                        path=self.path, block=b, offset=off)
             data = dctx.decompress(raw, max_output_size=usz)
-        except _zstandard().ZstdError as e:
+        except zstd.ZstdError as e:
             raise CorruptFileError(f"zstd: {e}", path=self.path, block=b, offset=off) from None
         if len(data) != usz:
             raise CorruptFileError(f"block decompressed to {len(data)} bytes, the index says {usz}",
                                    path=self.path, block=b, offset=off)
-        nrows = int.from_bytes(data[-4:], "little", signed=True)
+        nrows = _I32.unpack_from(data, usz - 4)[0]
         if nrows != want:
             raise CorruptFileError(f"block holds {nrows} rows, the index says {want}",
                                    path=self.path, block=b, offset=off)
@@ -267,13 +279,15 @@ class RowFileReader:
 
     def _cached_blocks(self, steps, dctx):
         """(block, decompressed bytes) for each step: from the LRU cache, or read (adjacent blocks missing from
-        the cache in one call, as ``_blocks_of`` does) and decompressed, then cached."""
+        the cache in one call, as ``_blocks_of`` does) and decompressed. Only the last ``cache_blocks`` steps'
+        blocks are cached: the LRU cache would evict the earlier ones before this call ends."""
         cache, limit = self._cache, self._cache_blocks
         blocks = [b for b, _ in steps]
         hit = {b: cache[b] for b in blocks if b in cache}  # taken now: the blocks cached below may evict them
         runs = iter(self._runs([b for b in blocks if b not in hit]))
         frames = {}
-        for b in blocks:
+        keep_from = len(blocks) - limit
+        for i, b in enumerate(blocks):
             data = hit.get(b)
             if data is not None:
                 if b in cache:
@@ -284,9 +298,10 @@ class RowFileReader:
                 frames = self._read_run(next(runs))
             data = self._decompress(b, frames.pop(b), dctx)
             self.blocks_read += 1
-            cache[b] = data
-            if len(cache) > limit:
-                cache.popitem(last=False)
+            if i >= keep_from:
+                cache[b] = data
+                if len(cache) > limit:
+                    cache.popitem(last=False)
             yield b, data
 
     def _blocks_of(self, plan, dctx):
@@ -340,16 +355,37 @@ class RowFileReader:
         return outs
 
     def _parts(self, plan, total):
-        """``plan`` cut into contiguous parts for the threads, each starting at an output row that is a
-        multiple of 8 (so no two threads write the same bitmap byte): [(steps, first output row)]."""
+        """``plan`` cut into contiguous parts (work units for the threads), each starting at an output row that
+        is a multiple of 8 (so no two threads write the same bitmap byte): [(steps, first output row)]. Up to
+        UNITS_PER_THREAD units per thread, planned at PARALLEL_MIN_BLOCKS / 2 steps or more each (a cut may
+        then move by up to half a unit): a thread that is not scheduled holds up at most the unit it started,
+        the others take the rest."""
         nparts = 1
         if self._threads > 1 and len(plan) >= PARALLEL_MIN_BLOCKS:
-            nparts = min(self._threads, len(plan) // (PARALLEL_MIN_BLOCKS // 2))
+            nparts = min(UNITS_PER_THREAD * self._threads, len(plan) // (PARALLEL_MIN_BLOCKS // 2))
         if nparts <= 1:
             return [(plan, 0)]
-        parts, cur, base, start = [], [], 0, 0
-        goal = sorted({g for g in ((total * (k + 1) // nparts) & ~7 for k in range(nparts - 1)) if 0 < g < total})
         block_rows = self._block_rows
+        # a cut on a step boundary whose output row is a multiple of 8 costs nothing; a cut inside a block
+        # makes both parts decompress that block: each cut moves to the nearest such boundary within half
+        # a unit's rows, if there is one
+        bases = list(accumulate((block_rows[b] if rows is None else len(rows) for b, rows in plan), initial=0))
+        tol = total // (2 * nparts)
+        goal = set()
+        for k in range(1, nparts):
+            g = (total * k // nparts) & ~7
+            i = bisect_left(bases, g)
+            best = g
+            for j in sorted(range(max(0, i - 64), min(len(bases), i + 64)), key=lambda j: abs(bases[j] - g)):
+                if abs(bases[j] - g) > tol:
+                    break
+                if bases[j] % 8 == 0:
+                    best = bases[j]
+                    break
+            if 0 < best < total:
+                goal.add(best)
+        goal = sorted(goal)
+        parts, cur, base, start = [], [], 0, 0
         for b, rows in plan:
             n = block_rows[b] if rows is None else len(rows)
             while goal and base + n > goal[0] > base:
@@ -444,10 +480,21 @@ class RowFileReader:
         if len(parts) == 1:
             results = [self._decode_part(parts[0][0], 0, outs, total, data_starts[0], cached, _thread_dctx())]
         else:
+            # a part whose predecessor has already ended writes its string bytes right behind that part's (no
+            # move afterwards); one that starts earlier writes into its own room. The rooms bound both: a part
+            # starts no later than its room and never writes more bytes than its room holds.
+            ends = [None] * len(parts)
+
             def run(k):
                 steps, base = parts[k]
-                return self._decode_part(steps, base, outs, total, data_starts[k], False, _thread_dctx())
-            results = parallel_map("row", run, range(len(parts)))
+                prev = ends[k - 1] if k else None
+                at = data_starts[k] if prev is None else [int(prev[i]) if o is not None and o[0] == V.K_BYTES
+                                                          else 0 for i, o in enumerate(outs)]
+                r = self._decode_part(steps, base, outs, total, at, False, _thread_dctx())
+                ends[k] = r[0]
+                return r[0], r[1], r[2], at
+            results = shared_map("row", run, range(len(parts)), self._threads)
+            data_starts = [r[3] for r in results]
         if not cached:
             self.blocks_read += sum(r[2] for r in results)
         cols = []
@@ -457,14 +504,15 @@ class RowFileReader:
             if o[0] == V.O_SPAN:
                 nested = [v for r in results for v in r[1][i]]
             elif o[0] == V.K_BYTES:
-                o = self._join_data(o, parts, results, starts, i, total)
+                o = self._join_data(o, parts, results, [d[i] for d in data_starts], i, total)
             cols.append(self._column(fields[i], o, nested, total))
         return ColumnBatch(T.RowType([fields[i] for i in proj]), cols, total)
 
     @staticmethod
     def _join_data(o, parts, results, starts, i, total):
-        """Move each part's string bytes down behind the previous part's, shift its offsets, and give the
-        unused room back. Returns the column tuple with ``data`` of exactly the bytes written."""
+        """Move each part's string bytes (written from ``starts[k]``) down behind the previous part's, shift its
+        offsets, and give the unused room back. Returns the column tuple with ``data`` of exactly the bytes
+        written."""
         offsets, data = o[4], o[5]
         end = int(results[0][0][i])
         for k in range(1, len(parts)):

@@ -161,8 +161,10 @@ def _time_millis(arr, field):
 
 
 class _Stats:
-    def __init__(self, schema):
+    def __init__(self, schema, kernel):
         self.schema = schema
+        self._kernel = kernel
+        self._minmax = np.empty(2, dtype=np.int64)
         self.values = {f.id: 0 for f in schema.fields}
         self.nulls = {f.id: 0 for f in schema.fields}
         self.nans = {}
@@ -170,7 +172,9 @@ class _Stats:
         self.upper = {}
         self.unbounded = set()
 
-    def update(self, field, arr):
+    def update(self, field, arr, desc=None):
+        """Counts and bounds of ``arr``; ``desc`` is its kernel descriptor: a bytes column's bounds come from
+        the ``bytes_min_max`` kernel over the descriptor's offsets and data (the rows of its extremes)."""
         import pyarrow as pa
         import pyarrow.compute as pc
         fid = field.id
@@ -178,6 +182,13 @@ class _Stats:
         self.nulls[fid] += arr.null_count
         t = field.type
         if t.is_nested or isinstance(t, T.VariantType) or len(arr) == arr.null_count:
+            return
+        if desc is not None and desc[0] == V.K_BYTES:
+            got = self._kernel.bytes_min_max(desc[3], desc[4], desc[1], len(arr), self._minmax)
+            if got < 0:
+                raise PaimonEngineError(f"column {field.name!r}: string bounds failed: {status.describe(got)}")
+            lo, hi = arr[int(self._minmax[0])].as_py(), arr[int(self._minmax[1])].as_py()
+            self._bound(fid, lo, hi)
             return
         if isinstance(t, (T.FloatType, T.DoubleType)):
             nan = pc.is_nan(arr)
@@ -196,6 +207,9 @@ class _Stats:
         except (OverflowError, ValueError):
             self.unbounded.add(fid)  # outside Python's datetime range: no bounds for this column
             return
+        self._bound(fid, lo, hi)
+
+    def _bound(self, fid, lo, hi):
         if lo is None or fid in self.unbounded:
             return
         if fid not in self.lower or lo < self.lower[fid]:
@@ -244,7 +258,7 @@ class RowFileWriter:
         self._rows = 0
         self._block_first_row = 0
         self._written = 0
-        self._stats = _Stats(schema)
+        self._stats = _Stats(schema, self._kernel)
         self._closed = False
         self.metadata = None
 
@@ -289,7 +303,7 @@ class RowFileWriter:
         cols = []
         for f, a in zip(self.schema.fields, arrays):
             cols.append(_descriptor(f, a))
-            self._stats.update(f, a)
+            self._stats.update(f, a, cols[-1])
         state = self._state
         r = 0
         while r < n:
