@@ -1,5 +1,7 @@
 """The foryrow kernel and its twin: argument checks and identical statuses on bad rows."""
 
+import decimal
+
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -159,6 +161,15 @@ def _fixed_shapes_batch(n):
         vals = pa.array(rng.integers(-50, 50, int(offs[-1])), type=t)
         cols[name] = (pa.LargeListArray if large else pa.ListArray).from_arrays(pa.array(offs), vals.slice(0))
     cols["s"] = pa.array(["z" * int(k) for k in rng.integers(0, 41, m)])
+    # fixed-width values narrower than their 8-byte slot without nulls (the slot's padding must be zero), and
+    # fields the per-field loops do not cover (booleans, decimals, nullable strings) between them
+    for name, t in [("n8", pa.int8()), ("n16", pa.int16()), ("n32", pa.int32()), ("nf32", pa.float32())]:
+        cols[name] = pa.array(rng.integers(-100, 100, m), type=t)
+    cols["b"] = pa.array(rng.random(m) < 0.5, mask=rng.random(m) < 0.2)
+    cols["d"] = pa.array([None if i % 4 == 1 else decimal.Decimal(i * 7 - 300).scaleb(-2) for i in range(m)],
+                         type=pa.decimal128(10, 2))
+    cols["sn"] = pa.array([None if i % 3 == 0 else "q" * (i % 13) for i in range(m)])
+    cols["f64"] = pa.array(rng.random(m))
     return pa.record_batch(cols).slice(5)
 
 
