@@ -127,6 +127,12 @@ def test_encode_sized_matches_twin_over_many_chunks(k, layout, string_nulls):
                                                    twin_sizes) == total
     assert (sizes == twin_sizes).all()
     offsets = np.cumsum(sizes)
+    # running sizes: a range's own offsets (from 0 for the first range, from its first row for a later one)
+    run = np.full(n + 1, -1, np.int64)
+    assert k.measure_rows(lay.table, lay.children, inputs, 0, 300, lay.compact, run, True) == offsets[300]
+    assert k.measure_rows(lay.table, lay.children, inputs, 300, n, lay.compact, run, True) == total - offsets[300]
+    assert run[0] == -1 and (run[1:301] == offsets[1:301]).all()
+    assert (run[301:] == offsets[301:] - offsets[300]).all()
     out = np.full(total, 0xAB, np.uint8)   # every byte of a row is written, padding included
     state = np.array([0, 0, 0, 0], np.int64)
     assert k.encode_rows(lay.table, lay.children, inputs, n, lay.compact, out, offsets.copy(), state, True) == n
