@@ -599,77 +599,12 @@ cdef void _size_rows(Ctx* c, int64_t start, int64_t stop, int64_t* sp) noexcept 
 DEF CHUNK = 256
 
 
-DEF MAXZERO = 64
-
-
-cdef inline bint _slot_filled(Ctx* c, Node* ch) noexcept nogil:
-    # standard layout: _encode_chunk stores every byte of top-level field ch's 8-byte slot in every row (a value
-    # zero-extended to the word, zero for a null, or an offset-and-size word), so the slot need not be zeroed
-    # first. Mirrors the per-field loops of _encode_chunk.
-    cdef Node* e
-    if c.compact or ch.slot != 8 or (ch.off & 7) != 0:
-        return False
-    if ch.kind == K_FIXED:
-        # a nullable one needs the null bitmap (the standard layout always has one)
-        return ch.width <= 8 and (ch.valid == NULL or c.nodes[0].bmsize != 0)
-    if ch.kind == K_BYTES:
-        return ch.valid == NULL and not ch.large
-    if ch.kind == K_LIST and ch.valid == NULL:
-        e = _child(c, ch, 0)
-        return e.kind == K_FIXED and e.valid == NULL
-    return False
-
-
-cdef int64_t _zero_words(Ctx* c, int64_t* zoff) noexcept nogil:
-    # offsets of the 8-byte words of the root's fixed region that _encode_chunk must zero before it writes a
-    # row (the null bitmap and the slots it does not fill), or -1: zero the whole region (compact layout, or
-    # more than MAXZERO such words)
-    cdef Node* n = &c.nodes[0]
-    cdef Node* ch
-    cdef int64_t nz = 0, w
-    cdef int k
-    if c.compact or (n.fixed & 7) != 0 or (n.bmoff & 7) != 0 or (n.bmsize & 7) != 0:
-        return -1
-    for w in range(n.bmoff, n.bmoff + n.bmsize, 8):
-        if nz == MAXZERO:
-            return -1
-        zoff[nz] = w
-        nz += 1
-    for k in range(n.nchild):
-        ch = _child(c, n, k)
-        if _slot_filled(c, ch):
-            continue
-        for w in range(ch.off & ~(<int64_t>7), _round8(ch.off + ch.slot), 8):
-            if nz == MAXZERO:
-                return -1
-            zoff[nz] = w
-            nz += 1
-    return nz
-
-
-cdef inline uint64_t _ldw(const uint8_t* src, int w) noexcept nogil:
-    # a fixed-width value of w <= 8 bytes, zero-extended to a word
-    cdef uint64_t v = 0
-    if w == 8:
-        memcpy(&v, src, 8)
-    elif w == 4:
-        memcpy(&v, src, 4)
-    elif w == 2:
-        memcpy(&v, src, 2)
-    elif w == 1:
-        v = src[0]
-    else:
-        memcpy(&v, src, w)
-    return v
-
-
 cdef int _encode_chunk(Ctx* c, int64_t r0, int64_t cnt, uint8_t* o, const int64_t* rowpos,
-                       const int64_t* rowsize, const int64_t* zoff, int64_t nz) noexcept nogil:
+                       const int64_t* rowsize) noexcept nogil:
     # rows r0 .. r0 + cnt - 1 (cnt <= CHUNK) at o + rowpos[j], a field at a time: the same bytes as _write_row
     # row by row (variable bodies still follow each row's fields in order). A row that does not come out at
     # rowsize[j] or a null without a null bit returns a negative status; the caller then encodes the chunk
-    # again row by row to name the first failing row. zoff[:nz] are the words of the fixed region to zero
-    # first (_zero_words); nz < 0 zeroes all of it.
+    # again row by row to name the first failing row.
     cdef Node* n = &c.nodes[0]
     cdef Node* ch
     cdef Node* e
@@ -681,24 +616,9 @@ cdef int _encode_chunk(Ctx* c, int64_t r0, int64_t cnt, uint8_t* o, const int64_
     cdef const uint8_t* src
     cdef uint8_t* row
     cdef uint8_t* q
-    cdef int64_t z
-    cdef bint whole = c.compact == 0 and nz >= 0
-    if nz < 0:
-        for j in range(cnt):
-            memset(o + rowpos[j], 0, n.fixed)
-            cur[j] = n.fixed
-    elif nz == 1:
-        # the common case: only the null bitmap's word
-        z = zoff[0]
-        for j in range(cnt):
-            _st64(o + rowpos[j] + z, 0)
-            cur[j] = n.fixed
-    else:
-        for j in range(cnt):
-            row = o + rowpos[j]
-            for z in range(nz):
-                _st64(row + zoff[z], 0)
-            cur[j] = n.fixed
+    for j in range(cnt):
+        memset(o + rowpos[j], 0, n.fixed)
+        cur[j] = n.fixed
     for k in range(n.nchild):
         ch = _child(c, n, k)
         if ch.kind == K_FIXED and ch.valid == NULL:
@@ -708,14 +628,6 @@ cdef int _encode_chunk(Ctx* c, int64_t r0, int64_t cnt, uint8_t* o, const int64_
             if w == 8:
                 for j in range(cnt):
                     memcpy(o + rowpos[j] + off, src + 8 * j, 8)
-            elif whole:
-                # the value zero-extended to the slot's word (the slot is not zeroed first)
-                if w == 4:
-                    for j in range(cnt):
-                        _st64(o + rowpos[j] + off, _ldw(src + 4 * j, 4))
-                else:
-                    for j in range(cnt):
-                        _st64(o + rowpos[j] + off, _ldw(src + w * j, w))
             elif w == 4:
                 for j in range(cnt):
                     memcpy(o + rowpos[j] + off, src + 4 * j, 4)
@@ -744,34 +656,6 @@ cdef int _encode_chunk(Ctx* c, int64_t r0, int64_t cnt, uint8_t* o, const int64_
             src = ch.vals + (r0 + ch.aoff) * w
             bm = n.bmoff + (ch.bit >> 3)
             mask = <uint8_t>(1 << (ch.bit & 7))
-            if whole and w == 4:
-                for j in range(cnt):
-                    row = o + rowpos[j]
-                    if _bit(ch.valid, r0 + j + ch.aoff):
-                        _st64(row + off, _ldw(src + 4 * j, 4))
-                    else:
-                        _st64(row + off, 0)
-                        row[bm] |= mask
-                continue
-            if whole and w == 8:
-                for j in range(cnt):
-                    row = o + rowpos[j]
-                    if _bit(ch.valid, r0 + j + ch.aoff):
-                        _st64(row + off, _ldw(src + 8 * j, 8))
-                    else:
-                        _st64(row + off, 0)
-                        row[bm] |= mask
-                continue
-            if whole:
-                # the whole word of the slot: the value zero-extended, or zero for a null
-                for j in range(cnt):
-                    row = o + rowpos[j]
-                    if _bit(ch.valid, r0 + j + ch.aoff):
-                        _st64(row + off, _ldw(src + w * j, w))
-                    else:
-                        _st64(row + off, 0)
-                        row[bm] |= mask
-                continue
             for j in range(cnt):
                 row = o + rowpos[j]
                 if _bit(ch.valid, r0 + j + ch.aoff):
@@ -888,14 +772,11 @@ def encode_rows(const int64_t[:, ::1] table, const int64_t[::1] kids, list input
     cdef int64_t rowpos[CHUNK]
     cdef int64_t rowsize[CHUNK]
     cdef int64_t cnt, p, j
-    cdef int64_t zoff[MAXZERO]
-    cdef int64_t nz
     if len(inputs) != nn or state.shape[0] < 4 or offsets.shape[0] < nrows + 1:
         return BAD_LENGTH
     _open(&c, table, kids, compact)
     try:
         _load_inputs(&c, inputs)
-        nz = _zero_words(&c, zoff)
         start = state[0]
         pos = state[1]
         cap = out.shape[0]
@@ -916,7 +797,7 @@ def encode_rows(const int64_t[:, ::1] table, const int64_t[::1] kids, list input
                     rowsize[cnt] = size
                     p += size
                     cnt += 1
-                if cnt == 0 or _encode_chunk(&c, r, cnt, o, rowpos, rowsize, zoff, nz) < 0:
+                if cnt == 0 or _encode_chunk(&c, r, cnt, o, rowpos, rowsize) < 0:
                     break
                 # the rows end where the offsets already say (rowpos comes from them)
                 pos = p
