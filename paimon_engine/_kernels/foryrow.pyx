@@ -711,12 +711,15 @@ cdef int _encode_chunk(Ctx* c, int64_t r0, int64_t cnt, uint8_t* o, const int64_
 
 
 def measure_rows(const int64_t[:, ::1] table, const int64_t[::1] kids, list inputs, Py_ssize_t start,
-                 Py_ssize_t stop, bint compact, int64_t[::1] sizes):
+                 Py_ssize_t stop, bint compact, int64_t[::1] sizes, bint running=False):
     """Sizes of rows ``start..stop`` of a column batch: ``sizes[r + 1]`` = bytes of row r.
 
     (``sizes`` has one slot more than the batch has rows, so its cumulative sum
-    is the offsets array.) Returns the total bytes of the range. Ranges are
-    independent: threads may measure disjoint ranges at once.
+    is the offsets array.) With ``running``, ``sizes[r + 1]`` = bytes of rows
+    ``start..r`` instead (the range's own offsets, less ``sizes[start]``; a
+    range starting at row 0 gets the offsets themselves). Returns the total
+    bytes of the range. Ranges are independent: threads may measure disjoint
+    ranges at once.
     """
     cdef Ctx c
     cdef Py_ssize_t nn = table.shape[0]
@@ -730,8 +733,13 @@ def measure_rows(const int64_t[:, ::1] table, const int64_t[::1] kids, list inpu
         sp = &sizes[0]
         with nogil:
             _size_rows(&c, start, stop, sp)
-            for r in range(start, stop):
-                total += sp[r + 1]
+            if running:
+                for r in range(start, stop):
+                    total += sp[r + 1]
+                    sp[r + 1] = total
+            else:
+                for r in range(start, stop):
+                    total += sp[r + 1]
         return total
     finally:
         PyMem_Free(c.nodes)
@@ -791,8 +799,7 @@ def encode_rows(const int64_t[:, ::1] table, const int64_t[::1] kids, list input
                     cnt += 1
                 if cnt == 0 or _encode_chunk(&c, r, cnt, o, rowpos, rowsize) < 0:
                     break
-                for j in range(cnt):
-                    op[r + j + 1] = rowpos[j] + rowsize[j]
+                # the rows end where the offsets already say (rowpos comes from them)
                 pos = p
                 written += cnt
                 r += cnt

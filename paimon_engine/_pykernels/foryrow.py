@@ -383,7 +383,7 @@ def _load_inputs(nodes, inputs):
         n.data = _u8(t[4])
 
 
-def measure_rows(table, kids, inputs, start, stop, compact, sizes):
+def measure_rows(table, kids, inputs, start, stop, compact, sizes, running=False):
     """See the compiled kernel."""
     if len(inputs) != table.shape[0] or start < 0 or stop < start or sizes.shape[0] < stop + 1:
         return BAD_LENGTH
@@ -393,8 +393,8 @@ def measure_rows(table, kids, inputs, start, stop, compact, sizes):
     total = 0
     for r in range(start, stop):
         size = codec.size_row(nodes[0], r)
-        sizes[r + 1] = size
         total += size
+        sizes[r + 1] = total if running else size
     return total
 
 

@@ -129,13 +129,18 @@ def encode_rows(batch, schema=None, layout: str = S.STANDARD, *, out=None):
     for node, arr in zip(lay.root.children, cols):
         _collect(node, arr, inputs)
     kern = _kernel()
-    sizes = np.zeros(nrows + 1, dtype=np.int64)
+    offsets = np.zeros(nrows + 1, dtype=np.int64)
     ranges = _row_ranges(nrows)
-    totals = _parallel(lambda r: kern.measure_rows(lay.table, lay.children, inputs, r[0], r[1], lay.compact, sizes),
-                       ranges)
+    # each range gets its own running offsets; the ranges after the first are then moved by the bytes before them
+    totals = _parallel(lambda r: kern.measure_rows(lay.table, lay.children, inputs, r[0], r[1], lay.compact,
+                                                   offsets, True), ranges)
     if min(totals, default=0) < 0:  # pragma: no cover - the arguments are built above
         raise InvalidArgumentError("cannot size the rows of this batch")
-    offsets = np.cumsum(sizes, out=sizes)
+    base = 0
+    for (start, stop), part in zip(ranges, totals):
+        if base:
+            offsets[start + 1:stop + 1] += base
+        base += part
     total = int(offsets[-1])
     if out is None:
         out = np.empty(total, dtype=np.uint8)
