@@ -17,6 +17,7 @@ cimport numpy as cnp
 from cpython.mem cimport PyMem_Malloc, PyMem_Free
 from libc.stdint cimport uint8_t, uint32_t, int32_t, int64_t, uint64_t
 from libc.string cimport memcpy, memset
+from .bytecopy cimport copy_short as _copy_short
 
 # 128-bit unsigned arithmetic (GCC/Clang) for the range check of a decimal128 value
 cdef extern from *:
@@ -214,23 +215,6 @@ cdef inline void _mcpy(uint8_t* dst, const uint8_t* src, int64_t n) noexcept nog
         dst += 1
         src += 1
         n -= 1
-
-
-cdef inline void _copy_short(uint8_t* dst, const uint8_t* src, int64_t n) noexcept nogil:
-    # memcpy for a string body: up to 16 bytes as two (possibly overlapping) word moves that read only
-    # src[0:n], longer ones through memcpy
-    if n > 16:
-        memcpy(dst, src, n)
-    elif n >= 8:
-        memcpy(dst, src, 8)
-        memcpy(dst + n - 8, src + n - 8, 8)
-    elif n >= 4:
-        memcpy(dst, src, 4)
-        memcpy(dst + n - 4, src + n - 4, 4)
-    elif n > 0:
-        dst[0] = src[0]
-        dst[n >> 1] = src[n >> 1]
-        dst[n - 1] = src[n - 1]
 
 
 cdef inline void _copy_w(uint8_t* dst, const uint8_t* src, int w) noexcept nogil:

@@ -10,6 +10,7 @@ from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE
 from cpython.mem cimport PyMem_Malloc as _alloc, PyMem_Free as _free
 from libc.stdint cimport uint8_t, uint32_t, int8_t, int16_t, int32_t, int64_t, uint64_t
 from libc.string cimport memcpy
+from .bytecopy cimport copy_short as _copy_short
 from cpython.long cimport PyLong_CheckExact
 from cpython.exc cimport PyErr_Occurred, PyErr_Clear
 from cpython.unicode cimport PyUnicode_DecodeUTF8
@@ -99,22 +100,6 @@ cdef inline bint _is_ascii(const uint8_t* q, Py_ssize_t n) noexcept nogil:
             acc |= q[j]
             j += 1
     return (acc & <uint64_t>0x8080808080808080) == 0
-
-
-cdef inline void _copy_short(uint8_t* dst, const uint8_t* src, Py_ssize_t n) noexcept nogil:
-    # memcpy for a string's bytes: up to 16 as two possibly overlapping word moves within [0, n)
-    if n > 16:
-        memcpy(dst, src, n)
-    elif n >= 8:
-        memcpy(dst, src, 8)
-        memcpy(dst + n - 8, src + n - 8, 8)
-    elif n >= 4:
-        memcpy(dst, src, 4)
-        memcpy(dst + n - 4, src + n - 4, 4)
-    elif n > 0:
-        dst[0] = src[0]
-        dst[n >> 1] = src[n >> 1]
-        dst[n - 1] = src[n - 1]
 
 
 cdef inline object _ascii(const uint8_t* q, Py_ssize_t n):
