@@ -132,6 +132,18 @@ def one_core():
     pa.set_io_thread_count(1)
 
 
+def _daft_one_thread(daft):
+    """Daft's native runner on one thread, set once per process: asv calls ``setup`` again for every repeat in
+    the same process, and Daft refuses to set its worker threads a second time."""
+    global _DAFT_ONE_THREAD
+    if not _DAFT_ONE_THREAD:
+        daft.set_runner_native(num_threads=1)
+        _DAFT_ONE_THREAD = True
+
+
+_DAFT_ONE_THREAD = False
+
+
 def _column_chunk_pages(path, columns):
     """The compressed pages (codec, bytes, uncompressed size) of ``columns`` of a Parquet file, for the
     decompression floor: the least work any reader of those columns does."""
@@ -220,7 +232,7 @@ class ReadTable:
                 import daft
             except ImportError:
                 raise NotImplementedError("daft is not installed") from None
-            daft.set_runner_native(num_threads=1)
+            _daft_one_thread(daft)
             t = peer.load_table(f"db.{name}")
             self.run = (lambda: daft.read_iceberg(t).where(daft.col("k") < 10).to_arrow()) if flt else \
                 (lambda: daft.read_iceberg(t).to_arrow())
