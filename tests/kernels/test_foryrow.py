@@ -107,6 +107,18 @@ def _mixed_batch(n):
     }).slice(3)
 
 
+def measured_both_ways(k, lay, inputs, n):
+    """Row sizes and total of ``measure_rows`` over rows 0..n, checked equal between ``k`` and the twin."""
+    from paimon_engine import _speedups
+    sizes = np.zeros(n + 1, np.int64)
+    total = k.measure_rows(lay.table, lay.children, inputs, 0, n, lay.compact, sizes)
+    twin_sizes = np.zeros(n + 1, np.int64)
+    assert _speedups.twin("foryrow").measure_rows(lay.table, lay.children, inputs, 0, n, lay.compact,
+                                                   twin_sizes) == total
+    assert (sizes == twin_sizes).all()
+    return sizes, total
+
+
 @pytest.mark.parametrize("string_nulls", [True, False])
 @pytest.mark.parametrize("layout", ["standard", "compact"])
 def test_encode_sized_matches_twin_over_many_chunks(k, layout, string_nulls):
@@ -120,12 +132,7 @@ def test_encode_sized_matches_twin_over_many_chunks(k, layout, string_nulls):
     schema = ForySchema(rb.schema)
     lay, inputs = _encode_inputs(rb, schema, layout)
     n = rb.num_rows
-    sizes = np.zeros(n + 1, np.int64)
-    total = k.measure_rows(lay.table, lay.children, inputs, 0, n, lay.compact, sizes)
-    twin_sizes = np.zeros(n + 1, np.int64)
-    assert _speedups.twin("foryrow").measure_rows(lay.table, lay.children, inputs, 0, n, lay.compact,
-                                                   twin_sizes) == total
-    assert (sizes == twin_sizes).all()
+    sizes, total = measured_both_ways(k, lay, inputs, n)
     offsets = np.cumsum(sizes)
     # running sizes: a range's own offsets (from 0 for the first range, from its first row for a later one)
     run = np.full(n + 1, -1, np.int64)
@@ -187,11 +194,7 @@ def test_encode_field_loops_match_twin(k, layout):
     schema = ForySchema(rb.schema)
     lay, inputs = _encode_inputs(rb, schema, layout)
     n = rb.num_rows
-    sizes = np.zeros(n + 1, np.int64)
-    total = k.measure_rows(lay.table, lay.children, inputs, 0, n, lay.compact, sizes)
-    twin_sizes = np.zeros(n + 1, np.int64)
-    assert twin.measure_rows(lay.table, lay.children, inputs, 0, n, lay.compact, twin_sizes) == total
-    assert (sizes == twin_sizes).all()
+    sizes, total = measured_both_ways(k, lay, inputs, n)
     offsets = np.cumsum(sizes)
     out = np.full(total, 0xAB, np.uint8)   # padding, bitmaps and null slots must be written as zeros
     state = np.array([0, 0, 0, 0], np.int64)

@@ -38,12 +38,17 @@ def block_bytes(n=30):
         "a": [[None, "q"] if i % 2 else [] for i in range(n)],
         "m": pa.array([[(1, "v")] if i % 5 else None for i in range(n)], pa.map_(pa.int32(), pa.string())),
     }
+    return first_block(SCHEMA, cols), n
+
+
+def first_block(schema, cols):
+    """The decompressed first (only) block of a .row file of ``cols`` written with ``schema``."""
     buf = io.BytesIO()
-    with RowFileWriter(buf, SCHEMA, block_size=1 << 20) as w:
+    with RowFileWriter(buf, schema, block_size=1 << 20) as w:
         w.write(pa.table(cols))
     data = buf.getvalue()
-    r = RowFileReader(io.BytesIO(data), SCHEMA)
-    return zstandard.ZstdDecompressor().decompress(data[:int(r.index.compressed_sizes[0])]), n
+    r = RowFileReader(io.BytesIO(data), schema)
+    return zstandard.ZstdDecompressor().decompress(data[:int(r.index.compressed_sizes[0])])
 
 
 def outs_for(n, blen, project):
@@ -377,12 +382,7 @@ def flat_block(n=200, plain=False):
     if plain:
         cols.update(i8=rng.integers(-128, 127, n).astype(np.int8), s=[words[i % 4] for i in range(n)],
                     bin=[bytes(i % 12) for i in range(n)], i=rng.integers(-9, 9, n).astype(np.int32))
-    buf = io.BytesIO()
-    with RowFileWriter(buf, FLAT, block_size=1 << 20) as w:
-        w.write(pa.table(cols))
-    data = buf.getvalue()
-    r = RowFileReader(io.BytesIO(data), FLAT)
-    return zstandard.ZstdDecompressor().decompress(data[:int(r.index.compressed_sizes[0])]), n
+    return first_block(FLAT, cols), n
 
 
 def run_flat(kernel, block, n, project, rows=None, data_cap=None):
