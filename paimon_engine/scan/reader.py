@@ -886,8 +886,6 @@ class TaskReader:
         else:
             rows, span = pf.num_rows, pf.row_span(task)
         arrays = [self._positions_for(d, task.path, rows, span) for d in task.deletes if d.content == POSITION]
-        if not arrays:
-            return None
         return arrays[0] if len(arrays) == 1 else merge_positions(arrays)
 
     def _eq_groups(self, task):
