@@ -322,6 +322,35 @@ def row_filter_seeds():
     return {f"filter_{i}": text.encode() for i, text in enumerate(FILTER_SEEDS)}
 
 
+def parquet_data_seeds():
+    """Small Parquet data files of ``targets.PARQUET_DATA_SCHEMA`` (field ids in the schema, as the table's writer
+    stores them): data pages v1 and v2, dictionary and PLAIN pages, with and without nulls, three codecs."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    n = 24
+    rng = np.random.default_rng(5)
+    mask = rng.random(n) < 0.25
+    arrays = [pa.array(rng.integers(-50, 50, n).astype(np.int32), mask=mask),
+              pa.array(np.arange(n, dtype=np.int64) * 1_000_003),
+              pa.array(rng.random(n).astype(np.float32), mask=mask), pa.array(rng.random(n)),
+              pa.array(np.arange(n, dtype=np.int32), mask=mask).cast(pa.date32()),
+              pa.array(np.arange(n, dtype=np.int64) * 10**6).cast(pa.timestamp("us")),
+              pa.array([f"v{i % 5}" for i in range(n)], mask=mask), pa.array([bytes([i]) * (i % 4) for i in range(n)]),
+              pa.array([i % 3 == 0 for i in range(n)])]
+    fields = [pa.field(f.name, a.type, metadata={b"PARQUET:field_id": str(f.id).encode()})
+              for f, a in zip(TG.PARQUET_DATA_SCHEMA.fields, arrays)]
+    table = pa.Table.from_arrays(arrays, schema=pa.schema(fields))
+    out = {}
+    for version in ("1.0", "2.0"):
+        for comp in ("none", "zstd", "snappy"):
+            for dictionary in (True, False):
+                buf = io.BytesIO()
+                pq.write_table(table, buf, data_page_version=version, compression=comp, use_dictionary=dictionary,
+                               data_page_size=64, row_group_size=16)
+                out[f"v{version[0]}_{comp}_{'dict' if dictionary else 'plain'}"] = buf.getvalue()
+    return out
+
+
 def build_seeds(targets=None) -> dict:
     """``{target: {seed name: bytes}}`` for the named targets (default all)."""
     wanted = set(targets or TG.TARGETS)
@@ -330,7 +359,7 @@ def build_seeds(targets=None) -> dict:
               "bloom_filter": bloom_filter_seeds, "bsi_index": bsi_index_seeds,
               "deletion_vectors": deletion_vectors_seeds, "puffin_deletion_vector": puffin_deletion_vector_seeds,
               "fory_standard": lambda: _fory_seeds("standard"), "fory_compact": lambda: _fory_seeds("compact"),
-              "variant": variant_seeds, "row_filter": row_filter_seeds}
+              "variant": variant_seeds, "row_filter": row_filter_seeds, "parquet_data": parquet_data_seeds}
     for name, make in simple.items():
         if name in wanted:
             out[name] = make()

@@ -61,6 +61,14 @@ FILTER_SCHEMA = T.RowType([
     T.DataField(16, "r", T.RowType([T.DataField(17, "x", T.IntType()), T.DataField(18, "y", T.STRING())])),
     T.DataField(19, "arr", T.ArrayType(T.IntType()))])
 
+#: the columns of the Parquet data-file seeds, as the table reads them (the page decoder reads every one of them
+#: but the boolean, which goes through pyarrow)
+PARQUET_DATA_SCHEMA = T.RowType([
+    T.DataField(1, "i32", T.IntType()), T.DataField(2, "i64", T.BigIntType()), T.DataField(3, "f32", T.FloatType()),
+    T.DataField(4, "f64", T.DoubleType()), T.DataField(5, "d", T.DateType()),
+    T.DataField(6, "ts", T.TimestampType(6)), T.DataField(7, "s", T.STRING()), T.DataField(8, "bin", T.BYTES()),
+    T.DataField(9, "ok", T.BooleanType())])
+
 DELETE_TABLE_SCHEMA = T.RowType([T.DataField(1, "id", T.BigIntType()), T.DataField(2, "k", T.IntType()),
                                  T.DataField(3, "s", T.STRING())])
 
@@ -494,6 +502,29 @@ def equality_deletes(data: bytes):
     _read_task(DeleteFile(path, EQUALITY, "parquet", 2, file_size=len(data), equality_ids=(1, 3)))
 
 
+def parquet_data(data: bytes):
+    """A Parquet data file read by the scan's task reader (the page decoder for every flat column it takes, pyarrow
+    for the rest): the whole file, then with a residual filter (late materialization reads the filter column
+    first)."""
+    import pyarrow as pa
+    from paimon_engine.expressions import col
+    from paimon_engine.scan.reader import TaskReader
+    from paimon_engine.scan.tasks import FileScanTask
+    path = MEMORY_ROOT + "/fuzz-data.parquet"
+    _put(path, data)
+    reader = _MEMORY.get("parquet_reader")
+    if reader is None:
+        reader = _MEMORY["parquet_reader"] = TaskReader(memory_io(), PARQUET_DATA_SCHEMA, PARQUET_DATA_SCHEMA)
+    for residual in (None, col("i32") > 3):
+        task = FileScanTask(path, "PARQUET", -1, len(data))
+        if residual is not None:
+            task.residual = residual.bind(PARQUET_DATA_SCHEMA)
+        batches = list(reader.read_task(task))
+        if batches:
+            tbl = pa.Table.from_batches(batches, schema=reader.output_schema)
+            tbl.validate(full=True)
+
+
 def filter_table():
     """Four rows of FILTER_SCHEMA (one all-null) that parsed filters are evaluated on."""
     import datetime
@@ -573,6 +604,7 @@ TARGETS = {
     "position_deletes": position_deletes,
     "equality_deletes": equality_deletes,
     "variant": variant,
+    "parquet_data": parquet_data,
     "row_filter": row_filter,
 }
 

@@ -79,16 +79,21 @@ def column_chunk_problem(footer: bytes, leaves) -> str | None:
         if et != _STRUCT:
             raise _Bad
 
+        count = [0]
+
         def fields(fid, t):
             if fid == 1 and t == _LIST:   # RowGroup.columns
                 def each(j, ct):
                     if ct != _STRUCT:
                         raise _Bad
                     chunk(rg, j)
+                    count[0] = j + 1
                 _list(c, each)
                 return True
             return False
         c.struct(fields, 1)
+        if count[0] < len(leaves):
+            problems.append(f"row group {rg} has {count[0]} column chunks for the schema's {len(leaves)} columns")
 
     def top(fid, t):
         if fid == 4 and t == _LIST:       # FileMetaData.row_groups

@@ -225,6 +225,9 @@ class _ParquetFile:
                 fid = _field_id(f)
                 if fid is not None:
                     self.by_id[fid] = f.name
+                if f.name in self.by_name:
+                    raise CorruptFileError(f"cannot read Parquet file: column name {f.name!r} appears twice",
+                                           path=path, offset=0)
                 self.by_name[f.name] = f.name
         except UnicodeDecodeError as exc:   # pyarrow decodes a column name on access: not UTF-8 is corrupt
             raise CorruptFileError(f"cannot read Parquet file: a column name is not UTF-8 ({exc})", path=path,
@@ -275,13 +278,24 @@ class _ParquetFile:
         """Top-level column name -> Parquet leaf column index, for flat (non-nested) columns."""
         if self._leaf is None:
             md = self.pf.metadata
+            # pyarrow's column chunk accessors end the process on a row group with more column chunks than the
+            # schema has columns (and fail on one with fewer)
+            n = md.num_columns
+            for i in range(md.num_row_groups):
+                if md.row_group(i).num_columns != n:
+                    raise CorruptFileError(f"Parquet row group {i} has {md.row_group(i).num_columns} column chunks "
+                                           f"for the schema's {n} columns", path=self.path, offset=0)
             out = {}
             if md.num_row_groups:
                 rg = md.row_group(0)
-                for j in range(rg.num_columns):
-                    path = rg.column(j).path_in_schema
-                    if "." not in path:
-                        out[path] = j
+                try:
+                    for j in range(rg.num_columns):
+                        path = rg.column(j).path_in_schema
+                        if "." not in path:
+                            out[path] = j
+                except UnicodeDecodeError as exc:
+                    raise CorruptFileError(f"cannot read Parquet file: a column path is not UTF-8 ({exc})",
+                                           path=self.path, offset=0) from None
             self._leaf = out
         return self._leaf
 
@@ -379,20 +393,89 @@ class _ParquetFile:
         return r
 
     def read(self, names, row_groups=None, dict_names=()):
+        """The columns ``names`` of the row groups (all when None) as a table; ``dict_names`` read as dictionary
+        indices. Flat columns go through the engine's page decoder (:mod:`.parquet_columns`), the others
+        through pyarrow."""
+        names = list(names)
+        own, rest = self._decode(names, row_groups, dict_names) if names else ({}, names)
+        if not rest:
+            return pa.Table.from_arrays([own[x] for x in names], names=names)
         try:
-            pf = self._reader(dict_names)
+            pf = self._reader(frozenset(dict_names) & frozenset(rest))
             if row_groups is not None:
-                return pf.read_row_groups(row_groups, columns=list(names), use_threads=True)
-            return pf.read(columns=list(names), use_threads=True)
+                tbl = pf.read_row_groups(row_groups, columns=rest, use_threads=True)
+            else:
+                tbl = pf.read(columns=rest, use_threads=True)
         except (pa.ArrowException, OSError) as exc:
             raise CorruptFileError(f"cannot decode Parquet data: {exc}", path=self.path) from None
+        _check_strings(tbl, self.path)
+        if not own:
+            return tbl
+        try:
+            return pa.Table.from_arrays([own[x] if x in own else tbl.column(x) for x in names], names=names)
+        except pa.ArrowInvalid as exc:   # the row groups hold other row counts than their column chunks
+            raise CorruptFileError(f"cannot read Parquet data: {exc}", path=self.path) from None
+
+    def _decode(self, names, row_groups, dict_names):
+        """({name: chunked array} of the flat columns the page decoder reads, [names left to pyarrow])."""
+        from .parquet_columns import Unsupported, chunk_of, read_column_chunk
+        md = self.pf.metadata
+        groups = range(md.num_row_groups) if row_groups is None else row_groups
+        leaf = self.leaf_index() if md.num_row_groups else {}
+        schema, pschema = self.schema_arrow, self.pf.schema
+        own, rest = {}, []
+        size = None
+        for name in names:
+            j = leaf.get(name)
+            i = schema.get_field_index(name)
+            if j is None or i < 0:
+                rest.append(name)
+                continue
+            t = schema.field(i).type
+            if name in dict_names:
+                t = pa.dictionary(pa.int32(), t)
+            if size is None:
+                size = self._file.size()
+            try:
+                chunks = []
+                for g in groups:
+                    rg = md.row_group(g)
+                    chunk = chunk_of(rg.column(j), pschema.column(j), rg.num_rows)
+                    chunks.append(read_column_chunk(self.path, self._file.read_at, size, chunk, t))
+            except Unsupported:
+                rest.append(name)
+                continue
+            except (pa.ArrowException, OSError) as exc:
+                raise CorruptFileError(f"cannot read Parquet column {name}: {exc}", path=self.path) from None
+            own[name] = pa.chunked_array(chunks, type=t)
+        return own, rest
 
     def iter_batches(self, names, batch_size, row_groups=None, dict_names=()):
         try:
-            yield from self._reader(dict_names).iter_batches(batch_size=batch_size, columns=list(names),
-                                                             use_threads=True, row_groups=row_groups)
+            for rb in self._reader(dict_names).iter_batches(batch_size=batch_size, columns=list(names),
+                                                            use_threads=True, row_groups=row_groups):
+                _check_strings(rb, self.path)
+                yield rb
         except (pa.ArrowException, OSError) as exc:
             raise CorruptFileError(f"cannot decode Parquet data: {exc}", path=self.path) from None
+
+
+def _check_strings(data, path):
+    """Raise CorruptFileError if a string column (or a string dictionary) of a table or batch pyarrow read is not
+    valid UTF-8: pyarrow's Parquet reader does not check."""
+    for i, t in enumerate(data.schema.types):
+        if pa.types.is_dictionary(t):
+            t = t.value_type
+        if not (pa.types.is_string(t) or pa.types.is_large_string(t)):
+            continue
+        col = data.column(i)
+        chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
+        try:
+            for ch in chunks:
+                (ch.dictionary if pa.types.is_dictionary(ch.type) else ch).validate(full=True)
+        except pa.ArrowInvalid as exc:
+            raise CorruptFileError(f"string column {data.schema.names[i]!r} is not valid UTF-8 ({exc})",
+                                   path=path) from None
 
 
 class _RowFile:

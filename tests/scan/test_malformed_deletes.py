@@ -164,6 +164,6 @@ def test_parquet_position_delete_path_that_is_not_utf8(tmp_path):
     assert raw.count(other.encode()) == 1
     open(d.file_path, "wb").write(raw.replace(other.encode(), other.encode().replace(b"X", b"\xff")))
     assert pq.ParquetFile(d.file_path).metadata.num_rows == 2
-    with pytest.raises(CorruptFileError, match="utf-8") as ei:
+    with pytest.raises(CorruptFileError, match="(?i)utf-?8") as ei:
         mt.scan().to_arrow()
     assert ei.value.path == d.file_path

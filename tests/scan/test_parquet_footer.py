@@ -40,6 +40,8 @@ def test_files_pyarrow_writes_pass(kw):
 def test_problems_are_named():
     footer, leaves = _file(pa.table({"s": ["a"], "n": pa.array([7], pa.int64())}))
     assert column_chunk_problem(footer, leaves[:1]).endswith("more column chunks than the schema has columns")
+    assert column_chunk_problem(footer, leaves + [leaves[1]]) == "row group 0 has 2 column chunks for the schema's 3 " \
+        "columns"
     swapped = [leaves[1], leaves[0]]
     assert "column 0: chunk type BYTE_ARRAY, schema type INT64" in column_chunk_problem(footer, swapped)
     short = footer.replace(b"\x08" + struct.pack("<q", 7), b"\x04" + struct.pack("<i", 7))

@@ -1,0 +1,700 @@
+# Parquet page kernels: the page header (Thrift compact protocol), definition levels and dictionary indices
+# (the RLE / bit-packed hybrid), and the values of PLAIN and dictionary-encoded pages, decoded straight into
+# Arrow-layout column buffers. The caller (scan/parquet_columns.py) reads and decompresses the pages, allocates
+# the outputs and turns a negative status into an error naming the file and the page's offset.
+#
+# Statuses: -1 truncated, -2 overlong varint, -3 value out of range, -4 bad length / short output,
+# -5 invalid value (as paimon_engine._pykernels.status).
+cimport cython
+from libc.stdint cimport int64_t, int32_t, uint64_t, uint32_t, uint8_t, INT32_MAX
+from libc.string cimport memcpy, memset
+
+from paimon_engine._kernels.bytecopy cimport copy_short
+
+# PageHeader fields written by page_header (the twin's HEADER_FIELDS names them)
+cdef enum:
+    H_TYPE = 0
+    H_USIZE = 1
+    H_CSIZE = 2
+    H_NUM_VALUES = 3
+    H_ENCODING = 4
+    H_DEF_ENCODING = 5
+    H_REP_ENCODING = 6
+    H_NUM_NULLS = 7
+    H_NUM_ROWS = 8
+    H_DEF_LENGTH = 9
+    H_REP_LENGTH = 10
+    H_COMPRESSED = 11
+    H_FIELDS = 12
+    MAX_DEPTH = 64
+
+#: the slots ``page_header`` fills, in order
+HEADER_FIELDS = ("type", "uncompressed_size", "compressed_size", "num_values", "encoding", "def_encoding",
+                 "rep_encoding", "num_nulls", "num_rows", "def_length", "rep_length", "compressed")
+
+# ---------------------------------------------------------------- Thrift compact protocol
+
+
+cdef inline int _varint(const uint8_t* b, Py_ssize_t end, Py_ssize_t* pos, uint64_t* out) noexcept nogil:
+    cdef uint64_t r = 0
+    cdef int shift = 0
+    cdef uint8_t c
+    while True:
+        if pos[0] >= end:
+            return -1
+        c = b[pos[0]]
+        pos[0] += 1
+        if shift == 63 and (c & 0x7E):
+            return -2
+        r |= (<uint64_t>(c & 0x7F)) << shift
+        if not (c & 0x80):
+            out[0] = r
+            return 0
+        shift += 7
+        if shift > 63:
+            return -2
+
+
+cdef inline int _zigzag(const uint8_t* b, Py_ssize_t end, Py_ssize_t* pos, int64_t* out) noexcept nogil:
+    cdef uint64_t u
+    cdef int rc = _varint(b, end, pos, &u)
+    if rc:
+        return rc
+    out[0] = <int64_t>(u >> 1) ^ -(<int64_t>(u & 1))
+    return 0
+
+
+cdef inline int _i32(const uint8_t* b, Py_ssize_t end, Py_ssize_t* pos, int64_t* out) noexcept nogil:
+    cdef int rc = _zigzag(b, end, pos, out)
+    if rc:
+        return rc
+    if out[0] < -2147483648 or out[0] > 2147483647:
+        return -3
+    return 0
+
+
+cdef int _skip(const uint8_t* b, Py_ssize_t end, Py_ssize_t* pos, int t, int depth) noexcept nogil:
+    """Skip one value of compact type ``t``."""
+    cdef uint64_t u
+    cdef int rc, et, kt, vt
+    cdef int64_t fid
+    cdef uint8_t h
+    cdef Py_ssize_t i, size
+    if depth > MAX_DEPTH:
+        return -5
+    if t == 1 or t == 2:          # a boolean field: the value is in the type
+        return 0
+    if t == 3:
+        if pos[0] >= end:
+            return -1
+        pos[0] += 1
+        return 0
+    if t == 4 or t == 5 or t == 6:
+        return _varint(b, end, pos, &u)
+    if t == 7:
+        if end - pos[0] < 8:
+            return -1
+        pos[0] += 8
+        return 0
+    if t == 8:
+        rc = _varint(b, end, pos, &u)
+        if rc:
+            return rc
+        if u > <uint64_t>(end - pos[0]):
+            return -1
+        pos[0] += <Py_ssize_t>u
+        return 0
+    if t == 9 or t == 10:
+        if pos[0] >= end:
+            return -1
+        h = b[pos[0]]
+        pos[0] += 1
+        size = h >> 4
+        et = h & 0x0F
+        if size == 15:
+            rc = _varint(b, end, pos, &u)
+            if rc:
+                return rc
+            if u > <uint64_t>(end - pos[0]):    # every element takes a byte at least
+                return -1
+            size = <Py_ssize_t>u
+        if et == 1 or et == 2:                   # booleans in a list take a byte each
+            if size > end - pos[0]:
+                return -1
+            pos[0] += size
+            return 0
+        for i in range(size):
+            rc = _skip(b, end, pos, et, depth + 1)
+            if rc:
+                return rc
+        return 0
+    if t == 11:
+        rc = _varint(b, end, pos, &u)
+        if rc:
+            return rc
+        if u == 0:
+            return 0
+        if u > <uint64_t>(end - pos[0]):
+            return -1
+        size = <Py_ssize_t>u
+        if pos[0] >= end:
+            return -1
+        h = b[pos[0]]
+        pos[0] += 1
+        kt = h >> 4
+        vt = h & 0x0F
+        for i in range(size):
+            if kt == 1 or kt == 2:
+                rc = _skip(b, end, pos, 3, depth + 1)
+            else:
+                rc = _skip(b, end, pos, kt, depth + 1)
+            if rc:
+                return rc
+            if vt == 1 or vt == 2:
+                rc = _skip(b, end, pos, 3, depth + 1)
+            else:
+                rc = _skip(b, end, pos, vt, depth + 1)
+            if rc:
+                return rc
+        return 0
+    if t == 12:
+        fid = 0
+        while True:
+            rc = _field(b, end, pos, &fid, &et)
+            if rc:
+                return rc
+            if et == 0:
+                return 0
+            rc = _skip(b, end, pos, et, depth + 1)
+            if rc:
+                return rc
+    return -5
+
+
+cdef inline int _field(const uint8_t* b, Py_ssize_t end, Py_ssize_t* pos, int64_t* fid, int* ftype) noexcept nogil:
+    """Read a field header: ``ftype`` 0 is the end of the struct; ``fid`` holds the last field id on entry."""
+    cdef uint8_t h
+    cdef int rc
+    cdef int64_t v
+    if pos[0] >= end:
+        return -1
+    h = b[pos[0]]
+    pos[0] += 1
+    if h == 0:
+        ftype[0] = 0
+        return 0
+    ftype[0] = h & 0x0F
+    if h >> 4:
+        fid[0] += h >> 4
+    else:
+        rc = _zigzag(b, end, pos, &v)
+        if rc:
+            return rc
+        if v < -32768 or v > 32767:
+            return -3
+        fid[0] = v
+    return 0
+
+
+cdef int _sub_header(const uint8_t* b, Py_ssize_t end, Py_ssize_t* pos, int kind, int64_t* out) noexcept nogil:
+    """The fields of a DataPageHeader (kind 5), DictionaryPageHeader (7) or DataPageHeaderV2 (8) that decoding
+    needs; the others are skipped."""
+    cdef int64_t fid = 0, v
+    cdef int t, rc, slot
+    while True:
+        rc = _field(b, end, pos, &fid, &t)
+        if rc:
+            return rc
+        if t == 0:
+            return 0
+        slot = -1
+        if t == 5:
+            if kind == 5 or kind == 7:
+                if fid == 1:
+                    slot = H_NUM_VALUES
+                elif fid == 2:
+                    slot = H_ENCODING
+                elif fid == 3 and kind == 5:
+                    slot = H_DEF_ENCODING
+                elif fid == 4 and kind == 5:
+                    slot = H_REP_ENCODING
+            else:
+                if fid == 1:
+                    slot = H_NUM_VALUES
+                elif fid == 2:
+                    slot = H_NUM_NULLS
+                elif fid == 3:
+                    slot = H_NUM_ROWS
+                elif fid == 4:
+                    slot = H_ENCODING
+                elif fid == 5:
+                    slot = H_DEF_LENGTH
+                elif fid == 6:
+                    slot = H_REP_LENGTH
+        if slot >= 0:
+            rc = _i32(b, end, pos, &v)
+            if rc:
+                return rc
+            out[slot] = v
+        elif kind == 8 and fid == 7 and (t == 1 or t == 2):
+            out[H_COMPRESSED] = 1 if t == 1 else 0
+        else:
+            rc = _skip(b, end, pos, t, 1)
+            if rc:
+                return rc
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def page_header(const uint8_t[::1] buf, Py_ssize_t pos, Py_ssize_t end, int64_t[::1] out):
+    """Parse the Thrift ``PageHeader`` at ``buf[pos:end]`` into ``out`` (12 slots, see ``HEADER_FIELDS`` of the
+    twin; -1 where the header has no such field, except ``compressed`` which defaults to 1). Returns the position
+    just after the header, or a negative status."""
+    cdef int64_t fid = 0, v
+    cdef int t, rc = 0, i
+    if out.shape[0] < H_FIELDS or pos < 0 or end > buf.shape[0] or pos > end:
+        return -4
+    for i in range(H_FIELDS):
+        out[i] = -1
+    out[H_COMPRESSED] = 1
+    if end == pos:
+        return -1
+    with nogil:
+        while True:
+            rc = _field(&buf[0], end, &pos, &fid, &t)
+            if rc or t == 0:
+                break
+            if t == 5 and 1 <= fid <= 3:
+                rc = _i32(&buf[0], end, &pos, &v)
+                if rc:
+                    break
+                out[H_TYPE if fid == 1 else (H_USIZE if fid == 2 else H_CSIZE)] = v
+            elif t == 12 and (fid == 5 or fid == 7 or fid == 8):
+                rc = _sub_header(&buf[0], end, &pos, <int>fid, &out[0])
+                if rc:
+                    break
+            else:
+                rc = _skip(&buf[0], end, &pos, t, 1)
+                if rc:
+                    break
+    return rc if rc else pos
+
+
+# ---------------------------------------------------------------- RLE / bit-packed hybrid
+
+cdef inline uint32_t _unpack(const uint8_t* p, Py_ssize_t nbytes, Py_ssize_t i, int w, uint64_t mask) noexcept nogil:
+    """Value ``i`` of a bit-packed run of ``nbytes`` bytes at ``p`` (LSB first, ``w`` <= 32 bits each)."""
+    cdef Py_ssize_t bit = i * w
+    cdef Py_ssize_t byte = bit >> 3
+    cdef uint64_t word = 0
+    cdef Py_ssize_t k, m
+    if byte + 8 <= nbytes:
+        memcpy(&word, p + byte, 8)
+    else:
+        m = nbytes - byte
+        for k in range(m):
+            word |= (<uint64_t>p[byte + k]) << (8 * k)
+    return <uint32_t>((word >> (bit & 7)) & mask)
+
+
+cdef inline int _run_header(const uint8_t* b, Py_ssize_t end, Py_ssize_t* pos, int w, bint* packed,
+                            Py_ssize_t* count, uint32_t* value, Py_ssize_t* nbytes) noexcept nogil:
+    """The next run: bit-packed (``count`` values in ``nbytes`` bytes from ``pos``) or repeated ``value``."""
+    cdef uint64_t h
+    cdef int rc = _varint(b, end, pos, &h)
+    cdef Py_ssize_t vb, k
+    if rc:
+        return rc
+    if h & 1:
+        packed[0] = 1
+        h >>= 1
+        if h > <uint64_t>(end - pos[0]):     # each group of 8 values takes w >= 1 bytes (w = 0: none)
+            if w > 0:
+                return -1
+        if h > (<uint64_t>1 << 40):
+            return -4
+        count[0] = <Py_ssize_t>(h * 8)
+        nbytes[0] = <Py_ssize_t>(h * <uint64_t>w)
+        if nbytes[0] > end - pos[0]:
+            return -1
+        return 0
+    packed[0] = 0
+    h >>= 1
+    if h > (<uint64_t>1 << 40):
+        return -4
+    count[0] = <Py_ssize_t>h
+    vb = (w + 7) >> 3
+    if vb > end - pos[0]:
+        return -1
+    value[0] = 0
+    for k in range(vb):
+        value[0] |= (<uint32_t>b[pos[0] + k]) << (8 * k)
+    pos[0] += vb
+    nbytes[0] = 0
+    return 0
+
+
+cdef inline void _set_bits(uint8_t* v, Py_ssize_t start, Py_ssize_t n, bint on) noexcept nogil:
+    cdef Py_ssize_t i = start, stop = start + n
+    while i < stop and (i & 7):
+        if on:
+            v[i >> 3] |= <uint8_t>(1 << (i & 7))
+        else:
+            v[i >> 3] &= <uint8_t>~(1 << (i & 7))
+        i += 1
+    if stop - i >= 8:
+        memset(v + (i >> 3), 0xFF if on else 0, (stop - i) >> 3)
+        i += ((stop - i) >> 3) << 3
+    while i < stop:
+        if on:
+            v[i >> 3] |= <uint8_t>(1 << (i & 7))
+        else:
+            v[i >> 3] &= <uint8_t>~(1 << (i & 7))
+        i += 1
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def levels_validity(const uint8_t[::1] buf, Py_ssize_t pos, Py_ssize_t end, int bit_width, int max_level,
+                    Py_ssize_t n, uint8_t[::1] validity, Py_ssize_t bit_offset):
+    """Decode ``n`` definition levels (RLE / bit-packed hybrid, ``bit_width`` bits each) from ``buf[pos:end]``
+    and set bit ``bit_offset + i`` of ``validity`` to whether level i equals ``max_level`` (a flat column: every
+    lower level is a null). Returns how many levels were ``max_level``, or a negative status (-5: a level above
+    ``max_level``)."""
+    cdef Py_ssize_t done = 0, count, nbytes, k, take
+    cdef Py_ssize_t valid = 0
+    cdef uint32_t value, lv
+    cdef bint packed, on
+    cdef int rc = 0
+    cdef uint64_t mask
+    if bit_width < 0 or bit_width > 32 or n < 0 or bit_offset < 0 or pos < 0 or end > buf.shape[0] \
+            or (n + bit_offset + 7) // 8 > validity.shape[0]:
+        return -4
+    if n == 0:
+        return 0
+    if pos >= end:
+        return -1
+    mask = (<uint64_t>1 << bit_width) - 1
+    with nogil:
+        while done < n:
+            rc = _run_header(&buf[0], end, &pos, bit_width, &packed, &count, &value, &nbytes)
+            if rc:
+                break
+            take = count if count < n - done else n - done
+            if not packed:
+                if value > <uint32_t>max_level:
+                    rc = -5
+                    break
+                on = value == <uint32_t>max_level
+                _set_bits(&validity[0], bit_offset + done, take, on)
+                if on:
+                    valid += take
+            else:
+                for k in range(take):
+                    lv = _unpack(&buf[pos], nbytes, k, bit_width, mask)
+                    if lv > <uint32_t>max_level:
+                        rc = -5
+                        break
+                    if lv == <uint32_t>max_level:
+                        validity[(bit_offset + done + k) >> 3] |= <uint8_t>(1 << ((bit_offset + done + k) & 7))
+                        valid += 1
+                    else:
+                        validity[(bit_offset + done + k) >> 3] &= <uint8_t>~(1 << ((bit_offset + done + k) & 7))
+                if rc:
+                    break
+                pos += nbytes
+            done += take
+    return rc if rc else valid
+
+
+cdef int _unpack_indices(const uint8_t* p, Py_ssize_t nbytes, int w, Py_ssize_t take, int32_t* o,
+                         int64_t dict_size) noexcept nogil:
+    """The first ``take`` values of a bit-packed run (``nbytes`` bytes at ``p``, ``w`` bits each) into ``o``;
+    -3 if one is not below ``dict_size``. Values whose bits lie in 4 (w <= 25) or 8 readable bytes from their first
+    byte take one unaligned load each, without a bounds test; the last few are read byte by byte."""
+    cdef Py_ssize_t k, fast, bit
+    cdef uint32_t v, vmax = 0, word
+    cdef uint64_t mask = (<uint64_t>1 << w) - 1, word64
+    cdef int span = 4 if w <= 25 else 8
+    if w == 0:
+        memset(o, 0, take * sizeof(int32_t))
+        return -3 if take and dict_size <= 0 else 0
+    # value k reads bytes [k*w >> 3, (k*w >> 3) + span): inside the run while (k*w >> 3) <= nbytes - span
+    fast = ((nbytes - span) * 8) // w + 1 if nbytes >= span else 0
+    if fast > take:
+        fast = take
+    bit = 0
+    if span == 4:
+        for k in range(fast):
+            memcpy(&word, p + (bit >> 3), 4)
+            v = (word >> (bit & 7)) & <uint32_t>mask
+            vmax = v if v > vmax else vmax
+            o[k] = <int32_t>v
+            bit += w
+    else:
+        for k in range(fast):
+            memcpy(&word64, p + (bit >> 3), 8)
+            v = <uint32_t>((word64 >> (bit & 7)) & mask)
+            vmax = v if v > vmax else vmax
+            o[k] = <int32_t>v
+            bit += w
+    for k in range(fast, take):
+        v = _unpack(p, nbytes, k, w, mask)
+        vmax = v if v > vmax else vmax
+        o[k] = <int32_t>v
+    return -3 if take and <int64_t>vmax >= dict_size else 0
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def dictionary_indices(const uint8_t[::1] buf, Py_ssize_t pos, Py_ssize_t end, Py_ssize_t n, int64_t dict_size,
+                       int32_t[::1] out, Py_ssize_t out_pos):
+    """Decode the ``n`` indices of a dictionary-encoded data page (a bit-width byte, then the RLE / bit-packed
+    hybrid) from ``buf[pos:end]`` into ``out[out_pos:out_pos + n]``. Returns the position after the last run
+    read, or a negative status (-3: an index not below ``dict_size``)."""
+    cdef Py_ssize_t done = 0, count, nbytes, k, take
+    cdef uint32_t value
+    cdef bint packed
+    cdef int rc = 0, w
+    cdef uint64_t mask
+    cdef int32_t* o
+    if n < 0 or pos < 0 or end > buf.shape[0] or out_pos < 0 or out_pos > out.shape[0] \
+            or n > out.shape[0] - out_pos or dict_size < 0:
+        return -4
+    if n == 0:
+        return pos
+    if pos >= end:
+        return -1
+    w = buf[pos]
+    pos += 1
+    if w > 32:
+        return -5
+    mask = (<uint64_t>1 << w) - 1
+    o = &out[out_pos]
+    with nogil:
+        while done < n:
+            rc = _run_header(&buf[0], end, &pos, w, &packed, &count, &value, &nbytes)
+            if rc:
+                break
+            take = count if count < n - done else n - done
+            if not packed:
+                if take and value >= dict_size:
+                    rc = -3
+                    break
+                for k in range(take):
+                    o[done + k] = <int32_t>value
+            else:
+                rc = _unpack_indices(&buf[pos], nbytes, w, take, o + done, dict_size)
+                if rc:
+                    break
+                pos += nbytes
+            done += take
+    return rc if rc else pos
+
+
+# ---------------------------------------------------------------- values
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def gather_fixed(const uint8_t[::1] dictionary, int width, const int32_t[::1] indices, Py_ssize_t start,
+                 Py_ssize_t n, uint8_t[::1] out, Py_ssize_t out_pos):
+    """out[(out_pos + i) * width ...] = dictionary value ``indices[start + i]`` for i < n (``width`` 4 or 8, or
+    any other byte width). Returns n, or a negative status (-3: an index outside the dictionary)."""
+    cdef Py_ssize_t i, ndict
+    cdef int32_t x
+    cdef const uint8_t* d
+    cdef uint8_t* o
+    cdef int rc = 0
+    if width <= 0 or n < 0 or start < 0 or n > indices.shape[0] - start or out_pos < 0 \
+            or (out_pos + n) * width > out.shape[0]:
+        return -4
+    ndict = dictionary.shape[0] // width
+    if n == 0:
+        return 0
+    d = &dictionary[0] if dictionary.shape[0] else NULL
+    o = &out[out_pos * width]
+    with nogil:
+        if width == 8:
+            for i in range(n):
+                x = indices[start + i]
+                if x < 0 or x >= ndict:
+                    rc = -3
+                    break
+                memcpy(o + 8 * i, d + 8 * <Py_ssize_t>x, 8)
+        elif width == 4:
+            for i in range(n):
+                x = indices[start + i]
+                if x < 0 or x >= ndict:
+                    rc = -3
+                    break
+                memcpy(o + 4 * i, d + 4 * <Py_ssize_t>x, 4)
+        else:
+            for i in range(n):
+                x = indices[start + i]
+                if x < 0 or x >= ndict:
+                    rc = -3
+                    break
+                memcpy(o + width * i, d + width * <Py_ssize_t>x, width)
+    return rc if rc else n
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def expand_fixed(const uint8_t[::1] dense, int width, const uint8_t[::1] validity, Py_ssize_t bit_offset,
+                 Py_ssize_t n, uint8_t[::1] out, Py_ssize_t out_pos):
+    """Spread the dense values of a page with nulls over its ``n`` rows: row i (validity bit ``bit_offset + i``
+    set) takes the next dense value, a null row is zeroed. Returns the dense values used, or a negative status
+    (-4: ``dense`` holds fewer values than the valid rows)."""
+    cdef Py_ssize_t i, j = 0, have
+    cdef Py_ssize_t b
+    cdef uint8_t* o
+    cdef int rc = 0
+    if width <= 0 or n < 0 or bit_offset < 0 or out_pos < 0 or (out_pos + n) * width > out.shape[0] \
+            or (bit_offset + n + 7) // 8 > validity.shape[0]:
+        return -4
+    if n == 0:
+        return 0
+    have = dense.shape[0] // width
+    o = &out[out_pos * width]
+    with nogil:
+        for i in range(n):
+            b = bit_offset + i
+            if (validity[b >> 3] >> (b & 7)) & 1:
+                if j >= have:
+                    rc = -4
+                    break
+                memcpy(o + width * i, &dense[width * j], width)
+                j += 1
+            else:
+                memset(o + width * i, 0, width)
+    return rc if rc else j
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def plain_byte_array(const uint8_t[::1] buf, Py_ssize_t pos, Py_ssize_t end, Py_ssize_t n,
+                     const uint8_t[::1] validity, Py_ssize_t bit_offset, int32_t[::1] offsets, Py_ssize_t row,
+                     uint8_t[::1] data):
+    """PLAIN BYTE_ARRAY values (a 4-byte little-endian length, then the bytes) of ``n`` rows from
+    ``buf[pos:end]`` into Arrow string layout: ``offsets[row + 1 + i]`` and ``data`` from ``offsets[row]`` on.
+    ``validity`` (empty: every row valid) marks the rows that have a value; a null row repeats the offset.
+    Returns the position after the last value, or a negative status (-4: ``data`` or ``offsets`` too short,
+    -3: more than 2 GiB of data)."""
+    cdef Py_ssize_t i, b
+    cdef uint32_t ln
+    cdef int64_t d
+    cdef bint all_valid = validity.shape[0] == 0
+    cdef Py_ssize_t room = data.shape[0]
+    cdef int rc = 0
+    if n < 0 or pos < 0 or end > buf.shape[0] or row < 0 or row + 1 + n > offsets.shape[0] or bit_offset < 0 \
+            or (not all_valid and (bit_offset + n + 7) // 8 > validity.shape[0]):
+        return -4
+    d = offsets[row]
+    if d < 0 or d > room:
+        return -4
+    with nogil:
+        for i in range(n):
+            if not all_valid:
+                b = bit_offset + i
+                if not ((validity[b >> 3] >> (b & 7)) & 1):
+                    offsets[row + 1 + i] = <int32_t>d
+                    continue
+            if end - pos < 4:
+                rc = -1
+                break
+            memcpy(&ln, &buf[pos], 4)
+            pos += 4
+            if ln > <uint32_t>(end - pos):
+                rc = -1
+                break
+            if ln > room - d:
+                rc = -4
+                break
+            if d + ln > INT32_MAX:
+                rc = -3
+                break
+            if ln <= 16 and room - d >= 16 and end - pos >= 16:
+                memcpy(&data[d], &buf[pos], 16)
+            elif ln:
+                memcpy(&data[d], &buf[pos], ln)
+            pos += ln
+            d += ln
+            offsets[row + 1 + i] = <int32_t>d
+    return rc if rc else pos
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def dictionary_bytes(const int32_t[::1] dict_offsets, const int32_t[::1] indices, Py_ssize_t start, Py_ssize_t n):
+    """Total bytes of the dictionary values ``indices[start:start + n]`` (offsets as Arrow's, validated by the
+    caller: non-decreasing from 0). Returns the total, or -3 for an index outside the dictionary."""
+    cdef Py_ssize_t i, ndict = dict_offsets.shape[0] - 1
+    cdef int32_t x
+    cdef int64_t total = 0
+    if n < 0 or start < 0 or n > indices.shape[0] - start or ndict < 0:
+        return -4
+    with nogil:
+        for i in range(n):
+            x = indices[start + i]
+            if x < 0 or x >= ndict:
+                total = -3
+                break
+            total += dict_offsets[x + 1] - dict_offsets[x]
+    return total
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def gather_byte_array(const int32_t[::1] dict_offsets, const uint8_t[::1] dict_data, const int32_t[::1] indices,
+                      Py_ssize_t start, Py_ssize_t n, const uint8_t[::1] validity, Py_ssize_t bit_offset,
+                      int32_t[::1] offsets, Py_ssize_t row, uint8_t[::1] data):
+    """The dictionary values of ``n`` rows, in Arrow string layout as ``plain_byte_array`` writes them: a valid
+    row takes the value of the next index from ``indices[start:]``, a null row repeats the offset. Returns the
+    indices used, or a negative status (-3: an index outside the dictionary or more than 2 GiB of data, -4:
+    outputs too short)."""
+    cdef Py_ssize_t i, j = start, b, ndict = dict_offsets.shape[0] - 1
+    cdef Py_ssize_t room = data.shape[0], dlen = dict_data.shape[0]
+    cdef int32_t x, a, e
+    cdef int64_t d
+    cdef bint all_valid = validity.shape[0] == 0
+    cdef int rc = 0
+    if n < 0 or start < 0 or row < 0 or row + 1 + n > offsets.shape[0] or bit_offset < 0 or ndict < 0 \
+            or (not all_valid and (bit_offset + n + 7) // 8 > validity.shape[0]):
+        return -4
+    d = offsets[row]
+    if d < 0 or d > room:
+        return -4
+    with nogil:
+        for i in range(n):
+            if not all_valid:
+                b = bit_offset + i
+                if not ((validity[b >> 3] >> (b & 7)) & 1):
+                    offsets[row + 1 + i] = <int32_t>d
+                    continue
+            if j >= indices.shape[0]:
+                rc = -4
+                break
+            x = indices[j]
+            j += 1
+            if x < 0 or x >= ndict:
+                rc = -3
+                break
+            a = dict_offsets[x]
+            e = dict_offsets[x + 1]
+            if a < 0 or e < a or e > dlen:
+                rc = -3
+                break
+            if e - a > room - d:
+                rc = -4
+                break
+            if d + (e - a) > INT32_MAX:
+                rc = -3
+                break
+            if e - a <= 16 and dlen - a >= 16 and room - d >= 16:
+                memcpy(&data[d], &dict_data[a], 16)
+            else:
+                copy_short(&data[d], &dict_data[a], e - a)
+            d += e - a
+            offsets[row + 1 + i] = <int32_t>d
+    return rc if rc else j - start

@@ -1,0 +1,374 @@
+"""Pure-Python twin of ``_kernels/parquet.pyx``: Parquet page headers, definition levels, dictionary indices and
+page values into Arrow-layout buffers. Same names, arguments, results and statuses as the kernel."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .status import BAD_LENGTH, BAD_VALUE, OUT_OF_RANGE, OVERLONG, TRUNCATED
+
+#: the slots ``page_header`` fills, in order
+HEADER_FIELDS = ("type", "uncompressed_size", "compressed_size", "num_values", "encoding", "def_encoding",
+                 "rep_encoding", "num_nulls", "num_rows", "def_length", "rep_length", "compressed")
+H_TYPE, H_USIZE, H_CSIZE, H_NUM_VALUES, H_ENCODING, H_DEF_ENCODING, H_REP_ENCODING, H_NUM_NULLS, H_NUM_ROWS, \
+    H_DEF_LENGTH, H_REP_LENGTH, H_COMPRESSED = range(12)
+_MAX_DEPTH = 64
+_INT32_MAX = 2**31 - 1
+
+
+class _Fail(Exception):
+    def __init__(self, code):
+        self.code = code
+
+
+class _Reader:
+    __slots__ = ("b", "end", "pos")
+
+    def __init__(self, b, pos, end):
+        self.b, self.pos, self.end = b, pos, end
+
+    def byte(self):
+        if self.pos >= self.end:
+            raise _Fail(TRUNCATED)
+        v = int(self.b[self.pos])
+        self.pos += 1
+        return v
+
+    def varint(self):
+        r = shift = 0
+        while True:
+            c = self.byte()
+            if shift == 63 and c & 0x7E:
+                raise _Fail(OVERLONG)
+            r |= (c & 0x7F) << shift
+            if not c & 0x80:
+                return r
+            shift += 7
+            if shift > 63:
+                raise _Fail(OVERLONG)
+
+    def zigzag(self):
+        u = self.varint()
+        return (u >> 1) ^ -(u & 1)
+
+    def i32(self):
+        v = self.zigzag()
+        if not -2**31 <= v < 2**31:
+            raise _Fail(OUT_OF_RANGE)
+        return v
+
+    def skip_bytes(self, n):
+        if n > self.end - self.pos:
+            raise _Fail(TRUNCATED)
+        self.pos += n
+
+    def field(self, fid):
+        """-> (type, field id); type 0 ends the struct."""
+        h = self.byte()
+        if h == 0:
+            return 0, fid
+        if h >> 4:
+            return h & 0x0F, fid + (h >> 4)
+        v = self.zigzag()
+        if not -32768 <= v <= 32767:
+            raise _Fail(OUT_OF_RANGE)
+        return h & 0x0F, v
+
+    def skip(self, t, depth):
+        if depth > _MAX_DEPTH:
+            raise _Fail(BAD_VALUE)
+        if t in (1, 2):
+            return
+        if t == 3:
+            self.skip_bytes(1)
+        elif t in (4, 5, 6):
+            self.varint()
+        elif t == 7:
+            self.skip_bytes(8)
+        elif t == 8:
+            self.skip_bytes(self.varint())
+        elif t in (9, 10):
+            h = self.byte()
+            size, et = h >> 4, h & 0x0F
+            if size == 15:
+                size = self.varint()
+                if size > self.end - self.pos:
+                    raise _Fail(TRUNCATED)
+            if et in (1, 2):
+                self.skip_bytes(size)
+                return
+            for _ in range(size):
+                self.skip(et, depth + 1)
+        elif t == 11:
+            size = self.varint()
+            if size == 0:
+                return
+            if size > self.end - self.pos:
+                raise _Fail(TRUNCATED)
+            h = self.byte()
+            kt, vt = h >> 4, h & 0x0F
+            for _ in range(size):
+                self.skip(3 if kt in (1, 2) else kt, depth + 1)
+                self.skip(3 if vt in (1, 2) else vt, depth + 1)
+        elif t == 12:
+            fid = 0
+            while True:
+                et, fid = self.field(fid)
+                if et == 0:
+                    return
+                self.skip(et, depth + 1)
+        else:
+            raise _Fail(BAD_VALUE)
+
+
+_DATA_SLOTS = {1: H_NUM_VALUES, 2: H_ENCODING, 3: H_DEF_ENCODING, 4: H_REP_ENCODING}
+_DICT_SLOTS = {1: H_NUM_VALUES, 2: H_ENCODING}
+_V2_SLOTS = {1: H_NUM_VALUES, 2: H_NUM_NULLS, 3: H_NUM_ROWS, 4: H_ENCODING, 5: H_DEF_LENGTH, 6: H_REP_LENGTH}
+
+
+def _sub_header(r, kind, out):
+    slots = {5: _DATA_SLOTS, 7: _DICT_SLOTS, 8: _V2_SLOTS}[kind]
+    fid = 0
+    while True:
+        t, fid = r.field(fid)
+        if t == 0:
+            return
+        slot = slots.get(fid) if t == 5 else None
+        if slot is not None:
+            out[slot] = r.i32()
+        elif kind == 8 and fid == 7 and t in (1, 2):
+            out[H_COMPRESSED] = 1 if t == 1 else 0
+        else:
+            r.skip(t, 1)
+
+
+def page_header(buf, pos, end, out):
+    if len(out) < 12 or pos < 0 or end > len(buf) or pos > end:
+        return BAD_LENGTH
+    for i in range(12):
+        out[i] = -1
+    out[H_COMPRESSED] = 1
+    if end == pos:
+        return TRUNCATED
+    r = _Reader(buf, pos, end)
+    try:
+        fid = 0
+        while True:
+            t, fid = r.field(fid)
+            if t == 0:
+                return r.pos
+            if t == 5 and 1 <= fid <= 3:
+                out[(H_TYPE, H_USIZE, H_CSIZE)[fid - 1]] = r.i32()
+            elif t == 12 and fid in (5, 7, 8):
+                _sub_header(r, fid, out)
+            else:
+                r.skip(t, 1)
+    except _Fail as f:
+        return f.code
+
+
+def _runs(buf, pos, end, w, n):
+    """Yield (values, count) runs of the hybrid until ``n`` values: ``values`` is an int for a repeated run, or a
+    list for a bit-packed one; the last run is cut to ``n``. Ends with the position after the last run read."""
+    r = _Reader(buf, pos, end)
+    done = 0
+    mask = (1 << w) - 1
+    while done < n:
+        h = r.varint()
+        if h & 1:
+            groups = h >> 1
+            if w > 0 and groups > end - r.pos:
+                raise _Fail(TRUNCATED)
+            if groups > 1 << 40:
+                raise _Fail(BAD_LENGTH)
+            nbytes = groups * w
+            if nbytes > end - r.pos:
+                raise _Fail(TRUNCATED)
+            take = min(groups * 8, n - done)
+            word = int.from_bytes(bytes(buf[r.pos:r.pos + nbytes]), "little")
+            yield [(word >> (k * w)) & mask for k in range(take)], take
+            r.pos += nbytes
+        else:
+            count = h >> 1
+            if count > 1 << 40:
+                raise _Fail(BAD_LENGTH)
+            vb = (w + 7) >> 3
+            if vb > end - r.pos:
+                raise _Fail(TRUNCATED)
+            value = int.from_bytes(bytes(buf[r.pos:r.pos + vb]), "little")
+            r.pos += vb
+            take = min(count, n - done)
+            yield value, take
+        done += take
+    yield r.pos, -1
+
+
+def _set_bit(v, i, on):
+    if on:
+        v[i >> 3] |= 1 << (i & 7)
+    else:
+        v[i >> 3] &= ~(1 << (i & 7)) & 0xFF
+
+
+def levels_validity(buf, pos, end, bit_width, max_level, n, validity, bit_offset):
+    if not 0 <= bit_width <= 32 or n < 0 or bit_offset < 0 or pos < 0 or end > len(buf) \
+            or (n + bit_offset + 7) // 8 > len(validity):
+        return BAD_LENGTH
+    if n == 0:
+        return 0
+    if pos >= end:
+        return TRUNCATED
+    valid = done = 0
+    try:
+        for values, take in _runs(buf, pos, end, bit_width, n):
+            if take < 0:
+                break
+            for k in range(take):
+                lv = values if isinstance(values, int) else values[k]
+                if lv > max_level:
+                    return BAD_VALUE
+                _set_bit(validity, bit_offset + done + k, lv == max_level)
+                valid += lv == max_level
+            done += take
+    except _Fail as f:
+        return f.code
+    return valid
+
+
+def dictionary_indices(buf, pos, end, n, dict_size, out, out_pos):
+    if n < 0 or pos < 0 or end > len(buf) or out_pos < 0 or out_pos > len(out) or n > len(out) - out_pos \
+            or dict_size < 0:
+        return BAD_LENGTH
+    if n == 0:
+        return pos
+    if pos >= end:
+        return TRUNCATED
+    w = int(buf[pos])
+    if w > 32:
+        return BAD_VALUE
+    done = 0
+    try:
+        for values, take in _runs(buf, pos + 1, end, w, n):
+            if take < 0:
+                return values
+            for k in range(take):
+                x = values if isinstance(values, int) else values[k]
+                if x >= dict_size:
+                    return OUT_OF_RANGE
+                out[out_pos + done + k] = x
+            done += take
+    except _Fail as f:
+        return f.code
+
+
+def gather_fixed(dictionary, width, indices, start, n, out, out_pos):
+    if width <= 0 or n < 0 or start < 0 or n > len(indices) - start or out_pos < 0 \
+            or (out_pos + n) * width > len(out):
+        return BAD_LENGTH
+    ndict = len(dictionary) // width
+    for i in range(n):
+        x = int(indices[start + i])
+        if not 0 <= x < ndict:
+            return OUT_OF_RANGE
+        o = (out_pos + i) * width
+        out[o:o + width] = dictionary[x * width:(x + 1) * width]
+    return n
+
+
+def _valid(validity, b):
+    return (validity[b >> 3] >> (b & 7)) & 1
+
+
+def expand_fixed(dense, width, validity, bit_offset, n, out, out_pos):
+    if width <= 0 or n < 0 or bit_offset < 0 or out_pos < 0 or (out_pos + n) * width > len(out) \
+            or (bit_offset + n + 7) // 8 > len(validity):
+        return BAD_LENGTH
+    have = len(dense) // width
+    j = 0
+    for i in range(n):
+        o = (out_pos + i) * width
+        if _valid(validity, bit_offset + i):
+            if j >= have:
+                return BAD_LENGTH
+            out[o:o + width] = dense[j * width:(j + 1) * width]
+            j += 1
+        else:
+            out[o:o + width] = 0
+    return j
+
+
+def plain_byte_array(buf, pos, end, n, validity, bit_offset, offsets, row, data):
+    all_valid = len(validity) == 0
+    if n < 0 or pos < 0 or end > len(buf) or row < 0 or row + 1 + n > len(offsets) or bit_offset < 0 \
+            or (not all_valid and (bit_offset + n + 7) // 8 > len(validity)):
+        return BAD_LENGTH
+    d = int(offsets[row])
+    room = len(data)
+    if not 0 <= d <= room:
+        return BAD_LENGTH
+    for i in range(n):
+        if not all_valid and not _valid(validity, bit_offset + i):
+            offsets[row + 1 + i] = d
+            continue
+        if end - pos < 4:
+            return TRUNCATED
+        ln = int.from_bytes(bytes(buf[pos:pos + 4]), "little")
+        pos += 4
+        if ln > end - pos:
+            return TRUNCATED
+        if ln > room - d:
+            return BAD_LENGTH
+        if d + ln > _INT32_MAX:
+            return OUT_OF_RANGE
+        data[d:d + ln] = np.frombuffer(buf, np.uint8, ln, pos)
+        pos += ln
+        d += ln
+        offsets[row + 1 + i] = d
+    return pos
+
+
+def dictionary_bytes(dict_offsets, indices, start, n):
+    ndict = len(dict_offsets) - 1
+    if n < 0 or start < 0 or n > len(indices) - start or ndict < 0:
+        return BAD_LENGTH
+    total = 0
+    for i in range(n):
+        x = int(indices[start + i])
+        if not 0 <= x < ndict:
+            return OUT_OF_RANGE
+        total += int(dict_offsets[x + 1]) - int(dict_offsets[x])
+    return total
+
+
+def gather_byte_array(dict_offsets, dict_data, indices, start, n, validity, bit_offset, offsets, row, data):
+    all_valid = len(validity) == 0
+    ndict = len(dict_offsets) - 1
+    if n < 0 or start < 0 or row < 0 or row + 1 + n > len(offsets) or bit_offset < 0 or ndict < 0 \
+            or (not all_valid and (bit_offset + n + 7) // 8 > len(validity)):
+        return BAD_LENGTH
+    d = int(offsets[row])
+    room, dlen = len(data), len(dict_data)
+    if not 0 <= d <= room:
+        return BAD_LENGTH
+    j = start
+    for i in range(n):
+        if not all_valid and not _valid(validity, bit_offset + i):
+            offsets[row + 1 + i] = d
+            continue
+        if j >= len(indices):
+            return BAD_LENGTH
+        x = int(indices[j])
+        j += 1
+        if not 0 <= x < ndict:
+            return OUT_OF_RANGE
+        a, e = int(dict_offsets[x]), int(dict_offsets[x + 1])
+        if a < 0 or e < a or e > dlen:
+            return OUT_OF_RANGE
+        if e - a > room - d:
+            return BAD_LENGTH
+        if d + (e - a) > _INT32_MAX:
+            return OUT_OF_RANGE
+        data[d:d + e - a] = np.frombuffer(dict_data, np.uint8, e - a, a)
+        d += e - a
+        offsets[row + 1 + i] = d
+    return j - start

@@ -1,0 +1,419 @@
+"""Parquet column chunks decoded by the engine's own page decoder.
+
+A flat column chunk (no repetition, at most one definition level) of INT32, INT64, FLOAT, DOUBLE or BYTE_ARRAY
+values, whose pages are PLAIN or dictionary-encoded (``PLAIN_DICTIONARY`` / ``RLE_DICTIONARY``), data page v1 or
+v2, uncompressed or compressed with ZSTD, SNAPPY or GZIP, is read here: the chunk's bytes are read once, each
+page is decompressed through Arrow's codecs and the ``parquet`` kernel writes its levels and values straight
+into Arrow-layout buffers (validity bitmap, values, offsets + data, or dictionary indices). Anything else (nested
+columns, BOOLEAN, INT96, fixed-length byte arrays, delta and byte-stream-split encodings, other codecs, a logical
+type whose Arrow values are not the stored ones) raises :class:`Unsupported` before any output is used, and the
+caller reads that column through pyarrow instead.
+
+Nothing read from the file is trusted: page sizes are checked against the chunk, value counts against the row
+group, dictionary indices against the dictionary, and every kernel checks its buffer ends. A bad chunk raises
+``CorruptFileError`` naming the file and the byte offset of the page.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from .._pykernels import status
+from .._speedups import kernel
+from ..batch import pool_array
+from ..errors import CorruptFileError
+
+__all__ = ["Unsupported", "ColumnChunk", "chunk_of", "read_column_chunk"]
+
+# PageType
+DATA_PAGE, INDEX_PAGE, DICTIONARY_PAGE, DATA_PAGE_V2 = 0, 1, 2, 3
+# Encoding
+PLAIN, PLAIN_DICTIONARY, RLE, BIT_PACKED, RLE_DICTIONARY = 0, 2, 3, 4, 8
+_DICTIONARY = (PLAIN_DICTIONARY, RLE_DICTIONARY)
+
+_WIDTH = {"INT32": 4, "FLOAT": 4, "INT64": 8, "DOUBLE": 8}
+# the Arrow types whose values are the stored ones, per physical type
+_FIXED_TYPES = {
+    "INT32": (pa.int32(), pa.date32()),
+    "INT64": (pa.int64(), pa.timestamp("us"), pa.timestamp("ns"), pa.time64("us"), pa.time64("ns")),
+    "FLOAT": (pa.float32(),),
+    "DOUBLE": (pa.float64(),),
+}
+_CODECS = {"ZSTD": "zstd", "SNAPPY": "snappy", "GZIP": "gzip"}
+#: the least a read of a column chunk asks for (several small pages at a time)
+WINDOW = 1 << 20
+_HEADER_PEEK = 256          # bytes read past a page for the next page's header; more when a header is longer
+_MAX_HEADER = 1 << 20
+#: a page may not claim more decompressed bytes than this (the chunk's own total is the tighter bound)
+MAX_PAGE = 1 << 31
+
+
+class Unsupported(Exception):
+    """The column chunk uses something this decoder does not read; pyarrow reads the column instead."""
+
+
+class ColumnChunk:
+    """Where one flat column chunk of a row group is and how it is stored (from the file's footer)."""
+
+    __slots__ = ("physical", "codec", "start", "size", "num_values", "uncompressed", "max_def", "rows")
+
+    def __init__(self, physical, codec, start, size, num_values, uncompressed, max_def, rows):
+        self.physical = physical
+        self.codec = codec
+        self.start = start
+        self.size = size
+        self.num_values = num_values
+        self.uncompressed = uncompressed
+        self.max_def = max_def
+        self.rows = rows
+
+
+def _storage(arrow_type):
+    """The Arrow type without a timestamp's time zone (its values are the same int64)."""
+    if pa.types.is_timestamp(arrow_type) and arrow_type.tz is not None:
+        return pa.timestamp(arrow_type.unit)
+    return arrow_type
+
+
+def decodable(physical: str, arrow_type) -> bool:
+    """Whether a flat column of ``physical`` type read as ``arrow_type`` (pyarrow's type for it, or a
+    dictionary of int32 indices for string/binary) is read by this decoder."""
+    if pa.types.is_dictionary(arrow_type):
+        return physical == "BYTE_ARRAY" and arrow_type.index_type == pa.int32() and \
+            arrow_type.value_type in (pa.string(), pa.binary())
+    if physical == "BYTE_ARRAY":
+        return arrow_type in (pa.string(), pa.binary())
+    return _storage(arrow_type) in _FIXED_TYPES.get(physical, ())
+
+
+def chunk_of(column_meta, column_schema, rows) -> ColumnChunk:
+    """The :class:`ColumnChunk` of pyarrow's ``ColumnChunkMetaData`` (``column_schema``: the leaf's
+    ``ColumnSchema``, for its levels); :class:`Unsupported` for a chunk this decoder does not read."""
+    if column_schema.max_repetition_level != 0 or column_schema.max_definition_level > 1:
+        raise Unsupported("nested column")
+    physical = column_meta.physical_type
+    if physical not in _WIDTH and physical != "BYTE_ARRAY":
+        raise Unsupported(physical)
+    codec = column_meta.compression
+    if codec != "UNCOMPRESSED" and codec not in _CODECS:
+        raise Unsupported(codec)
+    start = column_meta.data_page_offset
+    if column_meta.has_dictionary_page and column_meta.dictionary_page_offset:
+        start = min(start, column_meta.dictionary_page_offset)
+    return ColumnChunk(physical, codec, start, column_meta.total_compressed_size, column_meta.num_values,
+                       column_meta.total_uncompressed_size, column_schema.max_definition_level, rows)
+
+
+class _Output:
+    """The column being written: values (fixed width), offsets + data (string/binary) or dictionary indices,
+    and the validity bitmap."""
+
+    def __init__(self, chunk, arrow_type):
+        n = chunk.rows
+        self.type = arrow_type
+        self.as_dictionary = pa.types.is_dictionary(arrow_type)
+        self.width = 4 if self.as_dictionary else _WIDTH.get(chunk.physical, 0)
+        self.validity = pool_array((n + 7) // 8) if chunk.max_def else None
+        self.valid = 0
+        if self.width:
+            self.values = pool_array(n * self.width)
+        else:
+            self.offsets = pool_array(n + 1, np.int32)
+            self.offsets[0] = 0
+            self.data = pool_array(max(chunk.uncompressed, 64))
+        self.end = 0
+
+    def reserve(self, more):
+        """Room for ``more`` bytes of string data after what is written."""
+        need = self.end + more
+        if need > len(self.data):
+            grown = pool_array(max(need, 2 * len(self.data)))
+            grown[:self.end] = self.data[:self.end]
+            self.data = grown
+
+
+class _Decoder:
+    def __init__(self, path, chunk, arrow_type, window):
+        self.path = path
+        self.chunk = chunk
+        self.window = window
+        self.k = kernel("parquet")
+        self.out = _Output(chunk, arrow_type)
+        self.codec = pa.Codec(_CODECS[chunk.codec]) if chunk.codec != "UNCOMPRESSED" else None
+        self.dictionary = None          # fixed width: the values' bytes; byte arrays: (offsets, data)
+        self.dict_size = 0
+        self.scratch = np.empty(0, np.int32)
+        self.page_at = 0
+
+    def fail(self, what, code=None):
+        why = f"{what}: {status.describe(code)}" if code is not None else what
+        raise CorruptFileError(f"bad Parquet page ({why})", path=self.path, offset=self.chunk.start + self.page_at)
+
+    def decompress(self, body, size, into_end=None):
+        if self.codec is None:
+            if len(body) != size:
+                self.fail(f"an uncompressed page of {len(body)} bytes declares {size}")
+            return body
+        if size > MAX_PAGE or size > max(self.chunk.uncompressed, 0) + 64:
+            self.fail(f"a page declares {size} decompressed bytes, more than its column chunk's "
+                      f"{self.chunk.uncompressed}")
+        try:
+            got = self.codec.decompress(body, decompressed_size=size, asbytes=False)
+        except (pa.ArrowException, OSError, ValueError) as exc:
+            self.fail(f"{self.chunk.codec.lower()} decompression failed ({exc})")
+        if got.size != size:
+            self.fail(f"a page decompressed to {got.size} bytes, not the {size} it declares")
+        return np.frombuffer(got, np.uint8)
+
+    def indices(self, n):
+        if len(self.scratch) < n:
+            self.scratch = np.empty(max(n, 1024), np.int32)
+        return self.scratch
+
+    # -- pages
+
+    def dictionary_page(self, hdr, body):
+        if self.dictionary is not None:
+            self.fail("a second dictionary page")
+        if hdr[4] not in (PLAIN, PLAIN_DICTIONARY):
+            raise Unsupported(f"dictionary page encoding {hdr[4]}")
+        n = int(hdr[3])
+        if n < 0:
+            self.fail("a dictionary page without a value count")
+        data = self.decompress(body, int(hdr[1]))
+        width = _WIDTH.get(self.chunk.physical)
+        if width:
+            if len(data) < n * width:
+                self.fail(f"a dictionary page of {len(data)} bytes for {n} values of {width} bytes")
+            self.dictionary = data[:n * width]
+        else:
+            if n > len(data) // 4:
+                self.fail(f"a dictionary page of {len(data)} bytes for {n} values")
+            offsets = np.empty(n + 1, np.int32)
+            offsets[0] = 0
+            dd = np.empty(max(len(data), 1), np.uint8)
+            rc = self.k.plain_byte_array(data, 0, len(data), n, _NONE, 0, offsets, 0, dd)
+            if rc < 0:
+                self.fail("dictionary values", rc)
+            self.dictionary = (offsets, dd)
+        self.dict_size = n
+
+    def data_page(self, hdr, body, row, v2):
+        chunk, out, k = self.chunk, self.out, self.k
+        n = int(hdr[3])
+        if n < 0 or n > chunk.rows - row:
+            self.fail(f"a data page of {n} values where {chunk.rows - row} rows are left")
+        encoding = int(hdr[4])
+        if encoding not in (PLAIN,) + _DICTIONARY:
+            raise Unsupported(f"data page encoding {encoding}")
+        usize = int(hdr[1])
+        if v2:
+            rep_len, def_len = int(hdr[10]), int(hdr[9])
+            if rep_len < 0 or def_len < 0 or rep_len + def_len > len(body) or rep_len + def_len > usize:
+                self.fail("data page v2 level lengths outside the page")
+            levels = body[rep_len:rep_len + def_len]
+            rest = body[rep_len + def_len:]
+            size = usize - rep_len - def_len
+            values = self.decompress(rest, size) if hdr[11] != 0 else rest
+            if hdr[11] == 0 and len(rest) != size:
+                self.fail("an uncompressed data page v2 whose size does not add up")
+            lpos, lend = 0, len(levels)
+        else:
+            page = self.decompress(body, usize)
+            values, levels, lpos, lend = page, page, 0, 0
+        if chunk.max_def:
+            if not v2:
+                if int(hdr[5]) != RLE:
+                    raise Unsupported(f"definition level encoding {int(hdr[5])}")
+                if len(page) < 4:
+                    self.fail("definition levels", status.TRUNCATED)
+                lend = int.from_bytes(bytes(page[:4]), "little")
+                if lend > len(page) - 4:
+                    self.fail("definition levels longer than the page")
+                lpos, lend = 4, 4 + lend
+            valid = k.levels_validity(levels, lpos, lend, 1, 1, n, out.validity, row)
+            if valid < 0:
+                self.fail("definition levels", valid)
+            if not v2:
+                values = page[lend:]
+        else:
+            valid = n
+        out.valid += valid
+        has_nulls = valid != n
+        if encoding == PLAIN:
+            self.plain(values, row, n, valid, has_nulls)
+        else:
+            self.dictionary_values(values, row, n, valid, has_nulls)
+
+    def plain(self, values, row, n, valid, has_nulls):
+        out, k = self.out, self.k
+        if out.as_dictionary:
+            raise Unsupported("a PLAIN page in a column read as dictionary indices")
+        w = out.width
+        if w:
+            if len(values) < valid * w:
+                self.fail(f"{len(values)} bytes of values for {valid} values of {w} bytes")
+            if not has_nulls:
+                out.values[row * w:(row + n) * w] = values[:n * w]
+            else:
+                rc = k.expand_fixed(values, w, out.validity, row, n, out.values, row)
+                if rc < 0:
+                    self.fail("values", rc)
+            return
+        self.out.reserve(len(values))
+        rc = k.plain_byte_array(values, 0, len(values), n, out.validity if has_nulls else _NONE, row,
+                                out.offsets, row, out.data)
+        if rc < 0:
+            self.fail("string values" if rc != status.OUT_OF_RANGE else "more than 2 GiB of string values", rc)
+        out.end = int(out.offsets[row + n])
+
+    def dictionary_values(self, values, row, n, valid, has_nulls):
+        out, k = self.out, self.k
+        if self.dictionary is None:
+            self.fail("a dictionary-encoded page without a dictionary page")
+        if out.as_dictionary and not has_nulls:
+            rc = k.dictionary_indices(values, 0, len(values), n, self.dict_size, out.values.view(np.int32), row)
+            if rc < 0:
+                self.fail("dictionary indices", rc)
+            return
+        idx = self.indices(valid)
+        rc = k.dictionary_indices(values, 0, len(values), valid, self.dict_size, idx, 0)
+        if rc < 0:
+            self.fail("dictionary indices", rc)
+        if out.as_dictionary:
+            rc = k.expand_fixed(idx[:valid].view(np.uint8), 4, out.validity, row, n, out.values, row)
+        elif out.width:
+            w = out.width
+            if not has_nulls:
+                rc = k.gather_fixed(self.dictionary, w, idx, 0, n, out.values, row)
+            else:
+                dense = np.empty(valid * w, np.uint8)
+                rc = k.gather_fixed(self.dictionary, w, idx, 0, valid, dense, 0)
+                if rc >= 0:
+                    rc = k.expand_fixed(dense, w, out.validity, row, n, out.values, row)
+        else:
+            d_off, d_data = self.dictionary
+            size = k.dictionary_bytes(d_off, idx, 0, valid)
+            if size < 0:
+                self.fail("dictionary indices", size)
+            out.reserve(size)
+            rc = k.gather_byte_array(d_off, d_data, idx, 0, n, out.validity if has_nulls else _NONE, row,
+                                     out.offsets, row, out.data)
+            if rc >= 0:
+                out.end = int(out.offsets[row + n])
+        if rc < 0:
+            self.fail("dictionary values" if rc != status.OUT_OF_RANGE else "dictionary values (index or size)",
+                      rc)
+
+    def run(self):
+        chunk, k, window = self.chunk, self.k, self.window
+        hdr = np.empty(12, np.int64)
+        pos, end, row = 0, chunk.size, 0
+        while row < chunk.rows:
+            self.page_at = pos
+            if pos >= end:
+                self.fail(f"the column chunk ends after {row} of its {chunk.rows} rows")
+            want = min(_HEADER_PEEK, end - pos)
+            while True:
+                buf, at = window.get(pos, want)
+                h = k.page_header(buf, at, len(buf), hdr)
+                if h != status.TRUNCATED or len(buf) - at >= end - pos or want >= _MAX_HEADER:
+                    break
+                want = min(4 * (len(buf) - at), end - pos, _MAX_HEADER)   # a long header (large statistics)
+            if h < 0:
+                self.fail("page header", h)
+            ptype, usize, csize = int(hdr[0]), int(hdr[1]), int(hdr[2])
+            pos += h - at
+            if usize < 0 or csize < 0 or csize > end - pos:
+                self.fail(f"a page of {csize} bytes where the column chunk has {end - pos} left")
+            buf, at = window.get(pos, csize)
+            body = buf[at:at + csize]
+            pos += csize
+            if ptype == DICTIONARY_PAGE:
+                if row:
+                    self.fail("a dictionary page after data pages")
+                self.dictionary_page(hdr, body)
+            elif ptype == DATA_PAGE or ptype == DATA_PAGE_V2:
+                self.data_page(hdr, body, row, ptype == DATA_PAGE_V2)
+                row += int(hdr[3])
+            elif ptype == INDEX_PAGE:
+                continue
+            else:
+                self.fail(f"unknown page type {ptype}")
+        return self.finish()
+
+    def finish(self):
+        out, n = self.out, self.chunk.rows
+        nulls = n - out.valid
+        validity = pa.py_buffer(out.validity) if nulls else None
+        if out.as_dictionary:
+            indices = pa.Array.from_buffers(pa.int32(), n, [validity, pa.py_buffer(out.values)], null_count=nulls)
+            d_off, d_data = self.dictionary if self.dictionary is not None else (np.zeros(1, np.int32), _NONE)
+            vt = out.type.value_type
+            dictionary = pa.Array.from_buffers(vt, len(d_off) - 1, [None, pa.py_buffer(d_off),
+                                                                    pa.py_buffer(d_data)])
+            if vt == pa.string():
+                try:
+                    dictionary.validate(full=True)
+                except pa.ArrowInvalid as exc:
+                    raise CorruptFileError(f"bad Parquet dictionary (not UTF-8): {exc}", path=self.path,
+                                           offset=self.chunk.start) from None
+            return pa.DictionaryArray.from_arrays(indices, dictionary, safe=False)
+        if out.width:
+            return pa.Array.from_buffers(out.type, n, [validity, pa.py_buffer(out.values)], null_count=nulls)
+        arr = pa.Array.from_buffers(out.type, n, [validity, pa.py_buffer(out.offsets),
+                                                  pa.py_buffer(out.data[:max(out.end, 1)])], null_count=nulls)
+        if out.type == pa.string():
+            try:
+                arr.validate(full=True)
+            except pa.ArrowInvalid as exc:
+                raise CorruptFileError(f"bad Parquet string values (not UTF-8): {exc}", path=self.path,
+                                       offset=self.chunk.start) from None
+        return arr
+
+
+_NONE = np.zeros(0, np.uint8)
+
+
+def read_column_chunk(path, read_at, file_size, chunk: ColumnChunk, arrow_type) -> pa.Array:
+    """Decode one column chunk as an Arrow array of ``arrow_type``. ``read_at(size, offset)`` reads the file.
+    Raises :class:`Unsupported` (read it through pyarrow) or ``CorruptFileError``."""
+    if not decodable(chunk.physical, arrow_type):
+        raise Unsupported(str(arrow_type))
+    if chunk.rows == 0 and chunk.num_values == 0:
+        # an empty row group (its chunk may have no pages and no offsets)
+        if pa.types.is_dictionary(arrow_type):
+            return pa.DictionaryArray.from_arrays(pa.array([], pa.int32()), pa.array([], arrow_type.value_type))
+        return pa.array([], arrow_type)
+    if chunk.start < 4 or chunk.size < 0 or chunk.start + chunk.size > file_size - 8:
+        raise CorruptFileError(f"column chunk [{chunk.start}, {chunk.start + chunk.size}) outside the file's "
+                               f"{file_size} bytes", path=path, offset=chunk.start)
+    if chunk.num_values != chunk.rows:
+        raise CorruptFileError(f"a flat column chunk of {chunk.num_values} values in a row group of {chunk.rows} "
+                               f"rows", path=path, offset=chunk.start)
+    return _Decoder(path, chunk, arrow_type, _Window(path, read_at, chunk)).run()
+
+
+class _Window:
+    """The column chunk's bytes, read a window at a time: at least ``WINDOW`` bytes (several small pages), or one
+    large page and a peek past it (usually the next page's header). A read holds one window, not the chunk."""
+
+    __slots__ = ("path", "read_at", "chunk", "lo", "buf")
+
+    def __init__(self, path, read_at, chunk):
+        self.path, self.read_at, self.chunk = path, read_at, chunk
+        self.lo, self.buf = 0, _NONE
+
+    def get(self, pos, n):
+        """(buffer, index) where the chunk's bytes [pos, pos + n) start in the buffer (n <= what is left)."""
+        at = pos - self.lo
+        if 0 <= at and at + n <= len(self.buf):
+            return self.buf, at
+        size = min(max(n + _HEADER_PEEK, WINDOW), self.chunk.size - pos)
+        raw = self.read_at(size, self.chunk.start + pos)
+        if len(raw) != size:
+            raise CorruptFileError(f"column chunk cut short: {len(raw)} of {size} bytes read", path=self.path,
+                                   offset=self.chunk.start + pos)
+        self.lo, self.buf = pos, np.frombuffer(raw, np.uint8)
+        return self.buf, 0

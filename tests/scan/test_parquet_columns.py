@@ -1,0 +1,427 @@
+"""The engine's Parquet page decoder (scan/parquet_columns.py and the ``parquet`` kernel): every column chunk it
+reads equals pyarrow's read of the same file, for files written by pyarrow (data pages v1 and v2, every codec it
+takes, dictionary and PLAIN pages, a dictionary that falls back to PLAIN mid-chunk, nulls, several row groups),
+DuckDB and Polars; what it does not read raises ``Unsupported``; a damaged chunk raises ``CorruptFileError``
+naming the file and an offset inside the chunk, with the compiled kernel and its twin alike."""
+import datetime as dt
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from paimon_engine.errors import CorruptFileError
+from paimon_engine.scan import parquet_columns as PC
+from tests.kernels.impls import implementations
+
+N = 3000
+
+
+@pytest.fixture(params=implementations("parquet"))
+def impl(request, monkeypatch):
+    monkeypatch.setattr(PC, "kernel", lambda name: request.param)
+    return request.param
+
+
+def _table(n=N, nulls=True, seed=0):
+    rng = np.random.default_rng(seed)
+    i = np.arange(n)
+    mask = (rng.random(n) < 0.2) if nulls else None
+
+    def arr(values, t=None):
+        return pa.array(values, t, mask=mask)
+    return pa.table({
+        "i32": arr(rng.integers(-1000, 1000, n).astype(np.int32)),
+        "i64": arr(i.astype(np.int64) * 7919 - 10**12),
+        "low": arr((i % 13).astype(np.int64)),
+        "f32": arr(rng.random(n).astype(np.float32)),
+        "f64": arr(rng.random(n)),
+        "d": arr(i.astype(np.int32), pa.int32()).cast(pa.date32()),
+        "ts": arr(i.astype(np.int64) * 1_000_003, pa.int64()).cast(pa.timestamp("us")),
+        "tz": arr(i.astype(np.int64), pa.int64()).cast(pa.timestamp("us", tz="UTC")),
+        "t": arr(i.astype(np.int64) * 1000, pa.int64()).cast(pa.time64("us")),
+        "s": arr(np.char.add("s", (i % 97).astype(str)).astype(object)),
+        "u": arr([f"ünïcode-{j}-" + "x" * (j % 40) for j in range(n)]),
+        "e": arr([""] * n),
+        "bin": arr([bytes([j % 251]) * (j % 23) for j in range(n)], pa.binary()),
+    })
+
+
+def _read(path, as_dictionary=(), skip_unsupported=False):
+    """{column: our array} of every row group of a file, chunks concatenated."""
+    pf = pq.ParquetFile(path)
+    md, sch, sa = pf.metadata, pf.schema, pf.schema_arrow
+    f = pa.OSFile(str(path))
+    out = {}
+    for j in range(md.num_columns):
+        name = md.schema.column(j).path
+        chunks = []
+        try:
+            for g in range(md.num_row_groups):
+                rg = md.row_group(g)
+                chunk = PC.chunk_of(rg.column(j), sch.column(j), rg.num_rows)
+                t = sa.field(name).type
+                if name in as_dictionary:
+                    t = pa.dictionary(pa.int32(), t)
+                chunks.append(PC.read_column_chunk(str(path), f.read_at, f.size(), chunk, t))
+        except PC.Unsupported:
+            if skip_unsupported:
+                continue
+            raise
+        out[name] = pa.chunked_array(chunks, type=t)
+    return out
+
+
+def _check(path, as_dictionary=()):
+    want = pq.read_table(path)
+    got = _read(path, as_dictionary)
+    assert list(got) == want.column_names
+    for name, col in got.items():
+        col.validate(full=True)
+        if name in as_dictionary:
+            col = col.cast(col.type.value_type)
+        assert col.equals(want.column(name)), name
+    return got
+
+
+@pytest.mark.parametrize("version", ["1.0", "2.0"])
+@pytest.mark.parametrize("compression", ["none", "zstd", "snappy", "gzip"])
+@pytest.mark.parametrize("dictionary", [True, False])
+def test_pyarrow_files(tmp_path, impl, version, compression, dictionary):
+    p = tmp_path / "t.parquet"
+    pq.write_table(_table(), p, data_page_version=version, compression=compression, use_dictionary=dictionary,
+                   data_page_size=2048, row_group_size=1100)
+    assert pq.ParquetFile(p).metadata.num_row_groups == 3
+    _check(p)
+
+
+@pytest.mark.parametrize("version", ["1.0", "2.0"])
+def test_without_nulls_and_required_columns(tmp_path, impl, version):
+    t = _table(nulls=False)
+    p = tmp_path / "t.parquet"
+    pq.write_table(t, p, data_page_version=version, data_page_size=4096)
+    assert _check(p)["i64"].null_count == 0
+    # required (non-nullable) columns have no definition levels
+    req = tmp_path / "req.parquet"
+    pq.write_table(t.cast(pa.schema([f.with_nullable(False) for f in t.schema])), req, data_page_version=version)
+    assert pq.ParquetFile(req).schema.column(0).max_definition_level == 0
+    _check(req)
+
+
+@pytest.mark.parametrize("version", ["1.0", "2.0"])
+def test_dictionary_falls_back_to_plain_mid_chunk(tmp_path, impl, version):
+    p = tmp_path / "t.parquet"
+    pq.write_table(_table(), p, data_page_version=version, data_page_size=1024, dictionary_pagesize_limit=512)
+    from paimon_engine.scan.parquet_pages import page_encodings
+    c = pq.ParquetFile(p).metadata.row_group(0).column(1)
+    f = pa.OSFile(str(p))
+    encodings = {e for _, e in page_encodings(f.read_at, c.dictionary_page_offset,
+                                               c.dictionary_page_offset + c.total_compressed_size)[1:]}
+    assert encodings == {PC.RLE_DICTIONARY, PC.PLAIN}
+    _check(p)
+
+
+@pytest.mark.parametrize("nulls", [True, False])
+def test_strings_as_dictionary_indices(tmp_path, impl, nulls):
+    p = tmp_path / "t.parquet"
+    pq.write_table(_table(nulls=nulls), p, data_page_size=2048, row_group_size=1500)
+    got = _check(p, as_dictionary=("s", "u", "e", "bin"))
+    assert pa.types.is_dictionary(got["s"].type)
+    # a PLAIN page cannot be read as indices: the caller reads such a column through pyarrow
+    plain = tmp_path / "plain.parquet"
+    pq.write_table(_table(nulls=nulls), plain, use_dictionary=False)
+    with pytest.raises(PC.Unsupported):
+        _read(plain, as_dictionary=("s",))
+
+
+def test_all_null_and_empty(tmp_path, impl):
+    t = pa.table({"a": pa.nulls(100, pa.int64()), "s": pa.nulls(100, pa.string()), "f": pa.nulls(100, pa.float64())})
+    for version in ("1.0", "2.0"):
+        p = tmp_path / f"n{version}.parquet"
+        pq.write_table(t, p, data_page_version=version)
+        _check(p)
+        _check(p, as_dictionary=("s",))
+    p = tmp_path / "empty.parquet"
+    pq.write_table(_table().slice(0, 0), p)
+    _check(p)
+
+
+def test_wide_dictionary_indices(tmp_path, impl):
+    """Index bit widths up to 17 (131,072 distinct values) and long bit-packed runs."""
+    n = 140_000 if impl.__name__.startswith("paimon_engine._kernels") else 9000
+    rng = np.random.default_rng(3)
+    t = pa.table({"v": pa.array(rng.permutation(n).astype(np.int64)), "w": pa.array(rng.integers(0, 5, n))})
+    p = tmp_path / "t.parquet"
+    pq.write_table(t, p, dictionary_pagesize_limit=8 << 20)
+    _check(p)
+
+
+def test_duckdb_files(tmp_path, impl):
+    duckdb = pytest.importorskip("duckdb")
+    p = tmp_path / "duck.parquet"
+    con = duckdb.connect()
+    con.execute(f"""COPY (SELECT i::INTEGER AS i32, (i * 1000003)::BIGINT AS i64, (i % 7)::BIGINT AS low,
+                                 i / 3.0 AS f64, CASE WHEN i % 5 = 0 THEN NULL ELSE 'v' || (i % 50) END AS s,
+                                 repeat('x', i % 30) AS u, DATE '2020-01-01' + (i % 400)::INTEGER AS d
+                          FROM range(5000) t(i))
+                    TO '{p}' (FORMAT PARQUET, COMPRESSION ZSTD, ROW_GROUP_SIZE 2048)""")
+    _check(p)
+
+
+def test_polars_files(tmp_path, impl):
+    pl = pytest.importorskip("polars")
+    t = _table(nulls=True).drop_columns(["tz", "t"])
+    for stats, comp in ((True, "zstd"), (False, "snappy"), (True, "uncompressed")):
+        p = tmp_path / f"pl-{comp}.parquet"
+        pl.from_arrow(t).write_parquet(p, compression=comp, statistics=stats, row_group_size=1000,
+                                       data_page_size=4096)
+        want = pq.read_table(p)
+        got = _read(p, skip_unsupported=True)
+        # Polars stores large strings in its Arrow schema: pyarrow reads those columns
+        assert {"s", "u", "bin"} - set(got) == {"s", "u", "bin"} - {n for n in want.column_names
+                                                                     if want.schema.field(n).type == pa.binary()}
+        assert {"i32", "i64", "f64", "d", "ts"} <= set(got)
+        for name, col in got.items():
+            assert col.equals(want.column(name)), name
+
+
+def _unsupported(tmp_path, table, **kw):
+    p = tmp_path / "u.parquet"
+    pq.write_table(table, p, **kw)
+    with pytest.raises(PC.Unsupported):
+        _read(p)
+
+
+def test_what_it_leaves_to_pyarrow(tmp_path, impl):
+    n = 50
+    _unsupported(tmp_path, pa.table({"b": pa.array([True, False] * 25)}))
+    _unsupported(tmp_path, pa.table({"x": pa.array(range(n), pa.int8())}))
+    _unsupported(tmp_path, pa.table({"x": pa.array(range(n), pa.uint32())}))
+    _unsupported(tmp_path, pa.table({"x": pa.array([1] * n, pa.decimal128(10, 2))}))
+    _unsupported(tmp_path, pa.table({"x": pa.array([b"ab"] * n, pa.binary(2))}))
+    _unsupported(tmp_path, pa.table({"x": pa.array([[1, 2]] * n)}))
+    _unsupported(tmp_path, pa.table({"x": pa.array(["a"] * n, pa.large_string())}))
+    _unsupported(tmp_path, pa.table({"x": pa.array(range(n), pa.int64())}), use_dictionary=False,
+                 column_encoding={"x": "DELTA_BINARY_PACKED"})
+    _unsupported(tmp_path, pa.table({"x": pa.array(np.arange(n, dtype=np.float64))}), use_dictionary=False,
+                 column_encoding={"x": "BYTE_STREAM_SPLIT"})
+    _unsupported(tmp_path, pa.table({"x": pa.array(range(n), pa.int64())}), compression="lz4")
+    _unsupported(tmp_path, pa.table({"x": pa.array(range(n), pa.int64())}), compression="brotli")
+    _unsupported(tmp_path, pa.table({"ts": pa.array([dt.datetime(2020, 1, 1)] * n, pa.timestamp("ms"))}))
+
+
+def _chunk_bytes(tmp_path, **kw):
+    p = tmp_path / "c.parquet"
+    pq.write_table(_table(n=600), p, data_page_size=512, **kw)
+    raw = p.read_bytes()
+    pf = pq.ParquetFile(p)
+    return raw, pf
+
+
+def _decode_all(raw, pf, path="bad.parquet"):
+    md, sch, sa = pf.metadata, pf.schema, pf.schema_arrow
+    for j in range(md.num_columns):
+        rg = md.row_group(0)
+        name = md.schema.column(j).path
+        chunk = PC.chunk_of(rg.column(j), sch.column(j), rg.num_rows)
+        read_at = lambda size, off: raw[off:off + size]   # noqa: E731
+        try:
+            arr = PC.read_column_chunk(path, read_at, len(raw), chunk, sa.field(name).type)
+        except PC.Unsupported:
+            continue
+        arr.validate()
+
+
+@pytest.mark.parametrize("version", ["1.0", "2.0"])
+@pytest.mark.parametrize("compression", ["none", "zstd"])
+def test_damaged_chunks_raise_corrupt_file_error(tmp_path, impl, version, compression):
+    raw, pf = _chunk_bytes(tmp_path, data_page_version=version, compression=compression)
+    _decode_all(raw, pf)   # the intact file decodes
+    md = pf.metadata.row_group(0)
+    starts = [md.column(j).dictionary_page_offset or md.column(j).data_page_offset for j in range(md.num_columns)]
+    lo = min(starts)
+    hi = max(s + md.column(j).total_compressed_size for j, s in enumerate(starts))
+    rng = np.random.default_rng(7)
+    n_bad = 0
+    trials = 300 if impl.__name__.startswith("paimon_engine._kernels") else 40
+    for trial in range(trials):
+        b = bytearray(raw)
+        kind = trial % 3
+        at = int(rng.integers(lo, hi))
+        if kind == 0:
+            b[at] ^= 1 << int(rng.integers(0, 8))
+        elif kind == 1:
+            b[at] = int(rng.integers(0, 256))
+        else:
+            b[at:at + 4] = rng.integers(0, 256, 4).astype(np.uint8).tobytes()
+        try:
+            _decode_all(bytes(b), pf)
+        except CorruptFileError as exc:
+            n_bad += 1
+            assert exc.path == "bad.parquet" and exc.offset is not None and lo <= exc.offset < hi, exc
+    assert n_bad > trials // 10
+
+
+def test_truncated_chunk_and_absurd_sizes(tmp_path, impl):
+    raw, pf = _chunk_bytes(tmp_path, compression="zstd")
+    md, sch, sa = pf.metadata, pf.schema, pf.schema_arrow
+    c = md.row_group(0).column(1)
+    chunk = PC.chunk_of(c, sch.column(1), md.row_group(0).num_rows)
+    t = sa.field("i64").type
+    for cut in (1, 10, chunk.size // 2, chunk.size - 1):
+        with pytest.raises(CorruptFileError) as e:
+            PC.read_column_chunk("f", lambda size, off: raw[off:off + size - cut], len(raw), chunk, t)
+        assert e.value.offset == chunk.start
+    short = PC.ColumnChunk(chunk.physical, chunk.codec, chunk.start, chunk.size - 5, chunk.num_values,
+                           chunk.uncompressed, chunk.max_def, chunk.rows)
+    with pytest.raises(CorruptFileError):
+        PC.read_column_chunk("f", lambda size, off: raw[off:off + size], len(raw), short, t)
+    outside = PC.ColumnChunk(chunk.physical, chunk.codec, len(raw) - 10, 1 << 40, chunk.num_values,
+                             chunk.uncompressed, chunk.max_def, chunk.rows)
+    with pytest.raises(CorruptFileError, match="outside the file"):
+        PC.read_column_chunk("f", lambda size, off: raw[off:off + size], len(raw), outside, t)
+    more_rows = PC.ColumnChunk(chunk.physical, chunk.codec, chunk.start, chunk.size, chunk.num_values + 1,
+                               chunk.uncompressed, chunk.max_def, chunk.rows + 1)
+    with pytest.raises(CorruptFileError, match="ends after"):
+        PC.read_column_chunk("f", lambda size, off: raw[off:off + size], len(raw), more_rows, t)
+    small = PC.ColumnChunk(chunk.physical, chunk.codec, chunk.start, chunk.size, chunk.num_values,
+                           100, chunk.max_def, chunk.rows)
+    with pytest.raises(CorruptFileError, match="decompressed bytes"):
+        PC.read_column_chunk("f", lambda size, off: raw[off:off + size], len(raw), small, t)
+
+
+# ---------------------------------------------------------------- the kernel functions, both implementations
+
+K = implementations("parquet")
+
+
+def _hybrid_rle(value, count, width):
+    return _uvarint(count << 1) + int(value).to_bytes((width + 7) // 8, "little")
+
+
+def _hybrid_packed(values, width):
+    groups = (len(values) + 7) // 8
+    word = 0
+    for i, v in enumerate(values):
+        word |= int(v) << (i * width)
+    return _uvarint((groups << 1) | 1) + word.to_bytes(groups * width, "little")
+
+
+def _uvarint(n):
+    out = bytearray()
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        if n:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+@pytest.mark.parametrize("k", K)
+@pytest.mark.parametrize("width", [1, 3, 8, 10, 17, 25, 26, 31, 32])
+def test_dictionary_indices_runs(k, width):
+    rng = np.random.default_rng(width)
+    top = min((1 << width) - 1, 2**31 - 2)
+    packed = rng.integers(0, top + 1, 48, dtype=np.int64)        # 6 groups of 8
+    tail = rng.integers(0, top + 1, 13, dtype=np.int64)          # 2 groups, the last one padded
+    data = bytes([width]) + _hybrid_rle(top, 5, width) + _hybrid_packed(packed, width) + \
+        _hybrid_rle(1, 20, width) + _hybrid_packed(tail, width)
+    want = np.concatenate([[top] * 5, packed, np.ones(20, np.int64), tail])
+    out = np.full(len(want) + 2, -7, np.int32)
+    dict_size = 2**31 - 1
+    end = k.dictionary_indices(data, 0, len(data), len(want), dict_size, out, 2)
+    assert end == len(data)
+    assert out[:2].tolist() == [-7, -7] and out[2:].tolist() == want.tolist()
+    # an index outside the dictionary, a short buffer, a bit width above 32, a short output
+    assert k.dictionary_indices(data, 0, len(data), len(want), top, out, 0) == -3
+    assert k.dictionary_indices(data, 0, len(data) - 1, len(want), dict_size, out, 0) == -1
+    assert k.dictionary_indices(bytes([33]) + data[1:], 0, len(data), 3, dict_size, out, 0) == -5
+    assert k.dictionary_indices(data, 0, len(data), len(out) + 1, dict_size, out, 0) == -4
+
+
+@pytest.mark.parametrize("k", K)
+def test_levels_validity(k):
+    levels = [1] * 11 + [0] * 3 + [1, 0, 1, 1, 0, 0, 1, 0, 1]
+    data = _hybrid_rle(1, 11, 1) + _hybrid_rle(0, 3, 1) + _hybrid_packed(levels[14:], 1)
+    v = np.full(6, 0xAA, np.uint8)
+    got = k.levels_validity(data, 0, len(data), 1, 1, len(levels), v, 5)
+    assert got == sum(levels)
+    bits = np.unpackbits(v, bitorder="little")
+    assert bits[5:5 + len(levels)].tolist() == levels
+    assert bits[:5].tolist() == [0, 1, 0, 1, 0]                  # bits before the offset are left alone
+    assert k.levels_validity(_hybrid_rle(2, 4, 2), 0, 2, 2, 1, 4, v, 0) == -5   # a level above the maximum
+    assert k.levels_validity(data, 0, 3, 1, 1, len(levels), v, 0) == -1
+    assert k.levels_validity(data, 0, len(data), 1, 1, 100, v, 0) == -4
+
+
+@pytest.mark.parametrize("k", K)
+def test_page_header_fields_and_damage(k, tmp_path):
+    raw, pf = _chunk_bytes(tmp_path, data_page_version="2.0", compression="zstd")
+    c = pf.metadata.row_group(0).column(0)
+    out = np.empty(12, np.int64)
+    end = k.page_header(raw, c.dictionary_page_offset, len(raw), out)
+    assert end > c.dictionary_page_offset and out[0] == PC.DICTIONARY_PAGE and out[3] > 0
+    pos = end + int(out[2])
+    end = k.page_header(raw, pos, len(raw), out)
+    assert out[0] == PC.DATA_PAGE_V2 and out[3] > 0 and out[8] == out[3] and out[11] == 1
+    # every cut of the header is truncated; every single-byte change gives a status or a header, never more
+    for cut in range(pos, end):
+        assert k.page_header(raw, pos, cut, out) < 0
+    twin = implementations("parquet")[-1].values[0]
+    b = bytearray(raw[pos:end + 64])
+    for i in range(end - pos):
+        for v in (0, 0x0F, 0x15, 0x19, 0x1C, 0xFF):
+            bb = bytearray(b)
+            bb[i] = v
+            a, want = np.empty(12, np.int64), np.empty(12, np.int64)
+            assert k.page_header(bytes(bb), 0, len(bb), a) == twin.page_header(bytes(bb), 0, len(bb), want)
+            assert a.tolist() == want.tolist()
+    # nesting deeper than 64 structs is refused, not followed
+    deep = b"\x1c" * 200 + b"\x00" * 200
+    assert k.page_header(deep, 0, len(deep), out) == -5
+
+
+@pytest.mark.parametrize("k", K)
+def test_value_kernels(k):
+    d = np.arange(5, dtype=np.int64).view(np.uint8) * 1
+    idx = np.array([4, 0, 3, 3], np.int32)
+    out = np.zeros(6 * 8, np.uint8)
+    assert k.gather_fixed(d, 8, idx, 0, 4, out, 2) == 4
+    assert out.view(np.int64).tolist() == [0, 0, 4, 0, 3, 3]
+    assert k.gather_fixed(d, 8, np.array([5], np.int32), 0, 1, out, 0) == -3
+    assert k.gather_fixed(d, 8, idx, 0, 4, out, 3) == -4
+    valid = np.array([0b1101], np.uint8)
+    dense = np.array([7, 8, 9], np.int32).view(np.uint8)
+    o = np.full(16, 0xFF, np.uint8)
+    assert k.expand_fixed(dense, 4, valid, 0, 4, o, 0) == 3
+    assert o.view(np.int32).tolist() == [7, 0, 8, 9]
+    assert k.expand_fixed(dense[:8], 4, valid, 0, 4, o, 0) == -4
+    # PLAIN byte arrays with a null, then dictionary strings after them
+    page = b"".join(len(s).to_bytes(4, "little") + s for s in (b"ab", b"", b"xyz"))
+    offs = np.zeros(8, np.int32)
+    data = np.zeros(32, np.uint8)
+    assert k.plain_byte_array(page, 0, len(page), 4, np.array([0b1011], np.uint8), 0, offs, 0, data) == len(page)
+    assert offs[:5].tolist() == [0, 2, 2, 2, 5] and bytes(data[:5]) == b"abxyz"
+    d_off = np.array([0, 1, 3], np.int32)
+    d_data = np.frombuffer(b"pqr", np.uint8)
+    assert k.dictionary_bytes(d_off, np.array([1, 0, 1], np.int32), 0, 3) == 5
+    assert k.gather_byte_array(d_off, d_data, np.array([1, 0], np.int32), 0, 3, np.array([0b101], np.uint8), 0,
+                               offs, 4, data) == 2
+    assert offs[:8].tolist() == [0, 2, 2, 2, 5, 7, 7, 8] and bytes(data[:8]) == b"abxyzqrp"
+    assert k.gather_byte_array(d_off, d_data, np.array([2], np.int32), 0, 1, np.zeros(0, np.uint8), 0, offs, 0,
+                               data) == -3
+    assert k.plain_byte_array(page, 0, len(page) - 1, 3, np.zeros(0, np.uint8), 0, offs, 0, data) == -1
+    assert k.plain_byte_array(page, 0, len(page), 3, np.zeros(0, np.uint8), 0, offs, 0, data[:3]) == -4
+
+
+@pytest.mark.parametrize("window, peek", [(64, 8), (1, 1), (4096, 3)])
+def test_small_windows(tmp_path, monkeypatch, window, peek):
+    """Pages read through windows smaller than a page and peeks shorter than a header: the same values, and the
+    header read grows until it fits."""
+    monkeypatch.setattr(PC, "WINDOW", window)
+    monkeypatch.setattr(PC, "_HEADER_PEEK", peek)
+    p = tmp_path / "t.parquet"
+    pq.write_table(_table(), p, data_page_size=2048, row_group_size=1100, compression="zstd")
+    _check(p)
