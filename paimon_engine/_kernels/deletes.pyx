@@ -9,7 +9,7 @@
 #                 h = rotl(h ^ w, 29) * K1; then mix(h)
 # A hash match is only a candidate: the caller verifies values.
 cimport cython
-from libc.stdint cimport int64_t, int32_t, uint64_t, uint8_t, INT64_MAX
+from libc.stdint cimport int64_t, int32_t, uint32_t, uint64_t, uint8_t, INT64_MAX
 from libc.string cimport memcpy
 from libc.stdlib cimport malloc, free
 
@@ -430,11 +430,14 @@ def probe_int64_bitmap(const int64_t[::1] values, const uint8_t[::1] valid, int6
     """Exact membership of one int64 key column in a set given as a bitmap of its value range: value v is in
     the set when 0 <= v - lo < nbits and bit (v - lo) of ``bits`` (LSB first) is set; a null (valid[i] == 0,
     ``valid`` may be empty) is in it when ``null_hit``. The rows in the set go to rows[0..k) ascending.
-    Returns k, or -4 on bad buffers."""
+    Returns k, or -4 on bad buffers or a range [lo, lo + nbits) that leaves int64 (a value below ``lo`` would
+    then wrap into it)."""
     cdef Py_ssize_t n = values.shape[0], i, found = 0
     cdef bint has_valid = valid.shape[0] > 0
     cdef uint64_t d, span
     if nbits < 0 or <uint64_t>bits.shape[0] * 8 < <uint64_t>nbits or rows.shape[0] < n:
+        return -4
+    if nbits > 0 and lo > INT64_MAX - (nbits - 1):
         return -4
     if has_valid and valid.shape[0] < n:
         return -4
@@ -811,6 +814,27 @@ def dictionary_data_size(const offset_t[::1] dict_offsets, Py_ssize_t dict_data_
     return size
 
 
+cdef inline bint _dictionary_ok(const offset_t* dict_offsets, Py_ssize_t ndict, Py_ssize_t dlen,
+                                int64_t* longest) noexcept nogil:
+    """The dictionary's offsets rise from >= 0 to <= ``dlen``; ``longest``: its longest value."""
+    cdef Py_ssize_t i
+    cdef int64_t a, b, m = 0
+    if ndict == 0:
+        longest[0] = 0
+        return 1
+    if dict_offsets[0] < 0:
+        return 0
+    for i in range(ndict):
+        a = dict_offsets[i]
+        b = dict_offsets[i + 1]
+        if b < a:
+            return 0
+        if b - a > m:
+            m = b - a
+    longest[0] = m
+    return dict_offsets[ndict] <= dlen
+
+
 @cython.boundscheck(False)
 @cython.wraparound(False)
 def take_runs_dictionary(const offset_t[::1] dict_offsets, const uint8_t[::1] dict_data,
@@ -818,50 +842,78 @@ def take_runs_dictionary(const offset_t[::1] dict_offsets, const uint8_t[::1] di
                          const int64_t[::1] starts, const int64_t[::1] lengths, Py_ssize_t nruns,
                          offset_t[::1] out_offsets, uint8_t[::1] out_data):
     """The dictionary values of the rows in the runs, one after another: ``out_offsets`` (rows + 1, from 0) and
-    ``out_data`` (sized by ``dictionary_data_size``). Returns the rows written, -4 on a range error or short
-    outputs, -5 if an index or a dictionary offset is out of range."""
+    ``out_data`` (sized by ``dictionary_data_size``, or longer). Returns the rows written, -4 on a range error or
+    short outputs, -5 if an index or a dictionary offset is out of range."""
     cdef Py_ssize_t r, i, rows = indices.shape[0], ndict = dict_offsets.shape[0] - 1
     cdef Py_ssize_t dlen = dict_data.shape[0], room = out_data.shape[0]
-    cdef int64_t s, n, a, b, o = 0, d = 0
+    cdef int64_t s, n, a, b, o = 0, d = 0, longest = 0
     cdef int32_t idx
     cdef int bad = 0
     cdef bint has_valid = valid.shape[0] > 0
+    # raw pointers: stores through the byte pointer of the output would otherwise make the compiler reload every
+    # memoryview's data pointer and the loop's variables after each copy
+    cdef const offset_t* doff
+    cdef const uint8_t* dd
+    cdef const int32_t* ix
+    cdef const uint8_t* vb
+    cdef offset_t* oo
+    cdef uint8_t* od
     if not _dict_args_ok(ndict, rows, valid.shape[0], valid_offset, starts.shape[0], lengths.shape[0], nruns) \
             or out_offsets.shape[0] < 1:
         return -4
+    doff = &dict_offsets[0]
+    dd = &dict_data[0] if dlen else NULL
+    ix = &indices[0] if rows else NULL
+    vb = &valid[0] if has_valid else NULL
+    oo = &out_offsets[0]
+    od = &out_data[0] if room else NULL
     with nogil:
-        out_offsets[0] = 0
+        if not _dictionary_ok(doff, ndict, dlen, &longest):
+            bad = -5
+        oo[0] = 0
         for r in range(nruns):
+            if bad:
+                break
             s = starts[r]
             n = lengths[r]
             if _run_bad(s, n, rows) or n > out_offsets.shape[0] - 1 - o:
                 bad = -4
                 break
+            if not has_valid and n * longest <= room - d and dlen >= 16:
+                # room for the longest value in every row: no room test per row
+                for i in range(s, s + n):
+                    idx = ix[i]
+                    if <uint32_t>idx >= <uint32_t>ndict:
+                        bad = -5
+                        break
+                    a = doff[idx]
+                    b = doff[idx + 1]
+                    if b - a <= 16 and a <= dlen - 16 and d <= room - 16:
+                        memcpy(od + d, dd + a, 16)   # short value: one fixed-size move
+                    elif b > a:
+                        memcpy(od + d, dd + a, b - a)
+                    d += b - a
+                    o += 1
+                    oo[o] = <offset_t>d
+                continue
             for i in range(s, s + n):
                 o += 1
-                if has_valid and not _is_valid(&valid[0], valid_offset + i):
-                    out_offsets[o] = <offset_t>d
+                if has_valid and not _is_valid(vb, valid_offset + i):
+                    oo[o] = <offset_t>d
                     continue
-                # the lookup of _dict_value written out: through pointers, a and b would be reloaded after
-                # every copy (byte stores may alias them), which costs a quarter of the loop
-                idx = indices[i]
-                if idx < 0 or idx >= ndict:
+                idx = ix[i]
+                if <uint32_t>idx >= <uint32_t>ndict:
                     bad = -5
                     break
-                a = dict_offsets[idx]
-                b = dict_offsets[idx + 1]
-                if a < 0 or b < a or b > dlen:
-                    bad = -5
-                    break
+                a = doff[idx]
+                b = doff[idx + 1]
                 if b - a > room - d:
                     bad = -4
                     break
-                if b - a <= 16 and a + 16 <= dlen and d + 16 <= room:
-                    memcpy(&out_data[d], &dict_data[a], 16)   # short value: one fixed-size move
+                if b - a <= 16 and a <= dlen - 16 and d <= room - 16:
+                    memcpy(od + d, dd + a, 16)   # short value: one fixed-size move
                 elif b > a:
-                    memcpy(&out_data[d], &dict_data[a], b - a)
+                    memcpy(od + d, dd + a, b - a)
                 d += b - a
-                out_offsets[o] = <offset_t>d
-            if bad:
-                break
+                oo[o] = <offset_t>d
     return bad if bad else o

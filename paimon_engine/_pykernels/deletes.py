@@ -223,6 +223,8 @@ def probe_int64_bitmap(values, valid, lo, bits, nbits, null_hit, rows):
     n = values.shape[0]
     if nbits < 0 or bits.shape[0] * 8 < nbits or rows.shape[0] < n:
         return -4
+    if nbits > 0 and lo + nbits - 1 > (1 << 63) - 1:
+        return -4
     if valid.shape[0] and valid.shape[0] < n:
         return -4
     with np.errstate(over="ignore"):
@@ -415,6 +417,10 @@ def take_runs_dictionary(dict_offsets, dict_data, indices, valid, valid_offset, 
     ndict = len(dict_offsets) - 1
     if not _dict_rows_ok(indices, valid, valid_offset, starts, lengths, nruns, ndict) or len(out_offsets) < 1:
         return -4
+    # the whole dictionary is checked first: offsets rising from >= 0 to <= the data's length
+    offs = [int(x) for x in dict_offsets]
+    if ndict > 0 and (offs[0] < 0 or offs[ndict] > len(dict_data) or any(b < a for a, b in zip(offs, offs[1:]))):
+        return -5
     out_offsets[0] = 0
     o = d = 0
     for r in range(nruns):

@@ -248,6 +248,24 @@ def dictionary_decodable(value_type, target) -> bool:
     return have is not None and want is not None and have[0] == want[0]
 
 
+def _bounded_size(d_off, rows, odt):
+    """Room for ``rows`` values of a dictionary without counting their bytes: ``rows`` times its longest value,
+    when that is at most twice what ``rows`` values of its mean length take (a dictionary of values of similar
+    length, as low-cardinality strings are) and fits the offsets; else None (the bytes are counted first)."""
+    ndict = len(d_off) - 1
+    if ndict <= 0 or rows <= 0:
+        return None
+    lengths = np.diff(d_off)
+    longest = int(lengths.max())
+    total = int(d_off[-1]) - int(d_off[0])
+    if longest < 0 or total < 0:
+        return None
+    bound = rows * longest
+    if bound > 2 * rows * total // ndict + (1 << 20) or (odt is np.int32 and bound > np.iinfo(np.int32).max):
+        return None
+    return bound
+
+
 def _decode_dictionary_chunk(arr, target, runs):
     k = _k()
     odt = _BINARY_TARGETS[target][1]
@@ -270,7 +288,10 @@ def _decode_dictionary_chunk(arr, target, runs):
     valid, valid_off = _EMPTY_U8, 0
     if arr.null_count:
         valid, valid_off = _np(arr.buffers()[0]), arr.offset
-    size = k.dictionary_data_size(d_off, len(d_data), idx, valid, valid_off, runs.starts, runs.lengths, runs.count)
+    size = _bounded_size(d_off, n, odt)
+    if size is None:
+        size = k.dictionary_data_size(d_off, len(d_data), idx, valid, valid_off, runs.starts, runs.lengths,
+                                      runs.count)
     if size < 0:
         raise CorruptFileError(f"dictionary-encoded column: {status.describe(size)}")
     if odt is np.int32 and size > np.iinfo(np.int32).max:

@@ -109,8 +109,8 @@ class _Output:
     """The column being written: values (fixed width), offsets + data (string/binary) or dictionary indices,
     and the validity bitmap."""
 
-    def __init__(self, chunk, arrow_type):
-        n = chunk.rows
+    def __init__(self, chunk, arrow_type, rows=None):
+        n = self.rows = chunk.rows if rows is None else rows
         self.type = arrow_type
         self.as_dictionary = pa.types.is_dictionary(arrow_type)
         self.width = 4 if self.as_dictionary else _WIDTH.get(chunk.physical, 0)
@@ -121,7 +121,7 @@ class _Output:
         else:
             self.offsets = pool_array(n + 1, np.int32)
             self.offsets[0] = 0
-            self.data = pool_array(max(chunk.uncompressed, 64))
+            self.data = pool_array(max(chunk.uncompressed if rows is None else 0, 64))
         self.end = 0
 
     def reserve(self, more):
@@ -134,12 +134,17 @@ class _Output:
 
 
 class _Decoder:
-    def __init__(self, path, chunk, arrow_type, window):
+    def __init__(self, path, chunk, arrow_type, window, selection=None):
         self.path = path
         self.chunk = chunk
         self.window = window
         self.k = kernel("parquet")
-        self.out = _Output(chunk, arrow_type)
+        self.type = arrow_type
+        self.selection = selection
+        # with a selection, each page with a selected row is decoded into an output of its own
+        self.out = _Output(chunk, arrow_type) if selection is None else None
+        self.dictionary_array = None
+        self.pieces = []
         self.codec = pa.Codec(_CODECS[chunk.codec]) if chunk.codec != "UNCOMPRESSED" else None
         self.dictionary = None          # fixed width: the values' bytes; byte arrays: (offsets, data)
         self.dict_size = 0
@@ -202,8 +207,8 @@ class _Decoder:
     def data_page(self, hdr, body, row, v2):
         chunk, out, k = self.chunk, self.out, self.k
         n = int(hdr[3])
-        if n < 0 or n > chunk.rows - row:
-            self.fail(f"a data page of {n} values where {chunk.rows - row} rows are left")
+        if n < 0 or n > out.rows - row:
+            self.fail(f"a data page of {n} values where {out.rows - row} rows are left")
         encoding = int(hdr[4])
         if encoding not in (PLAIN,) + _DICTIONARY:
             raise Unsupported(f"data page encoding {encoding}")
@@ -335,30 +340,60 @@ class _Decoder:
                     self.fail("a dictionary page after data pages")
                 self.dictionary_page(hdr, body)
             elif ptype == DATA_PAGE or ptype == DATA_PAGE_V2:
-                self.data_page(hdr, body, row, ptype == DATA_PAGE_V2)
+                if self.selection is None:
+                    self.data_page(hdr, body, row, ptype == DATA_PAGE_V2)
+                else:
+                    self.selected_rows(hdr, body, row, ptype == DATA_PAGE_V2)
                 row += int(hdr[3])
             elif ptype == INDEX_PAGE:
                 continue
             else:
                 self.fail(f"unknown page type {ptype}")
+        if self.selection is not None:
+            return self.finish_selection()
         return self.finish()
 
+    def selected_rows(self, hdr, body, row, v2):
+        """Selection mode: a page none of whose rows is selected is skipped (not decompressed); the others are
+        decoded into a page-sized output and their selected rows taken."""
+        n = int(hdr[3])
+        if n < 0 or n > self.chunk.rows - row:
+            self.fail(f"a data page of {n} values where {self.chunk.rows - row} rows are left")
+        sel = self.selection
+        lo, hi = np.searchsorted(sel, (row, row + n))
+        if hi == lo:
+            return
+        self.out = _Output(self.chunk, self.type, n)
+        self.data_page(hdr, body, 0, v2)
+        self.pieces.append(self.finish().take(pa.array(sel[lo:hi] - row)))
+
+    def finish_selection(self):
+        if not self.pieces:
+            return _empty(self.type)
+        if len(self.pieces) == 1:
+            return self.pieces[0]
+        return pa.concat_arrays(self.pieces)
+
     def finish(self):
-        out, n = self.out, self.chunk.rows
+        out = self.out
+        n = out.rows
         nulls = n - out.valid
         validity = pa.py_buffer(out.validity) if nulls else None
         if out.as_dictionary:
             indices = pa.Array.from_buffers(pa.int32(), n, [validity, pa.py_buffer(out.values)], null_count=nulls)
-            d_off, d_data = self.dictionary if self.dictionary is not None else (np.zeros(1, np.int32), _NONE)
-            vt = out.type.value_type
-            dictionary = pa.Array.from_buffers(vt, len(d_off) - 1, [None, pa.py_buffer(d_off),
-                                                                    pa.py_buffer(d_data)])
-            if vt == pa.string():
-                try:
-                    dictionary.validate(full=True)
-                except pa.ArrowInvalid as exc:
-                    raise CorruptFileError(f"bad Parquet dictionary (not UTF-8): {exc}", path=self.path,
-                                           offset=self.chunk.start) from None
+            dictionary = self.dictionary_array
+            if dictionary is None:
+                d_off, d_data = self.dictionary if self.dictionary is not None else (np.zeros(1, np.int32), _NONE)
+                vt = out.type.value_type
+                dictionary = pa.Array.from_buffers(vt, len(d_off) - 1, [None, pa.py_buffer(d_off),
+                                                                        pa.py_buffer(d_data)])
+                if vt == pa.string():
+                    try:
+                        dictionary.validate(full=True)
+                    except pa.ArrowInvalid as exc:
+                        raise CorruptFileError(f"bad Parquet dictionary (not UTF-8): {exc}", path=self.path,
+                                               offset=self.chunk.start) from None
+                self.dictionary_array = dictionary
             return pa.DictionaryArray.from_arrays(indices, dictionary, safe=False)
         if out.width:
             return pa.Array.from_buffers(out.type, n, [validity, pa.py_buffer(out.values)], null_count=nulls)
@@ -376,23 +411,33 @@ class _Decoder:
 _NONE = np.zeros(0, np.uint8)
 
 
-def read_column_chunk(path, read_at, file_size, chunk: ColumnChunk, arrow_type) -> pa.Array:
+def _empty(arrow_type):
+    if pa.types.is_dictionary(arrow_type):
+        return pa.DictionaryArray.from_arrays(pa.array([], pa.int32()), pa.array([], arrow_type.value_type))
+    return pa.array([], arrow_type)
+
+
+def read_column_chunk(path, read_at, file_size, chunk: ColumnChunk, arrow_type, selection=None) -> pa.Array:
     """Decode one column chunk as an Arrow array of ``arrow_type``. ``read_at(size, offset)`` reads the file.
-    Raises :class:`Unsupported` (read it through pyarrow) or ``CorruptFileError``."""
+    ``selection``: sorted int64 row numbers within the chunk; only those rows are returned, and pages holding
+    none of them are neither decompressed nor decoded. Raises :class:`Unsupported` (read it through pyarrow) or
+    ``CorruptFileError``."""
     if not decodable(chunk.physical, arrow_type):
         raise Unsupported(str(arrow_type))
+    if selection is not None and len(selection) and (selection[0] < 0 or selection[-1] >= chunk.rows):
+        raise ValueError(f"a selection of rows outside the chunk's {chunk.rows}")
     if chunk.rows == 0 and chunk.num_values == 0:
         # an empty row group (its chunk may have no pages and no offsets)
-        if pa.types.is_dictionary(arrow_type):
-            return pa.DictionaryArray.from_arrays(pa.array([], pa.int32()), pa.array([], arrow_type.value_type))
-        return pa.array([], arrow_type)
+        return _empty(arrow_type)
     if chunk.start < 4 or chunk.size < 0 or chunk.start + chunk.size > file_size - 8:
         raise CorruptFileError(f"column chunk [{chunk.start}, {chunk.start + chunk.size}) outside the file's "
                                f"{file_size} bytes", path=path, offset=chunk.start)
     if chunk.num_values != chunk.rows:
         raise CorruptFileError(f"a flat column chunk of {chunk.num_values} values in a row group of {chunk.rows} "
                                f"rows", path=path, offset=chunk.start)
-    return _Decoder(path, chunk, arrow_type, _Window(path, read_at, chunk)).run()
+    if selection is not None and not len(selection):
+        return _empty(arrow_type)
+    return _Decoder(path, chunk, arrow_type, _Window(path, read_at, chunk), selection).run()
 
 
 class _Window:

@@ -178,6 +178,8 @@ def _default_array(field: T.DataField, n: int):
 
 
 _LOCAL_BUFFER = 1 << 20
+#: late materialization takes the passing rows of the other columns when at most 1 / _LATE_ROWS of the rows pass
+_LATE_ROWS = 4
 
 
 class _ParquetFile:
@@ -392,12 +394,13 @@ class _ParquetFile:
                                                          read_dictionary=list(key), buffer_size=self._buffer_size)
         return r
 
-    def read(self, names, row_groups=None, dict_names=()):
+    def read(self, names, row_groups=None, dict_names=(), selection=None):
         """The columns ``names`` of the row groups (all when None) as a table; ``dict_names`` read as dictionary
-        indices. Flat columns go through the engine's page decoder (:mod:`.parquet_columns`), the others
-        through pyarrow."""
+        indices; ``selection``: only these rows (sorted int64, counted from the first row of the row groups
+        read). Flat columns go through the engine's page decoder (:mod:`.parquet_columns`), the others through
+        pyarrow."""
         names = list(names)
-        own, rest = self._decode(names, row_groups, dict_names) if names else ({}, names)
+        own, rest = self._decode(names, row_groups, dict_names, selection) if names else ({}, names)
         if not rest:
             return pa.Table.from_arrays([own[x] for x in names], names=names)
         try:
@@ -409,6 +412,11 @@ class _ParquetFile:
         except (pa.ArrowException, OSError) as exc:
             raise CorruptFileError(f"cannot decode Parquet data: {exc}", path=self.path) from None
         _check_strings(tbl, self.path)
+        if selection is not None:
+            if len(selection) and selection[-1] >= tbl.num_rows:
+                raise CorruptFileError(f"the row groups hold {tbl.num_rows} rows, not the "
+                                       f"{int(selection[-1]) + 1} their footer counts", path=self.path)
+            tbl = tbl.take(pa.array(selection, pa.int64()))
         if not own:
             return tbl
         try:
@@ -416,7 +424,7 @@ class _ParquetFile:
         except pa.ArrowInvalid as exc:   # the row groups hold other row counts than their column chunks
             raise CorruptFileError(f"cannot read Parquet data: {exc}", path=self.path) from None
 
-    def _decode(self, names, row_groups, dict_names):
+    def _decode(self, names, row_groups, dict_names, selection=None):
         """({name: chunked array} of the flat columns the page decoder reads, [names left to pyarrow])."""
         from .parquet_columns import Unsupported, chunk_of, read_column_chunk
         md = self.pf.metadata
@@ -438,10 +446,16 @@ class _ParquetFile:
                 size = self._file.size()
             try:
                 chunks = []
+                first = 0
                 for g in groups:
                     rg = md.row_group(g)
                     chunk = chunk_of(rg.column(j), pschema.column(j), rg.num_rows)
-                    chunks.append(read_column_chunk(self.path, self._file.read_at, size, chunk, t))
+                    sel = None
+                    if selection is not None:
+                        a, b = np.searchsorted(selection, (first, first + rg.num_rows))
+                        sel = selection[a:b] - first
+                        first += rg.num_rows
+                    chunks.append(read_column_chunk(self.path, self._file.read_at, size, chunk, t, sel))
             except Unsupported:
                 rest.append(name)
                 continue
@@ -796,7 +810,11 @@ class TaskReader:
             pruned = len(keep_rgs) != len(chosen)
             chosen = keep_rgs
         late = None
-        if not batch_size and residual is not None and not isinstance(residual, AlwaysTrue) and len(chosen) > 1:
+        rows_first = None
+        if not batch_size and residual is not None and not isinstance(residual, AlwaysTrue):
+            rows_first = self._residual_columns(task, pf, names, file_cols)
+        if rows_first is None and not batch_size and residual is not None and \
+                not isinstance(residual, AlwaysTrue) and len(chosen) > 1:
             late = self._late_filter(task, pf, names, file_cols, chosen)
             if late is not None and len(late[1]) != len(chosen):
                 pruned = True
@@ -830,6 +848,10 @@ class TaskReader:
                     start += rb.num_rows
                     yield from _batches(out)
                 continue
+            if rows_first is not None:
+                yield from self._read_passing_rows(task, pf, names, file_cols, rows_first, rgs, first, total,
+                                                   positions, eq_groups)
+                continue
             if late is not None:
                 # the residual's columns were read already (plain): read the others for these row groups only
                 fnames, tables = late
@@ -844,6 +866,57 @@ class TaskReader:
             n = (total - first) if tbl is None else tbl.num_rows
             yield from _batches(self._finish(task, tbl, n, first, file_cols, positions(), eq_groups,
                                              dict_names=dict_names))
+
+    def _residual_columns(self, task, pf, names, file_cols):
+        """([(top-level name, field)] the residual reads, [their file column names in read order]) when some
+        column read is not one of them (reading those only for the passing rows saves work), else None."""
+        tops = {x.split(".")[0] for x in referenced_names(task.residual)}
+        fields = [(f.name, self.all_fields[f.id]) for f in self.schema.fields if f.name in tops]
+        fnames = frozenset(file_cols[f.id] for _, f in fields if f.id in file_cols)
+        if not fnames or not any(x not in fnames for x in names):
+            return None
+        return fields, [x for x in names if x in fnames]
+
+    def _read_passing_rows(self, task, pf, names, file_cols, residual_columns, rgs, first, total, positions,
+                           eq_groups):
+        """Late materialization inside row groups: the residual's columns are read and the residual evaluated on
+        them (with the deletes and any row selection folded in); the other columns are then decoded only for the
+        rows that pass, so their pages without such a row are not even decompressed. When most rows pass, the
+        other columns are read whole instead (taking rows would cost more than it saves)."""
+        fields, order = residual_columns
+        ft = pf.read(order, rgs)
+        n = ft.num_rows
+        if n != total - first:
+            raise CorruptFileError(f"the row groups hold {n} rows, not the {total - first} their footer counts",
+                                   path=task.path)
+        cols = {}
+        for top, f in fields:
+            name = file_cols.get(f.id)
+            cols[top] = _default_array(f, n) if name is None else _conform(ft.column(name), f.type, f.name)
+        keep = _bools(evaluate_arrow(task.residual, pa.table(cols)))
+        pos = positions()
+        if pos is not None and pos.size:
+            keep = keep & keep_mask(pos, first, n)
+        if task.selection is not None:
+            keep = keep & _selection_mask(task.selection, first, n)
+        rows = np.flatnonzero(keep).astype(np.int64)
+        others = [x for x in names if x not in ft.column_names]
+        if rows.size > n // _LATE_ROWS:
+            dict_names = self._dictionary_names(pf, others, file_cols, rgs)
+            rest = pf.read(others, rgs, dict_names)
+            tbl = pa.Table.from_arrays([ft.column(x) if x in ft.column_names else rest.column(x) for x in names],
+                                       names=names)
+            yield from _batches(self._finish(task, tbl, n, first, file_cols, pos, eq_groups, dict_names=dict_names))
+            return
+        if rows.size == 0:
+            return
+        dict_names = self._dictionary_names(pf, others, file_cols, rgs)
+        rest = pf.read(others, rgs, dict_names, selection=rows)
+        taken = ft.take(pa.array(rows))
+        tbl = pa.Table.from_arrays([taken.column(x) if x in ft.column_names else rest.column(x) for x in names],
+                                   names=names)
+        yield from _batches(self._finish(task, tbl, int(rows.size), first, file_cols, None, eq_groups,
+                                         row_ids=rows + first, dict_names=dict_names))
 
     def _late_filter(self, task, pf, names, file_cols, chosen):
         """Late materialization over row groups: the residual's columns of each chosen row group are read and

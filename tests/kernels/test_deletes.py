@@ -249,6 +249,9 @@ def test_probe_int64_bitmap(values, lo, nbits, raw_bits, null_hit):
     for k in KS:
         rows = np.full(len(values), -7, np.int64)
         got = k.probe_int64_bitmap(v, valid, lo, bits, nbits, null_hit, rows)
+        if nbits and lo + nbits - 1 >= 1 << 63:
+            assert got == -4       # the range leaves int64: values below lo would wrap into it
+            continue
         assert got == len(want)
         assert rows[:got].tolist() == want
         assert (rows[got:] == -7).all()

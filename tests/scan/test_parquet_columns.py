@@ -425,3 +425,47 @@ def test_small_windows(tmp_path, monkeypatch, window, peek):
     p = tmp_path / "t.parquet"
     pq.write_table(_table(), p, data_page_size=2048, row_group_size=1100, compression="zstd")
     _check(p)
+
+
+@pytest.mark.parametrize("version", ["1.0", "2.0"])
+@pytest.mark.parametrize("dictionary", [True, False])
+def test_selected_rows(tmp_path, impl, version, dictionary, monkeypatch):
+    """Only the selected rows, equal to taking them from the whole column; pages without a selected row are not
+    decompressed."""
+    p = tmp_path / "t.parquet"
+    pq.write_table(_table(), p, data_page_version=version, use_dictionary=dictionary, data_page_size=1024,
+                   write_batch_size=128, compression="zstd")
+    pf = pq.ParquetFile(p)
+    md, sch, sa = pf.metadata, pf.schema, pf.schema_arrow
+    f = pa.OSFile(str(p))
+    rows = md.num_rows
+    rng = np.random.default_rng(1)
+    pages = []
+    real = PC._Decoder.decompress
+
+    def counting(self, body, size):
+        pages.append(size)
+        return real(self, body, size)
+    monkeypatch.setattr(PC._Decoder, "decompress", counting)
+    skipped = set()
+    selections = [np.array([], np.int64), np.arange(rows), np.array([0, rows - 1]), np.arange(100, 140),
+                  np.sort(rng.choice(rows, 37, replace=False))]
+    for j in range(md.num_columns):
+        name = md.schema.column(j).path
+        chunk = PC.chunk_of(md.row_group(0).column(j), sch.column(j), rows)
+        for as_dict in ((False, True) if sa.field(name).type == pa.string() and dictionary else (False,)):
+            t = pa.dictionary(pa.int32(), sa.field(name).type) if as_dict else sa.field(name).type
+            del pages[:]
+            whole = PC.read_column_chunk(str(p), f.read_at, f.size(), chunk, t)
+            all_pages = len(pages)
+            for sel in selections:
+                del pages[:]
+                got = PC.read_column_chunk(str(p), f.read_at, f.size(), chunk, t, selection=sel.astype(np.int64))
+                got.validate(full=True)
+                assert got.equals(whole.take(pa.array(sel, pa.int64()))), (name, as_dict, sel[:5])
+                if len(sel) == 40 and all_pages > 4:   # rows 100..139 lie on a few pages of many
+                    assert len(pages) < all_pages / 2
+                    skipped.add(name)
+    assert "i64" in skipped
+    with pytest.raises(ValueError):
+        PC.read_column_chunk(str(p), f.read_at, f.size(), chunk, t, selection=np.array([rows]))

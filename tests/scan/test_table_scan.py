@@ -370,9 +370,9 @@ def test_row_format_tables(catalog):
 
 
 def test_late_materialization_reads_other_columns_only_where_the_filter_passes(tmp_path, monkeypatch):
-    """A residual on a column whose row-group statistics cannot prune (a double): its column is read first,
-    row group by row group, and the other columns only for the row groups where some row passes. The rows are
-    those of the plain path (full read, then the filter), with deletes, projections, nulls and strings."""
+    """A residual on a column whose row-group statistics cannot prune (a double): its column is read first, and
+    the other columns only for the rows that pass (with the deletes folded in). The rows are those of the plain
+    path (full read, then the filter), with deletes, projections, nulls and strings."""
     from paimon_engine.scan import reader as rmod
     schema = Schema(T.RowType([T.DataField(1, "id", T.BigIntType()), T.DataField(2, "v", T.DoubleType()),
                                T.DataField(3, "s", T.STRING()), T.DataField(4, "w", T.IntType())]))
@@ -388,10 +388,10 @@ def test_late_materialization_reads_other_columns_only_where_the_filter_passes(t
     reads = []
     orig = rmod._ParquetFile.read
 
-    def spy(self, names, row_groups=None, dict_names=()):
+    def spy(self, names, row_groups=None, dict_names=(), selection=None):
         if self.path == df.file_path:         # the data file (not the position-delete file)
-            reads.append((tuple(names), None if row_groups is None else tuple(row_groups)))
-        return orig(self, names, row_groups, dict_names)
+            reads.append((tuple(names), None if row_groups is None else tuple(row_groups), selection))
+        return orig(self, names, row_groups, dict_names, selection)
     monkeypatch.setattr(rmod._ParquetFile, "read", spy)
     cases = [
         ("v >= 100.0 and v < 110.0", None, lambda r: r["v"] is not None and 100 <= r["v"] < 110),
@@ -409,12 +409,14 @@ def test_late_materialization_reads_other_columns_only_where_the_filter_passes(t
         keep = columns or ["id", "v", "s", "w"]
         want = sorted(({c: r[c] for c in keep} for r in full if pred(r)), key=lambda r: r["id"])
         assert got == want, expr
-        groups = {r["id"] // 50 for r in tbl.to_pylist() if pred(r)}
-        others = [rg for names, rg in reads if set(names) - {"v", "s", "w"}]
-        read_groups = {g for rg in others for g in (rg if rg is not None else range(n // 50))}
-        assert read_groups <= groups, (expr, read_groups, groups)   # no other column outside them
+        passing = {r["id"] for r in full if pred(r)}
+        others = [(rg, sel) for names, rg, sel in reads if set(names) - {"v", "s", "w"}]
+        assert all(sel is not None for _, sel in others), expr
+        # the other columns are decoded for the passing rows only (row groups of 50 rows)
+        decoded = {int(x) + (rg[0] * 50 if rg else 0) for rg, sel in others for x in sel}
+        assert decoded == passing, (expr, sorted(decoded)[:10], sorted(passing)[:10])
         if expr == "v >= 100.0 and v < 110.0":
-            assert read_groups == {4}          # ids 200..219: one row group of 20
+            assert decoded and decoded <= set(range(200, 220))    # one row group of the 20
         # the batch path (no late materialization) agrees
         assert sorted((r for b in scan.to_batches(batch_size=64) for r in b.to_pylist()),
                       key=lambda r: r["id"]) == want
