@@ -45,6 +45,9 @@ _CODECS = {"ZSTD": "zstd", "SNAPPY": "snappy", "GZIP": "gzip"}
 WINDOW = 1 << 20
 _HEADER_PEEK = 256          # bytes read past a page for the next page's header; more when a header is longer
 _MAX_HEADER = 1 << 20
+#: rows a column chunk may hold per byte of it for this decoder (beyond that, pyarrow reads it)
+_ROWS_PER_BYTE = 64
+_LARGE_OUTPUT = 256 << 20
 #: a page may not claim more decompressed bytes than this (the chunk's own total is the tighter bound)
 MAX_PAGE = 1 << 31
 
@@ -121,7 +124,9 @@ class _Output:
         else:
             self.offsets = pool_array(n + 1, np.int32)
             self.offsets[0] = 0
-            self.data = pool_array(max(chunk.uncompressed if rows is None else 0, 64))
+            # the footer's uncompressed size is a hint, capped by what the compressed bytes plausibly hold;
+            # ``reserve`` grows the buffer as values arrive
+            self.data = pool_array(max(min(chunk.uncompressed, 64 * chunk.size) if rows is None else 0, 64))
         self.end = 0
 
     def reserve(self, more):
@@ -432,12 +437,20 @@ def read_column_chunk(path, read_at, file_size, chunk: ColumnChunk, arrow_type, 
     if chunk.start < 4 or chunk.size < 0 or chunk.start + chunk.size > file_size - 8:
         raise CorruptFileError(f"column chunk [{chunk.start}, {chunk.start + chunk.size}) outside the file's "
                                f"{file_size} bytes", path=path, offset=chunk.start)
+    if chunk.rows > _ROWS_PER_BYTE * chunk.size + (1 << 20) and chunk.rows * 8 > _LARGE_OUTPUT:
+        # outputs are sized by the footer's row count before any page is read: a large output for a count far
+        # beyond what the chunk's bytes plausibly hold (a long run-length-encoded column, or a damaged footer) is
+        # left to pyarrow, which reads batch by batch
+        raise Unsupported(f"{chunk.rows} rows in a column chunk of {chunk.size} bytes")
     if chunk.num_values != chunk.rows:
         raise CorruptFileError(f"a flat column chunk of {chunk.num_values} values in a row group of {chunk.rows} "
                                f"rows", path=path, offset=chunk.start)
     if selection is not None and not len(selection):
         return _empty(arrow_type)
-    return _Decoder(path, chunk, arrow_type, _Window(path, read_at, chunk), selection).run()
+    try:
+        return _Decoder(path, chunk, arrow_type, _Window(path, read_at, chunk), selection).run()
+    except MemoryError:
+        raise Unsupported(f"no memory for the outputs of {chunk.rows} rows") from None
 
 
 class _Window:

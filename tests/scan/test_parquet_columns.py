@@ -469,3 +469,23 @@ def test_selected_rows(tmp_path, impl, version, dictionary, monkeypatch):
     assert "i64" in skipped
     with pytest.raises(ValueError):
         PC.read_column_chunk(str(p), f.read_at, f.size(), chunk, t, selection=np.array([rows]))
+
+
+def test_row_counts_beyond_the_chunk_bytes_go_to_pyarrow(tmp_path, impl):
+    """A footer's row count far beyond what its chunk's bytes plausibly hold is not used to size a large output:
+    the column is left to pyarrow. A constant column run-length encoded into a few bytes, with a moderate
+    output, is read here."""
+    n = 3_000_000
+    p = tmp_path / "t.parquet"
+    pq.write_table(pa.table({"c": pa.array(np.zeros(n, np.int64))}), p, row_group_size=n)
+    pf = pq.ParquetFile(p)
+    rg = pf.metadata.row_group(0)
+    chunk = PC.chunk_of(rg.column(0), pf.schema.column(0), rg.num_rows)
+    assert chunk.size * PC._ROWS_PER_BYTE + (1 << 20) < n
+    f = pa.OSFile(str(p))
+    assert PC.read_column_chunk(str(p), f.read_at, f.size(), chunk, pa.int64()).equals(
+        pq.read_table(p).column("c").combine_chunks())     # 24 MB of output: read here
+    small = PC.ColumnChunk(chunk.physical, chunk.codec, chunk.start, chunk.size, 1 << 36, chunk.uncompressed,
+                           chunk.max_def, 1 << 36)
+    with pytest.raises(PC.Unsupported):                     # 512 GiB of output for a chunk of a few KB
+        PC.read_column_chunk(str(p), f.read_at, f.size(), small, pa.int64())
