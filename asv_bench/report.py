@@ -59,8 +59,11 @@ def newest_results(results_dir):
 
 def results_by_commit(results_dir, prefix):
     """-> {"results": ...} merging (oldest first) every run of any machine whose commit hash starts with
-    ``prefix``; None when there is none."""
-    docs = [d for _, runs in _runs(results_dir) for d in runs if str(d.get("commit_hash", "")).startswith(prefix)]
+    ``prefix`` (or with one of several comma-separated prefixes: benchmarks measured at different commits of one
+    side); None when there is none."""
+    prefixes = tuple(x for x in prefix.split(",") if x)
+    docs = [d for _, runs in _runs(results_dir) for d in runs
+            if prefixes and str(d.get("commit_hash", "")).startswith(prefixes)]
     return {"results": _merge(docs)} if docs else None
 
 
@@ -225,8 +228,9 @@ def main(argv=None) -> int:
     p.add_argument("--png", default="docs/bench-report.png")
     p.add_argument("--markdown", default="docs/bench-report.md")
     p.add_argument("--before", metavar="COMMIT", help="also write a before/after table: the engine's results "
-                   "at this commit (hash prefix) against those at --after")
-    p.add_argument("--after", metavar="COMMIT", help="the commit for --before's comparison (hash prefix)")
+                   "at this commit (hash prefix; several, comma-separated, merge) against those at --after")
+    p.add_argument("--after", metavar="COMMIT", help="the commit for --before's comparison (hash prefix; several, "
+                   "comma-separated, merge, the newest result of each benchmark winning)")
     args = p.parse_args(argv)
     if args.before or args.after:
         if not (args.before and args.after):
