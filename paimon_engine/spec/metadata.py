@@ -418,9 +418,11 @@ class TableMetadata:
         if ids is None:
             md.snapshots = [_snapshot(s, fv) for s in snaps]   # raises, naming the bad field
             ids = [s.snapshot_id for s in md.snapshots]
+            distinct = len(set(ids))
         else:
-            md.snapshots = SnapshotList(snaps, ids, fv)
-        if len(set(ids)) != len(ids):
+            md.snapshots = lazy = SnapshotList(snaps, ids, fv)
+            distinct = len(lazy._pos)
+        if distinct != len(ids):
             raise _bad("duplicate snapshot ids", "snapshots")
         cur = _opt(d, "current-snapshot-id", int, None)
         md.current_snapshot_id = None if cur in (None, -1) else cur
@@ -428,7 +430,8 @@ class TableMetadata:
             raise _bad(f"current-snapshot-id {cur} is not a known snapshot", "current-snapshot-id")
         log = _opt(d, "snapshot-log", list, [])
         # checked here, made objects on first use
-        if _ints_at(log, "timestamp-ms") is None or _ints_at(log, "snapshot-id") is None:
+        if log and (set(map(type, log)) != _DICT_ONLY or not _all_ints_at(log, "timestamp-ms")
+                    or not _all_ints_at(log, "snapshot-id")):
             md.snapshot_log = _PendingLog(log).all()   # raises, naming the bad field
         else:
             md.snapshot_log = _PendingLog(log)
@@ -610,17 +613,21 @@ _INT_ONLY, _DICT_ONLY = {int}, {dict}
 
 
 def _ints_at(objects, key):
-    """``[o[key] for o in objects]`` when every object is a dict holding an integer (not a bool) at ``key``, else
-    None (then the checked path names what is wrong). The checks run over whole lists at C speed."""
-    if not objects:
-        return []
+    """``[o[key] for o in objects]`` when every object holds an integer (not a bool) at ``key``, else None (then the
+    checked path names what is wrong). The checks run over whole lists at C speed."""
     try:
         values = list(map(itemgetter(key), objects))
     except (KeyError, TypeError, IndexError):
         return None
-    if set(map(type, values)) != _INT_ONLY:
-        return None
-    return values if set(map(type, objects)) == _DICT_ONLY else None
+    return values if not values or set(map(type, values)) == _INT_ONLY else None
+
+
+def _all_ints_at(dicts, key):
+    """Every one of ``dicts`` holds an integer (not a bool) at ``key``."""
+    try:
+        return set(map(type, map(itemgetter(key), dicts))) == _INT_ONLY
+    except KeyError:
+        return False
 
 
 class SnapshotList(MutableSequence):
