@@ -633,9 +633,10 @@ def _all_ints_at(dicts, key):
 class SnapshotList(MutableSequence):
     """The snapshots of a parsed metadata file, in file order, as a list whose items become :class:`Snapshot`
     objects (checked as ``Snapshot.from_dict`` checks them, errors naming the metadata file) when they are first
-    read: by index, by iteration, or by id through ``TableMetadata.snapshot_by_id``. Their count, their ids (checked
-    on load) and the snapshots already handed out cost nothing more. A change (append, insert, delete, assignment)
-    makes every snapshot an object first, then changes the list. Slices are plain lists."""
+    read: by index, or by id through ``TableMetadata.snapshot_by_id``; iterating makes them all at once. Their
+    count, their ids (checked on load) and the snapshots already handed out cost nothing more. A change (append,
+    insert, delete, assignment) makes every snapshot an object first, then changes the list. Slices are plain
+    lists."""
 
     __slots__ = ("_raw", "_fv", "_items", "_missing", "_pos", "path")
 
@@ -665,12 +666,20 @@ class SnapshotList(MutableSequence):
         return self._make(i) if s is None else s
 
     def _all(self):
+        """Every item made (well-formed snapshots by ``Snapshot._fast`` directly, anything else by the checked
+        path, which names the bad field); the plain list."""
+        items = self._items
         if self._missing:
-            items = self._items
+            raw, fv, fast = self._raw, self._fv, Snapshot._fast
             for i in range(len(items)):
                 if items[i] is None:
-                    self._make(i)
-        return self._items
+                    s = fast(raw[i], fv)
+                    if s is None or (fv >= 3 and s.extra):
+                        self._make(i)
+                    else:
+                        items[i] = s
+                        self._missing -= 1
+        return items
 
     def __len__(self):
         return len(self._items)
@@ -684,17 +693,7 @@ class SnapshotList(MutableSequence):
         return s
 
     def __iter__(self):
-        if not self._missing:
-            return iter(self._items)
-        return self._iter()
-
-    def _iter(self):
-        items = self._items
-        i = 0
-        while i < len(items):
-            s = items[i]
-            yield self._make(i) if s is None else s
-            i += 1
+        return iter(self._all())
 
     def __setitem__(self, index, value):
         self._all()[index] = value

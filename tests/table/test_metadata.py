@@ -325,3 +325,34 @@ def test_json_without_orjson_and_what_orjson_refuses(monkeypatch):
     assert md.statistics[0]["x"] != md.statistics[0]["x"] and len(md.snapshots) == 5
     with pytest.raises(CorruptFileError):
         parse_metadata(b'{"format-version": 2, ', "m.json")
+
+
+def test_iterating_a_snapshot_list_checks_every_snapshot_as_from_dict_does():
+    # well-formed snapshots, v3 lineage fields, foreign keys and a v1 snapshot with inline manifests: iteration
+    # makes the same objects as Snapshot.from_dict
+    v3 = _many_snapshots(6)
+    v3.update({"format-version": 3, "next-row-id": 60})
+    for i, s in enumerate(v3["snapshots"]):
+        s.update({"first-row-id": 10 * i, "added-rows": 10})
+    v3["snapshots"][2]["x-foreign"] = [1]
+    md = parse_metadata(json.dumps(v3).encode())
+    assert [(s.snapshot_id, s.first_row_id, s.added_rows, s.extra.get("x-foreign")) for s in md.snapshots] == \
+        [(100 + i, 10 * i, 10, [1] if i == 2 else None) for i in range(6)]
+    v1 = copy.deepcopy(V1_VALID)
+    v1["snapshots"] = [
+        {"snapshot-id": 6, "timestamp-ms": 1, "manifest-list": "s3://b/l6.avro", "summary": {"operation": "append"}},
+        {"snapshot-id": 7, "timestamp-ms": 2, "manifests": ["s3://b/m1.avro"], "summary": {"operation": "append"}},
+        {"snapshot-id": 8, "timestamp-ms": 3, "manifest-list": "s3://b/l8.avro"}]     # no summary: checked path
+    md1 = parse_metadata(json.dumps(v1).encode())
+    assert [s.to_dict(1) for s in md1.snapshots] == [Snapshot.from_dict(s, 1).to_dict(1) for s in v1["snapshots"]]
+    assert [(s.manifest_list, s.manifests, s.operation) for s in md1.snapshots] == [
+        ("s3://b/l6.avro", None, "append"), (None, ["s3://b/m1.avro"], "append"), ("s3://b/l8.avro", None, "append")]
+    # a bad lineage field or a bad snapshot further down raises on iteration, naming the field and the file
+    for field, value in (("first-row-id", -1), ("added-rows", "10"), ("timestamp-ms", None)):
+        bad = copy.deepcopy(v3)
+        bad["snapshots"][4][field] = value
+        md = parse_metadata(json.dumps(bad).encode(), "/t/metadata/v3.metadata.json")
+        assert len(md.snapshots) == 6 and md.snapshots[3].snapshot_id == 103
+        with pytest.raises(CorruptFileError) as ei:
+            [s.snapshot_id for s in md.snapshots]
+        assert ei.value.field == field and ei.value.path == "/t/metadata/v3.metadata.json"
