@@ -214,11 +214,12 @@ def write_manifest_list(io, path, manifests, *, format_version: int, snapshot_id
     return next_row_id
 
 
-#: recently decoded manifest lists (``shared=True``): file bytes -> ManifestFile list, at most _SHARED_ENTRIES lists
-#: of at most _SHARED_MAX_BYTES each, the oldest dropped first
+#: recently decoded manifest lists (``shared=True``): file bytes -> ManifestFile list; at most _SHARED_ENTRIES lists
+#: of at most _SHARED_MAX_BYTES each and _SHARED_MAX_TOTAL together, the oldest dropped first
 _SHARED: dict = {}
 _SHARED_ENTRIES = 8
 _SHARED_MAX_BYTES = 1 << 20
+_SHARED_MAX_TOTAL = 4 << 20
 _SHARED_LOCK = threading.Lock()
 
 
@@ -238,8 +239,11 @@ def read_manifest_list(io, path, *, shared: bool = False) -> list:
         out = _decode_manifest_list(data, path)
         if len(data) <= _SHARED_MAX_BYTES:
             with _SHARED_LOCK:
-                while len(_SHARED) >= _SHARED_ENTRIES:
-                    _SHARED.pop(next(iter(_SHARED)))
+                total = sum(map(len, _SHARED)) + len(data)
+                while _SHARED and (len(_SHARED) >= _SHARED_ENTRIES or total > _SHARED_MAX_TOTAL):
+                    oldest = next(iter(_SHARED))
+                    del _SHARED[oldest]
+                    total -= len(oldest)
                 _SHARED[data] = out
         return list(out)
     return _decode_manifest_list(data, path)

@@ -215,3 +215,27 @@ def test_inside_table_answers_are_remembered_per_table_root(tmp_path):
     assert ei.value.path == b.metadata_location
     with pytest.raises(CorruptFileError, match="outside the table location"):
         inside_table_check(a)(str(tmp_path / "a" / ".." / "b" / "x.avro"), "manifest")
+
+
+def test_shared_manifest_lists_are_bounded(tmp_path, monkeypatch):
+    from paimon_engine.spec import manifest_list as ML
+    cat = FileSystemCatalog(str(tmp_path / "wh"))
+    t = cat.create_table("db.t", pa.schema([("v", pa.int64())]))
+    lists = []
+    for i in range(4):
+        t.append(pa.table({"v": pa.array([i], pa.int64())}))
+        lists.append(t.metadata.current_snapshot().manifest_list)
+    sizes = [len(t.io.read_bytes(p)) for p in lists]
+    monkeypatch.setattr(ML, "_SHARED", {})
+    monkeypatch.setattr(ML, "_SHARED_MAX_TOTAL", sizes[0] + sizes[1] + sizes[2] - 1)   # room for two of them
+    for p in lists[:3]:
+        read_manifest_list(t.io, p, shared=True)
+    assert [len(k) for k in ML._SHARED] == sizes[1:3]
+    monkeypatch.setattr(ML, "_SHARED_ENTRIES", 1)
+    read_manifest_list(t.io, lists[3], shared=True)
+    assert [len(k) for k in ML._SHARED] == sizes[3:4]
+    monkeypatch.setattr(ML, "_SHARED_MAX_BYTES", sizes[0] - 1)                         # too big to keep
+    read_manifest_list(t.io, lists[0], shared=True)
+    assert [len(k) for k in ML._SHARED] == sizes[3:4]
+    assert [m.manifest_path for m in read_manifest_list(t.io, lists[0], shared=True)] == \
+        [m.manifest_path for m in read_manifest_list(t.io, lists[0])]
