@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
+from operator import attrgetter
 
 import pyarrow as pa
 
@@ -192,7 +193,7 @@ class TableScan:
         if snap.manifest_list:
             check = inside_table_check(self.metadata)
             check(snap.manifest_list, "manifest list")
-            manifests = read_manifest_list(self.io, snap.manifest_list)
+            manifests = read_manifest_list(self.io, snap.manifest_list, shared=True)
             for m in manifests:
                 check(m.manifest_path, "manifest")
             return manifests
@@ -396,26 +397,24 @@ class TableScan:
         return row_file_schema(df, self.metadata, self.schema)
 
     def _manifest_may_match(self, m, deletes=False):
-        info = self._pinfo.get(m.partition_spec_id)
-        if info is None or m.partitions is None:
+        parts = m.partitions
+        if parts is None:
             return True
-        pfilter, infos = info
-        if isinstance(pfilter, AlwaysTrue):
-            return True
-        if deletes and not infos:
-            return True  # global equality deletes
-        # one evaluator per spec, and the answer remembered per distinct summary of the fields the filter reads
-        # (manifests of one table repeat few of those)
+        # per spec: its evaluator, the summary positions the filter reads and the answers remembered per distinct
+        # summary of those (manifests of one table repeat few of them); True when every manifest may match
         memo = self._summary_memo.get(m.partition_spec_id)
         if memo is None:
-            used = _filter_field_ids(pfilter, unbound_as_none=True)
-            pos = tuple(j for j, i in enumerate(infos) if i.field_id in used) if used else None
-            memo = self._summary_memo[m.partition_spec_id] = (InclusiveMetricsEvaluator(pfilter), pos, {})
-        evaluator, pos, answers = memo
-        parts = m.partitions
+            memo = self._summary_memo[m.partition_spec_id] = self._summary_pruner(m.partition_spec_id)
+        if memo is True:
+            return True
+        evaluator, pos, answers, infos = memo
+        if deletes and not infos:
+            return True  # global equality deletes
         try:
-            picked = parts if pos is None or len(parts) != len(infos) else [parts[j] for j in pos]
-            key = tuple((s.contains_null, s.contains_nan, s.lower_bound, s.upper_bound) for s in picked)
+            if pos is None or len(parts) != len(infos):
+                key = tuple(map(_SUMMARY_KEY, parts))
+            else:
+                key = tuple([_SUMMARY_KEY(parts[j]) for j in pos])
             hit = answers.get(key)
         except (TypeError, AttributeError):  # unhashable or odd summaries: evaluate without the memo
             key = hit = None
@@ -429,6 +428,15 @@ class TableScan:
         if key is not None and len(answers) < 65536:
             answers[key] = hit
         return hit
+
+    def _summary_pruner(self, spec_id):
+        info = self._pinfo.get(spec_id)
+        if info is None or isinstance(info[0], AlwaysTrue):
+            return True
+        pfilter, infos = info
+        used = _filter_field_ids(pfilter, unbound_as_none=True)
+        pos = tuple(j for j, i in enumerate(infos) if i.field_id in used) if used else None
+        return InclusiveMetricsEvaluator(pfilter), pos, {}, infos
 
     def plan_tasks(self, target_size: int = 128 << 20, open_file_cost: int = 4 << 20):
         """Tasks split at row-group offsets and combined to about ``target_size`` bytes each."""
@@ -560,6 +568,8 @@ def _filter_field_ids(expr, unbound_as_none=False):
 
 
 _TRUE = AlwaysTrue()
+#: a partition field summary as a hashable key of the manifest pruning memo
+_SUMMARY_KEY = attrgetter("contains_null", "contains_nan", "lower_bound", "upper_bound")
 
 
 def _is_local(io, path):

@@ -564,6 +564,8 @@ def _lineage_ids(mask, path, row):
 
 
 _PARTITION_PLANS: dict = {}
+#: the last (writer schema, partition type, plan) answered, compared by identity
+_LAST_PARTITION_PLAN = [(None, None, None)]
 
 
 def _partition_plan(writer_schema, partition_type):
@@ -571,9 +573,13 @@ def _partition_plan(writer_schema, partition_type):
     tuple is just the writer fields of those names in order (no conversion), else None and ``converters`` as
     :func:`_partition_converters` gives them. Cached per (writer schema object, partition type): the decoder
     caches one parsed schema per distinct schema text."""
+    last = _LAST_PARTITION_PLAN[0]
+    if last[0] is writer_schema and last[1] is partition_type:   # the manifests of one plan: no hashing of the type
+        return last[2]
     key = (id(writer_schema), partition_type)
     hit = _PARTITION_PLANS.get(key)
     if hit is not None and hit[0] is writer_schema:
+        _LAST_PARTITION_PLAN[0] = (writer_schema, partition_type, hit[1])
         return hit[1]
     writer_fields = _writer_partition_fields(writer_schema)
     convert = _partition_converters(partition_type, writer_fields)
@@ -585,6 +591,7 @@ def _partition_plan(writer_schema, partition_type):
     if len(_PARTITION_PLANS) > 256:
         _PARTITION_PLANS.clear()
     _PARTITION_PLANS[key] = (writer_schema, plan)
+    _LAST_PARTITION_PLAN[0] = (writer_schema, partition_type, plan)
     return plan
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io as _io
 import math
+import threading
 
 from .. import types as T
 from ..errors import CorruptFileError, InvalidArgumentError
@@ -213,11 +214,44 @@ def write_manifest_list(io, path, manifests, *, format_version: int, snapshot_id
     return next_row_id
 
 
-def read_manifest_list(io, path) -> list:
+#: recently decoded manifest lists (``shared=True``): file bytes -> ManifestFile list; at most _SHARED_ENTRIES lists
+#: of at most _SHARED_MAX_BYTES each and _SHARED_MAX_TOTAL together, the oldest dropped first
+_SHARED: dict = {}
+_SHARED_ENTRIES = 8
+_SHARED_MAX_BYTES = 1 << 20
+_SHARED_MAX_TOTAL = 4 << 20
+_SHARED_LOCK = threading.Lock()
+
+
+def read_manifest_list(io, path, *, shared: bool = False) -> list:
     """Manifests of a manifest list; v1 lists read as v2 with content 0 and sequence numbers 0. Decoded by
-    :mod:`paimon_engine.formats.avro`, the engine's one Avro decoder."""
+    :mod:`paimon_engine.formats.avro`, the engine's one Avro decoder.
+
+    ``shared=True`` (scan planning, which only reads the objects): a file whose bytes equal those of a list decoded
+    recently gives the ManifestFile objects decoded then, so planning a snapshot again does not decode its list
+    again. The bytes are read every time (a list is written once and never changed; a file that did change is
+    decoded again). The caller must not change the objects."""
+    data = io.read_bytes(path)
+    if shared and type(data) is bytes:
+        hit = _SHARED.get(data)
+        if hit is not None:
+            return list(hit)
+        out = _decode_manifest_list(data, path)
+        if len(data) <= _SHARED_MAX_BYTES:
+            with _SHARED_LOCK:
+                total = sum(map(len, _SHARED)) + len(data)
+                while _SHARED and (len(_SHARED) >= _SHARED_ENTRIES or total > _SHARED_MAX_TOTAL):
+                    oldest = next(iter(_SHARED))
+                    del _SHARED[oldest]
+                    total -= len(oldest)
+                _SHARED[data] = out
+        return list(out)
+    return _decode_manifest_list(data, path)
+
+
+def _decode_manifest_list(data, path) -> list:
     from ..formats.avro import read_records
-    _, _, records = read_records(io.read_bytes(path), path)
+    _, _, records = read_records(data, path)
     out = []
     for i, r in enumerate(records):
         try:

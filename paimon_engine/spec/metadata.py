@@ -2,8 +2,9 @@
 snapshot and metadata logs.
 
 ``from_dict`` validates and raises :class:`~paimon_engine.errors.CorruptFileError` naming the bad field (snapshots
-become objects, and are checked, when first used: a table with thousands of snapshots loads without building
-them; their ids and the snapshot log are checked on load);
+become objects, and are checked, when first used: ``TableMetadata.snapshots`` of a parsed file is a
+:class:`SnapshotList`, so a table with thousands of snapshots loads, and counts them, without building them; their ids
+and the snapshot log are checked on load);
 ``to_dict`` writes the spec's layout for the table's format version. Every v1/v2/v3 difference is handled in
 :func:`_read_versioned` and :func:`_write_versioned` (v3 adds the table's ``next-row-id`` and, on snapshots,
 ``first-row-id`` and ``added-rows``). Unknown top-level, snapshot and ref fields are kept and
@@ -21,6 +22,8 @@ import re
 import time
 import uuid
 import zlib
+from collections.abc import MutableSequence
+from operator import itemgetter
 
 from ..errors import CorruptFileError, PaimonEngineError
 from .partitioning import PartitionSpec, PARTITION_FIELD_ID_START
@@ -28,7 +31,7 @@ from .schema import Schema
 from .sorting import SortOrder
 
 __all__ = ["TableMetadata", "Snapshot", "SnapshotRef", "SnapshotLogEntry", "MetadataLogEntry",
-           "parse_metadata", "serialize_metadata", "new_table_metadata", "SUPPORTED_FORMAT_VERSIONS",
+           "SnapshotList", "parse_metadata", "serialize_metadata", "new_table_metadata", "SUPPORTED_FORMAT_VERSIONS",
            "VERSION_METADATA_FILE", "CATALOG_METADATA_FILE", "is_metadata_file_name", "metadata_file_version"]
 
 SUPPORTED_FORMAT_VERSIONS = (1, 2, 3)
@@ -284,27 +287,25 @@ class TableMetadata:
                "default_sort_order_id", "refs", "statistics", "partition_statistics", "next_row_id", "extra",
                "metadata_location")
     __slots__ = tuple(n for n in _FIELDS if n not in ("snapshots", "snapshot_log")) + (
-        "_snapshots", "_snapshot_log", "_pending", "_snap_by_id")
+        "_snapshots", "_snapshot_log", "_snap_by_id")
 
     def __init__(self, **kw):
-        self._pending = None
         for name in self._FIELDS:
             setattr(self, name, kw.get(name))
         self._snap_by_id = None
 
-    # snapshots and the snapshot log of a parsed file become objects when first used (see _PendingSnapshots)
+    # the snapshots of a parsed file are a SnapshotList (objects made on first use) until every one has been
+    # made; from then on the plain list it filled
     @property
     def snapshots(self):
         s = self._snapshots
-        if s is None and self._pending is not None:
-            s = self._snapshots = self._pending.all()
-            self._pending = None
+        if type(s) is SnapshotList and not s._missing:
+            s = self._snapshots = s._items
         return s
 
     @snapshots.setter
     def snapshots(self, value):
         self._snapshots = value
-        self._pending = None
 
     @property
     def snapshot_log(self):
@@ -357,12 +358,13 @@ class TableMetadata:
         raise PaimonEngineError(f"table has no sort order with id {oid}")
 
     def snapshot_by_id(self, snapshot_id: int) -> Snapshot | None:
-        if self._snap_by_id is None:
-            pending = self._pending
-            if pending is not None and self._snapshots is None:
-                return pending.by_id(snapshot_id)
-            self._snap_by_id = {s.snapshot_id: s for s in self.snapshots}
-        return self._snap_by_id.get(snapshot_id)
+        by_id = self._snap_by_id
+        if by_id is None:
+            snaps = self._snapshots
+            if type(snaps) is SnapshotList and snaps._missing:
+                return snaps.by_id(snapshot_id)
+            by_id = self._snap_by_id = {s.snapshot_id: s for s in self.snapshots}
+        return by_id.get(snapshot_id)
 
     def current_snapshot(self) -> Snapshot | None:
         if self.current_snapshot_id is None:
@@ -412,27 +414,25 @@ class TableMetadata:
         _read_versioned(md, d, fv)
         snaps = _opt(d, "snapshots", list, [])
         # only the ids are checked here; each snapshot is checked when it becomes an object (on first use)
-        try:
-            ids = [s["snapshot-id"] for s in snaps]
-        except (TypeError, KeyError):
-            ids = None
-        if ids is None or not all(type(i) is int for i in ids):
+        ids = _ints_at(snaps, "snapshot-id")
+        if ids is None:
             md.snapshots = [_snapshot(s, fv) for s in snaps]   # raises, naming the bad field
             ids = [s.snapshot_id for s in md.snapshots]
+            distinct = len(set(ids))
         else:
-            md._snapshots = None
-            md._pending = _PendingSnapshots(snaps, ids, fv)
-        if len(set(ids)) != len(ids):
+            md.snapshots = lazy = SnapshotList(snaps, ids, fv)
+            distinct = len(lazy._pos)
+        if distinct != len(ids):
             raise _bad("duplicate snapshot ids", "snapshots")
         cur = _opt(d, "current-snapshot-id", int, None)
         md.current_snapshot_id = None if cur in (None, -1) else cur
         if md.current_snapshot_id is not None and md.snapshot_by_id(md.current_snapshot_id) is None:
             raise _bad(f"current-snapshot-id {cur} is not a known snapshot", "current-snapshot-id")
         log = _opt(d, "snapshot-log", list, [])
-        for e in log:   # checked here, made objects on first use
-            if type(e) is not dict or type(e.get("timestamp-ms")) is not int or type(e.get("snapshot-id")) is not int:
-                md.snapshot_log = _PendingLog(log).all()   # raises, naming the bad field
-                break
+        # checked here, made objects on first use
+        if log and (set(map(type, log)) != _DICT_ONLY or not _all_ints_at(log, "timestamp-ms")
+                    or not _all_ints_at(log, "snapshot-id")):
+            md.snapshot_log = _PendingLog(log).all()   # raises, naming the bad field
         else:
             md.snapshot_log = _PendingLog(log)
         md.metadata_log = []
@@ -592,8 +592,8 @@ def parse_metadata(data: bytes, path: str | None = None) -> TableMetadata:
     except RecursionError:
         raise CorruptFileError("table metadata schema is nested too deeply", path=path) from None
     md.metadata_location = path
-    if md._pending is not None:
-        md._pending.path = path
+    if type(md._snapshots) is SnapshotList:
+        md._snapshots.path = path
     if type(md._snapshot_log) is _PendingLog:
         md._snapshot_log.path = path
     return md
@@ -609,35 +609,124 @@ def _snapshot(d, fv):
     return s
 
 
-class _PendingSnapshots:
-    """The snapshots of a parsed metadata file, still as JSON objects: each becomes a :class:`Snapshot` (checked
-    as ``Snapshot.from_dict`` checks it) when first looked up, all of them when ``TableMetadata.snapshots`` is
-    first read. Errors name the metadata file."""
+_INT_ONLY, _DICT_ONLY = {int}, {dict}
 
-    __slots__ = ("raw", "fv", "built", "pos", "path")
+
+def _ints_at(objects, key):
+    """``[o[key] for o in objects]`` when every object holds an integer (not a bool) at ``key``, else None (then the
+    checked path names what is wrong). The checks run over whole lists at C speed."""
+    try:
+        values = list(map(itemgetter(key), objects))
+    except (KeyError, TypeError, IndexError):
+        return None
+    return values if not values or set(map(type, values)) == _INT_ONLY else None
+
+
+def _all_ints_at(dicts, key):
+    """Every one of ``dicts`` holds an integer (not a bool) at ``key``."""
+    try:
+        return set(map(type, map(itemgetter(key), dicts))) == _INT_ONLY
+    except KeyError:
+        return False
+
+
+class SnapshotList(MutableSequence):
+    """The snapshots of a parsed metadata file, in file order, as a list whose items become :class:`Snapshot`
+    objects (checked as ``Snapshot.from_dict`` checks them, errors naming the metadata file) when they are first
+    read: by index, or by id through ``TableMetadata.snapshot_by_id``; iterating makes them all at once. Their
+    count, their ids (checked on load) and the snapshots already handed out cost nothing more. A change (append,
+    insert, delete, assignment) makes every snapshot an object first, then changes the list. Slices are plain
+    lists."""
+
+    __slots__ = ("_raw", "_fv", "_items", "_missing", "_pos", "path")
 
     def __init__(self, raw, ids, fv):
-        self.raw = raw
-        self.fv = fv
-        self.built = [None] * len(raw)
-        self.pos = {sid: i for i, sid in enumerate(ids)}
+        self._raw = raw
+        self._fv = fv
+        self._items = [None] * len(raw)
+        self._missing = len(raw)
+        self._pos = dict(zip(ids, range(len(ids))))
         self.path = None
 
-    def _get(self, i):
-        s = self.built[i]
-        if s is None:
-            try:
-                s = self.built[i] = _snapshot(self.raw[i], self.fv)
-            except CorruptFileError as exc:
-                raise exc.located(path=self.path) from None
+    def _make(self, i):
+        try:
+            s = _snapshot(self._raw[i], self._fv)
+        except CorruptFileError as exc:
+            raise exc.located(path=self.path) from None
+        self._items[i] = s
+        self._missing -= 1
         return s
 
     def by_id(self, snapshot_id):
-        i = self.pos.get(snapshot_id)
-        return None if i is None else self._get(i)
+        """The snapshot with this id, or None (only while some snapshots are not objects yet)."""
+        i = self._pos.get(snapshot_id)
+        if i is None:
+            return None
+        s = self._items[i]
+        return self._make(i) if s is None else s
 
-    def all(self):
-        return [self._get(i) for i in range(len(self.raw))]
+    def _all(self):
+        """Every item made (well-formed snapshots by ``Snapshot._fast`` directly, anything else by the checked
+        path, which names the bad field); the plain list."""
+        items = self._items
+        if self._missing:
+            raw, fv, fast = self._raw, self._fv, Snapshot._fast
+            for i in range(len(items)):
+                if items[i] is None:
+                    s = fast(raw[i], fv)
+                    if s is None or (fv >= 3 and s.extra):
+                        self._make(i)
+                    else:
+                        items[i] = s
+                        self._missing -= 1
+        return items
+
+    def __len__(self):
+        return len(self._items)
+
+    def __getitem__(self, index):
+        if type(index) is slice:
+            return [self[i] for i in range(*index.indices(len(self._items)))]
+        s = self._items[index]   # IndexError and TypeError as a list raises them
+        if s is None:
+            return self._make(index if index >= 0 else index + len(self._items))
+        return s
+
+    def __iter__(self):
+        return iter(self._all())
+
+    def __setitem__(self, index, value):
+        self._all()[index] = value
+
+    def __delitem__(self, index):
+        del self._all()[index]
+
+    def insert(self, index, value):
+        self._all().insert(index, value)
+
+    def __eq__(self, other):
+        if isinstance(other, (list, SnapshotList)):
+            return list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None
+
+    def __add__(self, other):
+        return list(self) + list(other)
+
+    def __radd__(self, other):
+        return list(other) + list(self)
+
+    def copy(self):
+        new = SnapshotList.__new__(SnapshotList)
+        new._raw, new._fv, new._items = self._raw, self._fv, list(self._items)
+        new._missing, new._pos, new.path = self._missing, self._pos, self.path
+        return new
+
+    __copy__ = copy
+
+    def __repr__(self):
+        return repr(list(self))
 
 
 class _PendingLog:

@@ -75,13 +75,28 @@ def inside_table_check(md):
     if extra:
         roots.append(normalize_location(extra).rstrip("/") + "/")
     roots = tuple(roots)
+    inside = _INSIDE.get(roots)
+    if inside is None:
+        if len(_INSIDE) >= 64:
+            _INSIDE.clear()
+        inside = _INSIDE.setdefault(roots, set())
 
     def check(path, what):
+        if path in inside:
+            return
         p = normalize_location(path)
         if not p.startswith(roots) or ".." in p.split("/"):
             raise CorruptFileError(f"{what} {path!r} is outside the table location {md.location!r} "
                                    f"(set read.allow-external-metadata=true to allow)", path=md.metadata_location)
+        if len(inside) >= 65536:
+            inside.clear()
+        inside.add(path)
     return check
+
+
+#: table roots -> paths already found inside them (the answer depends on the path and the roots only); planning a
+#: table again checks its manifests by one set lookup each
+_INSIDE: dict = {}
 
 
 def partition_type_of(spec, md):

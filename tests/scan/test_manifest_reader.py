@@ -168,3 +168,74 @@ def test_wide_decimal_bounds_are_exact():
         got = from_bound_bytes(T.DecimalType(38, 3), raw)
         assert got.as_tuple().digits == tuple(int(ch) for ch in str(abs(unscaled)))
         assert got.as_tuple().exponent == -3
+
+
+def test_planning_shares_a_decoded_manifest_list_only_while_its_bytes_are_the_same(tmp_path, monkeypatch):
+    import shutil
+    from paimon_engine.spec import manifest_list as ML
+    cat = FileSystemCatalog(str(tmp_path / "wh"))
+    t = cat.create_table("db.t", pa.schema([("k", pa.int32()), ("v", pa.int64())]), [("k", "identity")])
+    for k in range(3):
+        t.append(pa.table({"k": pa.array([k] * 4, pa.int32()), "v": pa.array(range(4), pa.int64())}))
+    t2 = cat.create_table("db.t2", pa.schema([("k", pa.int32()), ("v", pa.int64())]))
+    t2.append(pa.table({"k": pa.array([9], pa.int32()), "v": pa.array([1], pa.int64())}))
+    decoded = []
+    real = ML._decode_manifest_list
+    monkeypatch.setattr(ML, "_decode_manifest_list", lambda data, path: decoded.append(path) or real(data, path))
+    path = t.metadata.current_snapshot().manifest_list
+    first = read_manifest_list(t.io, path, shared=True)
+    again = read_manifest_list(t.io, path, shared=True)
+    assert decoded == [path] and len(first) == 3 and all(a is b for a, b in zip(first, again))
+    assert first is not again                                  # the list itself is the caller's
+    fresh = read_manifest_list(t.io, path)                     # without shared=True: objects of its own
+    assert len(decoded) == 2 and not any(a is b for a, b in zip(first, fresh))
+    assert [len(t.scan(filter=f"k = {k}").plan_files()) for k in range(4)] == [1, 1, 1, 0]
+    assert len(decoded) == 2                                   # planning used the shared list
+    # the same path with other bytes (here another table's list copied over it) is decoded again
+    shutil.copy(t2.metadata.current_snapshot().manifest_list, path)
+    assert [m.manifest_path for m in read_manifest_list(t.io, path, shared=True)] == \
+        [m.manifest_path for m in read_manifest_list(t2.io, t2.metadata.current_snapshot().manifest_list)]
+    assert len(decoded) == 4
+
+
+def test_inside_table_answers_are_remembered_per_table_root(tmp_path):
+    from paimon_engine.spec.metadata import TableMetadata
+    from paimon_engine.spec.snapshots import inside_table_check
+
+    def md(location):
+        m = TableMetadata(location=location, properties={}, metadata_location=f"{location}/metadata/v1.metadata.json")
+        return m
+
+    a, b = md(str(tmp_path / "a")), md(str(tmp_path / "b"))
+    inside = str(tmp_path / "a" / "metadata" / "snap-1.avro")
+    inside_table_check(a)(inside, "manifest list")
+    inside_table_check(a)(inside, "manifest list")             # answered from the memo
+    with pytest.raises(CorruptFileError, match="outside the table location") as ei:
+        inside_table_check(b)(inside, "manifest list")         # another root: checked, and refused
+    assert ei.value.path == b.metadata_location
+    with pytest.raises(CorruptFileError, match="outside the table location"):
+        inside_table_check(a)(str(tmp_path / "a" / ".." / "b" / "x.avro"), "manifest")
+
+
+def test_shared_manifest_lists_are_bounded(tmp_path, monkeypatch):
+    from paimon_engine.spec import manifest_list as ML
+    cat = FileSystemCatalog(str(tmp_path / "wh"))
+    t = cat.create_table("db.t", pa.schema([("v", pa.int64())]))
+    lists = []
+    for i in range(4):
+        t.append(pa.table({"v": pa.array([i], pa.int64())}))
+        lists.append(t.metadata.current_snapshot().manifest_list)
+    sizes = [len(t.io.read_bytes(p)) for p in lists]
+    monkeypatch.setattr(ML, "_SHARED", {})
+    monkeypatch.setattr(ML, "_SHARED_MAX_TOTAL", sizes[0] + sizes[1] + sizes[2] - 1)   # room for two of them
+    for p in lists[:3]:
+        read_manifest_list(t.io, p, shared=True)
+    assert [len(k) for k in ML._SHARED] == sizes[1:3]
+    monkeypatch.setattr(ML, "_SHARED_ENTRIES", 1)
+    read_manifest_list(t.io, lists[3], shared=True)
+    assert [len(k) for k in ML._SHARED] == sizes[3:4]
+    monkeypatch.setattr(ML, "_SHARED_MAX_BYTES", sizes[0] - 1)                         # too big to keep
+    read_manifest_list(t.io, lists[0], shared=True)
+    assert [len(k) for k in ML._SHARED] == sizes[3:4]
+    assert [m.manifest_path for m in read_manifest_list(t.io, lists[0], shared=True)] == \
+        [m.manifest_path for m in read_manifest_list(t.io, lists[0])]

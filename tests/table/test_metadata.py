@@ -1,12 +1,14 @@
 import copy
 import gzip
+import itertools
 import json
 
 import pytest
 
 from paimon_engine import types as T
 from paimon_engine.errors import CorruptFileError, SchemaError
-from paimon_engine.spec.metadata import TableMetadata, new_table_metadata, parse_metadata, serialize_metadata
+from paimon_engine.spec.metadata import (Snapshot, SnapshotList, TableMetadata, new_table_metadata, parse_metadata,
+                                         serialize_metadata)
 from paimon_engine.spec.partitioning import PartitionSpec, evolve_spec
 from paimon_engine.spec.schema import Schema
 
@@ -217,19 +219,62 @@ def _many_snapshots(n=50):
 def test_snapshots_become_objects_on_first_use():
     doc = _many_snapshots()
     md = parse_metadata(json.dumps(doc).encode(), "/t/metadata/v9.metadata.json")
-    assert md._snapshots is None            # only the current snapshot was looked at
+    snaps = md.snapshots
+    assert type(snaps) is SnapshotList and len(snaps) == 50
+    assert snaps._missing == 49             # only the current snapshot was looked at (on load)
     cur = md.current_snapshot()
     assert cur.snapshot_id == 149 and cur.parent_snapshot_id == 148
     assert md.snapshot_by_id(120).sequence_number == 21 and md.snapshot_by_id(7) is None
-    assert [s.snapshot_id for s in md.ancestors()][:3] == [149, 148, 147]
+    assert [s.snapshot_id for s in itertools.islice(md.ancestors(), 3)] == [149, 148, 147]
     assert md.snapshot_as_of(1_600_000_000_010).snapshot_id == 110
     # the list holds the very objects already handed out
-    assert md.snapshots[49] is cur and len(md.snapshots) == 50
+    assert md.snapshots[49] is cur and md.snapshots[-1] is cur and md.snapshots[-30] is md.snapshot_by_id(120)
+    assert snaps._missing == 50 - 5              # 149, 120, 148, 147, 110
+    assert [s.snapshot_id for s in md.ancestors()][:3] == [149, 148, 147] and snaps._missing == 0
+    assert [s.snapshot_id for s in snaps[10:13]] == [110, 111, 112] and type(snaps[10:13]) is list
+    with pytest.raises(IndexError):
+        snaps[50]
     assert json.loads(serialize_metadata(md)) == json.loads(serialize_metadata(TableMetadata.from_dict(doc)))
+    assert type(md.snapshots) is list and md.snapshots[49] is cur   # all made: from then on a plain list
     md2 = md.copy()
     md2.snapshots = md2.snapshots[:10]
     md2._snap_by_id = None
     assert md2.snapshot_by_id(149) is None and md.snapshot_by_id(149) is cur
+
+
+def test_snapshot_list_round_trips_without_being_made():
+    doc = _many_snapshots(20)
+    doc["snapshots"][4]["x-foreign"] = {"kept": [1, 2]}
+    data = json.dumps(doc).encode()
+    md = parse_metadata(data, "/t/metadata/v9.metadata.json")
+    written = json.loads(serialize_metadata(md))      # written without the snapshots having been used first
+    assert written["snapshots"] == [Snapshot.from_dict(s, 2).to_dict(2) for s in doc["snapshots"]]
+    assert written["snapshots"][4]["x-foreign"] == {"kept": [1, 2]}
+    assert [s["snapshot-id"] for s in written["snapshots"]] == [s["snapshot-id"] for s in doc["snapshots"]]
+
+
+def test_snapshot_list_is_a_list():
+    doc = _many_snapshots(20)
+    md = parse_metadata(json.dumps(doc).encode(), "/t/metadata/v9.metadata.json")
+    eager = [Snapshot.from_dict(s, 2) for s in doc["snapshots"]]
+    snaps = md.snapshots
+    assert [s.snapshot_id for s in reversed(snaps)] == [s.snapshot_id for s in reversed(eager)]
+    assert md.current_snapshot() in snaps and snaps.index(md.current_snapshot()) == 19
+    assert snaps == list(snaps) and snaps != eager and list(snaps) + [] == snaps + [] == [] + snaps
+    md = parse_metadata(json.dumps(doc).encode(), "/t/metadata/v9.metadata.json")
+    snaps = md.snapshots
+    new = Snapshot(500, 119, 21, 1_600_000_000_100, "s3://bucket/snap-500.avro")
+    snaps.append(new)                 # a change makes every snapshot an object first
+    assert len(snaps) == 21 and snaps[-1] is new and snaps._missing == 0
+    assert type(md.snapshots) is list and md.snapshots[-1] is new
+    del md.snapshots[0]               # the plain list and the SnapshotList handed out before stay one list
+    assert len(snaps) == 20 and snaps[0].snapshot_id == 101 and list(snaps) == md.snapshots
+    # a copy of a list not yet made keeps its own items
+    md = parse_metadata(json.dumps(doc).encode())
+    other = md.snapshots.copy()
+    other.insert(0, new)
+    assert len(md.snapshots) == 20 and md.snapshots[0].snapshot_id == 100 and other[0] is new
+    assert [s.snapshot_id for s in other[1:]] == [s.snapshot_id for s in md.snapshots]
 
 
 @pytest.mark.parametrize("mutate,field", [
@@ -242,7 +287,10 @@ def test_bad_snapshot_raises_when_first_used(mutate, field):
     mutate(doc["snapshots"][3])           # not the current snapshot: found when it is first used
     md = parse_metadata(json.dumps(doc).encode(), "/t/metadata/v9.metadata.json")
     assert md.current_snapshot().snapshot_id == 149
-    for use in (lambda: md.snapshot_by_id(103), lambda: md.snapshots, lambda: list(md.ancestors())):
+    assert len(md.snapshots) == 50 and md.snapshots[2].snapshot_id == 102
+    for use in (lambda: md.snapshot_by_id(103), lambda: md.snapshots[3], lambda: md.snapshots[-47],
+                lambda: list(md.snapshots), lambda: list(md.ancestors()), lambda: serialize_metadata(md),
+                lambda: md.copy(), lambda: md.snapshots.append(md.snapshots[0])):
         with pytest.raises(CorruptFileError) as ei:
             use()
         assert ei.value.field == field and ei.value.path == "/t/metadata/v9.metadata.json"
@@ -277,3 +325,34 @@ def test_json_without_orjson_and_what_orjson_refuses(monkeypatch):
     assert md.statistics[0]["x"] != md.statistics[0]["x"] and len(md.snapshots) == 5
     with pytest.raises(CorruptFileError):
         parse_metadata(b'{"format-version": 2, ', "m.json")
+
+
+def test_iterating_a_snapshot_list_checks_every_snapshot_as_from_dict_does():
+    # well-formed snapshots, v3 lineage fields, foreign keys and a v1 snapshot with inline manifests: iteration
+    # makes the same objects as Snapshot.from_dict
+    v3 = _many_snapshots(6)
+    v3.update({"format-version": 3, "next-row-id": 60})
+    for i, s in enumerate(v3["snapshots"]):
+        s.update({"first-row-id": 10 * i, "added-rows": 10})
+    v3["snapshots"][2]["x-foreign"] = [1]
+    md = parse_metadata(json.dumps(v3).encode())
+    assert [(s.snapshot_id, s.first_row_id, s.added_rows, s.extra.get("x-foreign")) for s in md.snapshots] == \
+        [(100 + i, 10 * i, 10, [1] if i == 2 else None) for i in range(6)]
+    v1 = copy.deepcopy(V1_VALID)
+    v1["snapshots"] = [
+        {"snapshot-id": 6, "timestamp-ms": 1, "manifest-list": "s3://b/l6.avro", "summary": {"operation": "append"}},
+        {"snapshot-id": 7, "timestamp-ms": 2, "manifests": ["s3://b/m1.avro"], "summary": {"operation": "append"}},
+        {"snapshot-id": 8, "timestamp-ms": 3, "manifest-list": "s3://b/l8.avro"}]     # no summary: checked path
+    md1 = parse_metadata(json.dumps(v1).encode())
+    assert [s.to_dict(1) for s in md1.snapshots] == [Snapshot.from_dict(s, 1).to_dict(1) for s in v1["snapshots"]]
+    assert [(s.manifest_list, s.manifests, s.operation) for s in md1.snapshots] == [
+        ("s3://b/l6.avro", None, "append"), (None, ["s3://b/m1.avro"], "append"), ("s3://b/l8.avro", None, "append")]
+    # a bad lineage field or a bad snapshot further down raises on iteration, naming the field and the file
+    for field, value in (("first-row-id", -1), ("added-rows", "10"), ("timestamp-ms", None)):
+        bad = copy.deepcopy(v3)
+        bad["snapshots"][4][field] = value
+        md = parse_metadata(json.dumps(bad).encode(), "/t/metadata/v3.metadata.json")
+        assert len(md.snapshots) == 6 and md.snapshots[3].snapshot_id == 103
+        with pytest.raises(CorruptFileError) as ei:
+            [s.snapshot_id for s in md.snapshots]
+        assert ei.value.field == field and ei.value.path == "/t/metadata/v3.metadata.json"
