@@ -809,16 +809,9 @@ class TaskReader:
             keep_rgs = [i for i in chosen if self._row_group_may_match(pf, i, residual)]
             pruned = len(keep_rgs) != len(chosen)
             chosen = keep_rgs
-        late = None
         rows_first = None
         if not batch_size and residual is not None and not isinstance(residual, AlwaysTrue):
             rows_first = self._residual_columns(task, pf, names, file_cols)
-        if rows_first is None and not batch_size and residual is not None and \
-                not isinstance(residual, AlwaysTrue) and len(chosen) > 1:
-            late = self._late_filter(task, pf, names, file_cols, chosen)
-            if late is not None and len(late[1]) != len(chosen):
-                pruned = True
-                chosen = [i for i in chosen if i in late[1]]
         if not chosen:
             return
         # contiguous runs of row groups, so row positions stay absolute
@@ -833,6 +826,10 @@ class TaskReader:
             first = rg_start[run[0]]
             total = rg_start[run[-1] + 1]
             rgs = None if whole else run
+            if rows_first is not None:
+                yield from self._read_passing_rows(task, pf, names, file_cols, rows_first, rgs, first, total,
+                                                   positions, eq_groups)
+                continue
             dict_names = self._dictionary_names(pf, names, file_cols, rgs)
             if batch_size:
                 start = first
@@ -848,21 +845,7 @@ class TaskReader:
                     start += rb.num_rows
                     yield from _batches(out)
                 continue
-            if rows_first is not None:
-                yield from self._read_passing_rows(task, pf, names, file_cols, rows_first, rgs, first, total,
-                                                   positions, eq_groups)
-                continue
-            if late is not None:
-                # the residual's columns were read already (plain): read the others for these row groups only
-                fnames, tables = late
-                others = [x for x in names if x not in fnames]
-                dict_names = self._dictionary_names(pf, others, file_cols, run)
-                rest = pf.read(others, run, dict_names)
-                ft = pa.concat_tables([tables[i] for i in run]) if len(run) > 1 else tables[run[0]]
-                tbl = pa.Table.from_arrays([ft.column(x) if x in fnames else rest.column(x) for x in names],
-                                           names=names)
-            else:
-                tbl = pf.read(names, rgs, dict_names) if names else None
+            tbl = pf.read(names, rgs, dict_names) if names else None
             n = (total - first) if tbl is None else tbl.num_rows
             yield from _batches(self._finish(task, tbl, n, first, file_cols, positions(), eq_groups,
                                              dict_names=dict_names))
@@ -917,31 +900,6 @@ class TaskReader:
                                    names=names)
         yield from _batches(self._finish(task, tbl, int(rows.size), first, file_cols, None, eq_groups,
                                          row_ids=rows + first, dict_names=dict_names))
-
-    def _late_filter(self, task, pf, names, file_cols, chosen):
-        """Late materialization over row groups: the residual's columns of each chosen row group are read and
-        the residual evaluated on them, exactly as ``_finish`` does; the other columns are then read only for
-        the row groups where some row passes. -> (the residual's file column names, {row group with a passing
-        row: table of those columns}), or None when the residual reads every column read (nothing to skip)."""
-        residual = task.residual
-        tops = {x.split(".")[0] for x in referenced_names(residual)}
-        fields = [(f.name, self.all_fields[f.id]) for f in self.schema.fields if f.name in tops]
-        fnames = frozenset(file_cols[f.id] for _, f in fields if f.id in file_cols)
-        if not fnames or not any(x not in fnames for x in names):
-            return None
-        order = [x for x in names if x in fnames]
-        tables = {}
-        for i in chosen:
-            ft = pf.read(order, [i])
-            n = ft.num_rows
-            cols = {}
-            for top, f in fields:
-                name = file_cols.get(f.id)
-                cols[top] = _default_array(f, n) if name is None else _conform(ft.column(name), f.type, f.name)
-            mask = evaluate_arrow(residual, pa.table(cols))
-            if np.asarray(mask.to_numpy(zero_copy_only=False), dtype=np.bool_).any():
-                tables[i] = ft
-        return fnames, tables
 
     def _dictionary_names(self, pf, names, file_cols, row_groups):
         """File columns to read as dictionary indices: string/binary columns read as string/binary whose pages
