@@ -23,13 +23,13 @@ from .._pykernels import status
 from .._speedups import kernel
 from ..batch import pool_array
 from ..errors import CorruptFileError
+from .parquet_pages import (DATA_PAGE, DATA_PAGE_V2, DICTIONARY_PAGE, INDEX_PAGE, PLAIN_DICTIONARY,
+                            RLE_DICTIONARY)
 
 __all__ = ["Unsupported", "ColumnChunk", "chunk_of", "read_column_chunk"]
 
-# PageType
-DATA_PAGE, INDEX_PAGE, DICTIONARY_PAGE, DATA_PAGE_V2 = 0, 1, 2, 3
-# Encoding
-PLAIN, PLAIN_DICTIONARY, RLE, BIT_PACKED, RLE_DICTIONARY = 0, 2, 3, 4, 8
+# Encoding (the page types and dictionary encodings are parquet_pages')
+PLAIN, RLE = 0, 3
 _DICTIONARY = (PLAIN_DICTIONARY, RLE_DICTIONARY)
 
 _WIDTH = {"INT32": 4, "FLOAT": 4, "INT64": 8, "DOUBLE": 8}

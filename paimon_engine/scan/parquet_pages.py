@@ -12,6 +12,11 @@ too many pages) answers "don't know" and the column is read the ordinary way.
 
 from __future__ import annotations
 
+import numpy as np
+
+from .._pykernels import status
+from .._speedups import kernel
+
 __all__ = ["all_data_pages_dictionary_encoded", "page_encodings"]
 
 # PageType
@@ -124,35 +129,16 @@ class _Cursor:
 
 
 def _parse_header(buf):
-    """-> (page type, header length, compressed page size, data page encoding or None)."""
-    c = _Cursor(buf)
-    out = {"type": None, "size": None, "encoding": None}
-
-    def nested(enc_field):
-        def h(fid, t):
-            if fid == enc_field and t == _I32:
-                out["encoding"] = c.zigzag()
-                return True
-            return False
-        return h
-
-    def top(fid, t):
-        if fid == 1 and t == _I32:
-            out["type"] = c.zigzag()
-        elif fid == 3 and t == _I32:
-            out["size"] = c.zigzag()
-        elif fid == 5 and t == _STRUCT:
-            c.struct(nested(2), 1)           # DataPageHeader.encoding
-        elif fid == 8 and t == _STRUCT:
-            c.struct(nested(4), 1)           # DataPageHeaderV2.encoding
-        else:
-            return False
-        return True
-
-    c.struct(top)
-    if out["type"] is None or out["size"] is None or out["size"] < 0:
+    """-> (page type, header length, compressed page size, data page encoding or None), read by the ``parquet``
+    kernel's ``page_header`` (the page decoder's own header reader)."""
+    out = np.empty(12, np.int64)
+    end = kernel("parquet").page_header(buf, 0, len(buf), out)
+    if end == status.TRUNCATED:
+        raise _Short
+    ptype, size, encoding = int(out[0]), int(out[2]), int(out[4])
+    if end < 0 or ptype < 0 or size < 0:
         raise _Bad
-    return out["type"], c.pos, out["size"], out["encoding"]
+    return ptype, end, size, (encoding if ptype in (DATA_PAGE, DATA_PAGE_V2) and encoding >= 0 else None)
 
 
 def _pages(read_at, start, end):
