@@ -19,3 +19,14 @@ cdef inline void copy_short(uint8_t* dst, const uint8_t* src, Py_ssize_t n) noex
         dst[0] = src[0]
         dst[n >> 1] = src[n >> 1]
         dst[n - 1] = src[n - 1]
+
+
+cdef inline void copy_value(uint8_t* dst, Py_ssize_t dst_room, const uint8_t* src, Py_ssize_t src_room,
+                            Py_ssize_t n) noexcept nogil:
+    """memcpy of ``n`` bytes; a value of at most 16 bytes is one 16-byte move when both buffers have 16 bytes
+    from there (``dst_room``, ``src_room``): the bytes past ``n`` are written again by the next value or lie
+    past the end of what the caller keeps."""
+    if n <= 16 and dst_room >= 16 and src_room >= 16:
+        memcpy(dst, src, 16)
+    elif n > 0:
+        memcpy(dst, src, n)

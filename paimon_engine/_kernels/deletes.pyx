@@ -13,6 +13,8 @@ from libc.stdint cimport int64_t, int32_t, uint32_t, uint64_t, uint8_t, INT64_MA
 from libc.string cimport memcpy
 from libc.stdlib cimport malloc, free
 
+from paimon_engine._kernels.bytecopy cimport copy_value
+
 cdef extern from *:
     """
     #if defined(__GNUC__) || defined(__clang__)
@@ -888,10 +890,7 @@ def take_runs_dictionary(const offset_t[::1] dict_offsets, const uint8_t[::1] di
                         break
                     a = doff[idx]
                     b = doff[idx + 1]
-                    if b - a <= 16 and a <= dlen - 16 and d <= room - 16:
-                        memcpy(od + d, dd + a, 16)   # short value: one fixed-size move
-                    elif b > a:
-                        memcpy(od + d, dd + a, b - a)
+                    copy_value(od + d, room - d, dd + a, dlen - a, b - a)
                     d += b - a
                     o += 1
                     oo[o] = <offset_t>d
@@ -910,10 +909,7 @@ def take_runs_dictionary(const offset_t[::1] dict_offsets, const uint8_t[::1] di
                 if b - a > room - d:
                     bad = -4
                     break
-                if b - a <= 16 and a <= dlen - 16 and d <= room - 16:
-                    memcpy(od + d, dd + a, 16)   # short value: one fixed-size move
-                elif b > a:
-                    memcpy(od + d, dd + a, b - a)
+                copy_value(od + d, room - d, dd + a, dlen - a, b - a)
                 d += b - a
                 oo[o] = <offset_t>d
     return bad if bad else o

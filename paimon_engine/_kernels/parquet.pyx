@@ -9,7 +9,7 @@ cimport cython
 from libc.stdint cimport int64_t, int32_t, uint64_t, uint32_t, uint8_t, INT32_MAX
 from libc.string cimport memcpy, memset
 
-from paimon_engine._kernels.bytecopy cimport copy_short
+from paimon_engine._kernels.bytecopy cimport copy_value
 
 # PageHeader fields written by page_header (the twin's HEADER_FIELDS names them)
 cdef enum:
@@ -614,10 +614,7 @@ def plain_byte_array(const uint8_t[::1] buf, Py_ssize_t pos, Py_ssize_t end, Py_
             if d + ln > INT32_MAX:
                 rc = -3
                 break
-            if ln <= 16 and room - d >= 16 and end - pos >= 16:
-                memcpy(&data[d], &buf[pos], 16)
-            elif ln:
-                memcpy(&data[d], &buf[pos], ln)
+            copy_value(&data[d], room - d, &buf[pos], end - pos, ln)
             pos += ln
             d += ln
             offsets[row + 1 + i] = <int32_t>d
@@ -691,10 +688,7 @@ def gather_byte_array(const int32_t[::1] dict_offsets, const uint8_t[::1] dict_d
             if d + (e - a) > INT32_MAX:
                 rc = -3
                 break
-            if e - a <= 16 and dlen - a >= 16 and room - d >= 16:
-                memcpy(&data[d], &dict_data[a], 16)
-            else:
-                copy_short(&data[d], &dict_data[a], e - a)
+            copy_value(&data[d], room - d, &dict_data[a], dlen - a, e - a)
             d += e - a
             offsets[row + 1 + i] = <int32_t>d
     return rc if rc else j - start
