@@ -492,6 +492,302 @@ def dictionary_indices(const uint8_t[::1] buf, Py_ssize_t pos, Py_ssize_t end, P
     return rc if rc else pos
 
 
+# ---------------------------------------------------------------- dictionary values straight from the indices
+# The indices of a dictionary-encoded page are decoded and their values written in one pass, without an index
+# array between the two. In a bit-packed run, a value whose 8-byte load stays inside the run takes one
+# unaligned load and no bounds test; the last few are read byte by byte.
+
+cdef inline Py_ssize_t _fast_values(Py_ssize_t nbytes, int w, Py_ssize_t take) noexcept nogil:
+    """How many of the first ``take`` values of a bit-packed run of ``nbytes`` bytes have all 8 bytes from their
+    first byte inside the run (value k starts at byte (k * w) >> 3)."""
+    cdef Py_ssize_t fast = ((nbytes - 8) * 8) // w + 1 if nbytes >= 8 else 0
+    return fast if fast < take else take
+
+
+cdef int _packed_fixed4(const uint8_t* p, Py_ssize_t nbytes, int w, Py_ssize_t take, const uint8_t* d,
+                        uint32_t ndict, uint8_t* o) noexcept nogil:
+    """The 4-byte dictionary values of the first ``take`` indices of a bit-packed run (``nbytes`` bytes at
+    ``p``, ``w`` >= 1 bits each) into ``o``; -3 at an index not below ``ndict`` (the values before it are
+    written)."""
+    cdef Py_ssize_t k, bit = 0, fast = _fast_values(nbytes, w, take)
+    cdef uint32_t v
+    cdef uint64_t word, mask = (<uint64_t>1 << w) - 1
+    for k in range(fast):
+        memcpy(&word, p + (bit >> 3), 8)
+        v = <uint32_t>((word >> (bit & 7)) & mask)
+        if v >= ndict:
+            return -3
+        memcpy(o + 4 * k, d + 4 * <Py_ssize_t>v, 4)
+        bit += w
+    for k in range(fast, take):
+        v = _unpack(p, nbytes, k, w, mask)
+        if v >= ndict:
+            return -3
+        memcpy(o + 4 * k, d + 4 * <Py_ssize_t>v, 4)
+    return 0
+
+
+cdef int _packed_fixed8(const uint8_t* p, Py_ssize_t nbytes, int w, Py_ssize_t take, const uint8_t* d,
+                        uint32_t ndict, uint8_t* o) noexcept nogil:
+    """``_packed_fixed4`` for 8-byte values."""
+    cdef Py_ssize_t k, bit = 0, fast = _fast_values(nbytes, w, take)
+    cdef uint32_t v
+    cdef uint64_t word, mask = (<uint64_t>1 << w) - 1
+    for k in range(fast):
+        memcpy(&word, p + (bit >> 3), 8)
+        v = <uint32_t>((word >> (bit & 7)) & mask)
+        if v >= ndict:
+            return -3
+        memcpy(o + 8 * k, d + 8 * <Py_ssize_t>v, 8)
+        bit += w
+    for k in range(fast, take):
+        v = _unpack(p, nbytes, k, w, mask)
+        if v >= ndict:
+            return -3
+        memcpy(o + 8 * k, d + 8 * <Py_ssize_t>v, 8)
+    return 0
+
+
+cdef int _packed_fixed_any(const uint8_t* p, Py_ssize_t nbytes, int w, Py_ssize_t take, const uint8_t* d,
+                           uint32_t ndict, int width, uint8_t* o) noexcept nogil:
+    """``_packed_fixed4`` for values of any width."""
+    cdef Py_ssize_t k
+    cdef uint32_t v
+    cdef uint64_t mask = (<uint64_t>1 << w) - 1
+    if width == 4:
+        return _packed_fixed4(p, nbytes, w, take, d, ndict, o)
+    if width == 8:
+        return _packed_fixed8(p, nbytes, w, take, d, ndict, o)
+    for k in range(take):
+        v = _unpack(p, nbytes, k, w, mask)
+        if v >= ndict:
+            return -3
+        memcpy(o + k * width, d + <Py_ssize_t>v * width, width)
+    return 0
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def dictionary_fixed(const uint8_t[::1] buf, Py_ssize_t pos, Py_ssize_t end, Py_ssize_t n,
+                     const uint8_t[::1] dictionary, int width, uint8_t[::1] out, Py_ssize_t out_pos):
+    """The values of the ``n`` indices of a dictionary-encoded data page (as ``dictionary_indices`` reads them
+    from ``buf[pos:end]``) taken from ``dictionary`` (values of ``width`` bytes) into
+    ``out[out_pos * width:(out_pos + n) * width]``: ``dictionary_indices`` then ``gather_fixed`` in one pass.
+    Returns the position after the last run read, or a negative status (-3: an index outside the
+    dictionary)."""
+    cdef Py_ssize_t done = 0, count, nbytes, k, take
+    cdef uint32_t value, ndict
+    cdef bint packed
+    cdef int rc = 0, w
+    cdef const uint8_t* d
+    cdef const uint8_t* src
+    cdef uint8_t* o
+    if width <= 0 or n < 0 or pos < 0 or end > buf.shape[0] or out_pos < 0 \
+            or n > out.shape[0] // width - out_pos:
+        return -4
+    if n == 0:
+        return pos
+    if pos >= end:
+        return -1
+    w = buf[pos]
+    pos += 1
+    if w > 32:
+        return -5
+    ndict = <uint32_t>min(dictionary.shape[0] // width, <Py_ssize_t>INT32_MAX)
+    d = &dictionary[0] if dictionary.shape[0] else NULL
+    o = &out[out_pos * width]
+    with nogil:
+        while done < n:
+            rc = _run_header(&buf[0], end, &pos, w, &packed, &count, &value, &nbytes)
+            if rc:
+                break
+            take = count if count < n - done else n - done
+            if not packed:
+                if take and value >= ndict:
+                    rc = -3
+                    break
+                src = d + <Py_ssize_t>value * width
+                if width == 8:
+                    for k in range(take):
+                        memcpy(o + (done + k) * 8, src, 8)
+                elif width == 4:
+                    for k in range(take):
+                        memcpy(o + (done + k) * 4, src, 4)
+                else:
+                    for k in range(take):
+                        memcpy(o + (done + k) * width, src, width)
+            else:
+                if w == 0:
+                    if take and ndict == 0:
+                        rc = -3
+                        break
+                    for k in range(take):
+                        memcpy(o + (done + k) * width, d, width)
+                else:
+                    rc = _packed_fixed_any(&buf[pos], nbytes, w, take, d, ndict, width, o + done * width)
+                    if rc:
+                        break
+                pos += nbytes
+            done += take
+    return rc if rc else pos
+
+
+cdef inline int _one_bytes(const int32_t* doff, const uint8_t* dd, Py_ssize_t dlen, uint32_t v, uint32_t ndict,
+                           uint8_t* data, Py_ssize_t room, int64_t* d) noexcept nogil:
+    """Append dictionary value ``v`` at ``data + d[0]``: 0, or -3 (index or offsets out of range, more than
+    2 GiB of data) / -4 (output too short)."""
+    cdef int32_t a, e
+    if v >= ndict:
+        return -3
+    a = doff[v]
+    e = doff[v + 1]
+    if a < 0 or e < a or e > dlen:
+        return -3
+    if e - a > room - d[0]:
+        return -4
+    if d[0] + (e - a) > INT32_MAX:
+        return -3
+    copy_value(data + d[0], room - d[0], dd + a, dlen - a, e - a)
+    d[0] += e - a
+    return 0
+
+
+cdef inline int _one_bytes_checked(const int32_t* doff, const uint8_t* dd, Py_ssize_t dlen, uint32_t v,
+                                   uint32_t ndict, uint8_t* data, Py_ssize_t room, int64_t* d,
+                                   bint checked) noexcept nogil:
+    """``_one_bytes``; ``checked``: the dictionary's offsets rise inside its data and every value fits in the
+    output (tested once for the page), so only the index is tested."""
+    cdef int32_t a, e
+    if not checked:
+        return _one_bytes(doff, dd, dlen, v, ndict, data, room, d)
+    if v >= ndict:
+        return -3
+    a = doff[v]
+    e = doff[v + 1]
+    copy_value(data + d[0], room - d[0], dd + a, dlen - a, e - a)
+    d[0] += e - a
+    return 0
+
+
+cdef bint _page_fits(const int32_t* doff, Py_ssize_t ndict, Py_ssize_t dlen, Py_ssize_t n, int64_t d,
+                     Py_ssize_t room) noexcept nogil:
+    """The dictionary's offsets rise from >= 0 to at most ``dlen - 16``, and ``n`` of its longest value fit in
+    the output from ``d`` with 16 bytes to spare (and in 2 GiB): every value is then a 16-byte move or a
+    memcpy, with no test."""
+    cdef Py_ssize_t i
+    cdef int64_t m = 0
+    if doff[0] < 0 or doff[ndict] > dlen - 16:
+        return 0
+    for i in range(ndict):
+        if doff[i + 1] < doff[i]:
+            return 0
+        if doff[i + 1] - doff[i] > m:
+            m = doff[i + 1] - doff[i]
+    return m * n <= room - d - 16 and d + m * n <= INT32_MAX
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def dictionary_byte_array(const uint8_t[::1] buf, Py_ssize_t pos, Py_ssize_t end, Py_ssize_t n,
+                          const int32_t[::1] dict_offsets, const uint8_t[::1] dict_data, int32_t[::1] offsets,
+                          Py_ssize_t row, uint8_t[::1] data):
+    """The values of the ``n`` indices of a dictionary-encoded data page without nulls (read as
+    ``dictionary_indices`` reads them) in Arrow string layout, as ``gather_byte_array`` writes them: one pass,
+    no index array. Returns the position after the last run read, or a negative status (-3: an index outside
+    the dictionary or more than 2 GiB of data, -4: outputs too short)."""
+    cdef Py_ssize_t done = 0, count, nbytes, k, take, fast, bit
+    cdef Py_ssize_t room = data.shape[0], dlen = dict_data.shape[0], ndict_ = dict_offsets.shape[0] - 1
+    cdef int32_t a, e
+    cdef uint32_t value, ndict, v
+    cdef bint packed, checked = 0
+    cdef int rc = 0, w
+    cdef int64_t d
+    cdef uint64_t word, mask
+    cdef const uint8_t* p
+    cdef const int32_t* doff
+    cdef const uint8_t* dd
+    cdef int32_t* oo
+    cdef uint8_t* od
+    if n < 0 or pos < 0 or end > buf.shape[0] or row < 0 or row + 1 + n > offsets.shape[0] or ndict_ < 0:
+        return -4
+    d = offsets[row]
+    if d < 0 or d > room:
+        return -4
+    if n == 0:
+        return pos
+    if pos >= end:
+        return -1
+    w = buf[pos]
+    pos += 1
+    if w > 32:
+        return -5
+    mask = (<uint64_t>1 << w) - 1
+    ndict = <uint32_t>min(ndict_, <Py_ssize_t>INT32_MAX)
+    doff = &dict_offsets[0]
+    dd = &dict_data[0] if dlen else NULL
+    od = &data[0] if room else NULL
+    oo = &offsets[row + 1]
+    with nogil:
+        # a dictionary no larger than the page is checked once, and the values then only by their index
+        if ndict_ <= n and dlen >= 16:
+            checked = _page_fits(doff, ndict_, dlen, n, d, room)
+        while done < n:
+            rc = _run_header(&buf[0], end, &pos, w, &packed, &count, &value, &nbytes)
+            if rc:
+                break
+            take = count if count < n - done else n - done
+            if not packed:
+                for k in range(take):
+                    rc = _one_bytes_checked(doff, dd, dlen, value, ndict, od, room, &d, checked)
+                    if rc:
+                        break
+                    oo[done + k] = <int32_t>d
+                if rc:
+                    break
+            else:
+                p = &buf[pos]
+                bit = 0
+                fast = _fast_values(nbytes, w, take) if w else 0
+                if checked:
+                    for k in range(fast):
+                        memcpy(&word, p + (bit >> 3), 8)
+                        v = <uint32_t>((word >> (bit & 7)) & mask)
+                        if v >= ndict:
+                            rc = -3
+                            break
+                        a = doff[v]
+                        e = doff[v + 1]
+                        if e - a <= 16:
+                            memcpy(od + d, dd + a, 16)
+                        else:
+                            memcpy(od + d, dd + a, e - a)
+                        d += e - a
+                        oo[done + k] = <int32_t>d
+                        bit += w
+                else:
+                    for k in range(fast):
+                        memcpy(&word, p + (bit >> 3), 8)
+                        v = <uint32_t>((word >> (bit & 7)) & mask)
+                        rc = _one_bytes(doff, dd, dlen, v, ndict, od, room, &d)
+                        if rc:
+                            break
+                        oo[done + k] = <int32_t>d
+                        bit += w
+                if rc:
+                    break
+                for k in range(fast, take):
+                    v = _unpack(p, nbytes, k, w, mask) if w else 0
+                    rc = _one_bytes_checked(doff, dd, dlen, v, ndict, od, room, &d, checked)
+                    if rc:
+                        break
+                    oo[done + k] = <int32_t>d
+                if rc:
+                    break
+                pos += nbytes
+            done += take
+    return rc if rc else pos
+
+
 # ---------------------------------------------------------------- values
 
 

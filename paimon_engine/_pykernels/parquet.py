@@ -372,3 +372,70 @@ def gather_byte_array(dict_offsets, dict_data, indices, start, n, validity, bit_
         d += e - a
         offsets[row + 1 + i] = d
     return j - start
+
+
+def dictionary_fixed(buf, pos, end, n, dictionary, width, out, out_pos):
+    if width <= 0 or n < 0 or pos < 0 or end > len(buf) or out_pos < 0 or n > len(out) // width - out_pos:
+        return BAD_LENGTH
+    if n == 0:
+        return pos
+    if pos >= end:
+        return TRUNCATED
+    w = int(buf[pos])
+    if w > 32:
+        return BAD_VALUE
+    ndict = min(len(dictionary) // width, _INT32_MAX)
+    done = 0
+    try:
+        for values, take in _runs(buf, pos + 1, end, w, n):
+            if take < 0:
+                return values
+            for k in range(take):
+                x = values if isinstance(values, int) else values[k]
+                if x >= ndict:
+                    return OUT_OF_RANGE
+                o = (out_pos + done + k) * width
+                out[o:o + width] = dictionary[x * width:(x + 1) * width]
+            done += take
+    except _Fail as f:
+        return f.code
+
+
+def dictionary_byte_array(buf, pos, end, n, dict_offsets, dict_data, offsets, row, data):
+    ndict = len(dict_offsets) - 1
+    if n < 0 or pos < 0 or end > len(buf) or row < 0 or row + 1 + n > len(offsets) or ndict < 0:
+        return BAD_LENGTH
+    d = int(offsets[row])
+    room, dlen = len(data), len(dict_data)
+    if not 0 <= d <= room:
+        return BAD_LENGTH
+    if n == 0:
+        return pos
+    if pos >= end:
+        return TRUNCATED
+    w = int(buf[pos])
+    if w > 32:
+        return BAD_VALUE
+    ndict = min(ndict, _INT32_MAX)
+    done = 0
+    try:
+        for values, take in _runs(buf, pos + 1, end, w, n):
+            if take < 0:
+                return values
+            for k in range(take):
+                x = values if isinstance(values, int) else values[k]
+                if x >= ndict:
+                    return OUT_OF_RANGE
+                a, e = int(dict_offsets[x]), int(dict_offsets[x + 1])
+                if a < 0 or e < a or e > dlen:
+                    return OUT_OF_RANGE
+                if e - a > room - d:
+                    return BAD_LENGTH
+                if d + (e - a) > _INT32_MAX:
+                    return OUT_OF_RANGE
+                data[d:d + e - a] = np.frombuffer(dict_data, np.uint8, e - a, a)
+                d += e - a
+                offsets[row + 1 + done + k] = d
+            done += take
+    except _Fail as f:
+        return f.code

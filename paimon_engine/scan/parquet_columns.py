@@ -155,6 +155,9 @@ class _Decoder:
         self.dict_size = 0
         self.scratch = np.empty(0, np.int32)
         self.page_at = 0
+        self.dict_longest = 0
+        self.dictionary_checked = False
+        self.plain_strings = False      # a PLAIN page wrote string values (else they all come from the dictionary)
 
     def fail(self, what, code=None):
         why = f"{what}: {status.describe(code)}" if code is not None else what
@@ -202,11 +205,12 @@ class _Decoder:
                 self.fail(f"a dictionary page of {len(data)} bytes for {n} values")
             offsets = np.empty(n + 1, np.int32)
             offsets[0] = 0
-            dd = np.empty(max(len(data), 1), np.uint8)
+            dd = np.empty(len(data) + 16, np.uint8)    # 16 bytes past the last value: 16-byte value moves
             rc = self.k.plain_byte_array(data, 0, len(data), n, _NONE, 0, offsets, 0, dd)
             if rc < 0:
                 self.fail("dictionary values", rc)
             self.dictionary = (offsets, dd)
+            self.dict_longest = int(np.diff(offsets).max()) if n else 0
         self.dict_size = n
 
     def data_page(self, hdr, body, row, v2):
@@ -272,6 +276,7 @@ class _Decoder:
                     self.fail("values", rc)
             return
         self.out.reserve(len(values))
+        self.plain_strings = True
         rc = k.plain_byte_array(values, 0, len(values), n, out.validity if has_nulls else _NONE, row,
                                 out.offsets, row, out.data)
         if rc < 0:
@@ -287,6 +292,24 @@ class _Decoder:
             if rc < 0:
                 self.fail("dictionary indices", rc)
             return
+        if not has_nulls and not out.as_dictionary:
+            # indices and values in one pass
+            if out.width:
+                rc = k.dictionary_fixed(values, 0, len(values), n, self.dictionary, out.width, out.values, row)
+                if rc < 0:
+                    self.fail("dictionary values", rc)
+                return
+            d_off, d_data = self.dictionary
+            bound = n * self.dict_longest
+            if bound <= 2 * n * (len(d_data) // max(self.dict_size, 1)) + (1 << 20):
+                # room for the longest value in every row, when that is not much more than needed
+                out.reserve(bound + 16)
+                rc = k.dictionary_byte_array(values, 0, len(values), n, d_off, d_data, out.offsets, row, out.data)
+                if rc < 0:
+                    self.fail("dictionary values" if rc != status.OUT_OF_RANGE else
+                              "dictionary values (index or size)", rc)
+                out.end = int(out.offsets[row + n])
+                return
         idx = self.indices(valid)
         rc = k.dictionary_indices(values, 0, len(values), valid, self.dict_size, idx, 0)
         if rc < 0:
@@ -405,11 +428,22 @@ class _Decoder:
         arr = pa.Array.from_buffers(out.type, n, [validity, pa.py_buffer(out.offsets),
                                                   pa.py_buffer(out.data[:max(out.end, 1)])], null_count=nulls)
         if out.type == pa.string():
+            # values copied from the dictionary are valid when the dictionary is: only PLAIN pages make the
+            # whole column worth checking
+            if self.plain_strings or self.dictionary is None:
+                check = arr
+            elif not self.dictionary_checked:
+                d_off, d_data = self.dictionary
+                check = pa.Array.from_buffers(pa.string(), len(d_off) - 1,
+                                              [None, pa.py_buffer(d_off), pa.py_buffer(d_data)])
+            else:
+                return arr
             try:
-                arr.validate(full=True)
+                check.validate(full=True)
             except pa.ArrowInvalid as exc:
                 raise CorruptFileError(f"bad Parquet string values (not UTF-8): {exc}", path=self.path,
                                        offset=self.chunk.start) from None
+            self.dictionary_checked = check is not arr
         return arr
 
 

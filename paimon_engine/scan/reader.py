@@ -822,6 +822,10 @@ class TaskReader:
             else:
                 runs.append([i])
         whole = task.start is None and not pruned
+        # string columns are read as dictionary indices where rows are removed (the values of the kept rows are
+        # then copied once); when every row is kept the page decoder writes the values itself
+        removes = pending is not None or task.selection is not None or \
+            (residual is not None and not isinstance(residual, AlwaysTrue)) or any(len(e) for _, e in eq_groups)
         for run in runs:
             first = rg_start[run[0]]
             total = rg_start[run[-1] + 1]
@@ -830,7 +834,7 @@ class TaskReader:
                 yield from self._read_passing_rows(task, pf, names, file_cols, rows_first, rgs, first, total,
                                                    positions, eq_groups)
                 continue
-            dict_names = self._dictionary_names(pf, names, file_cols, rgs)
+            dict_names = self._dictionary_names(pf, names, file_cols, rgs) if removes or batch_size else frozenset()
             if batch_size:
                 start = first
                 if not names:

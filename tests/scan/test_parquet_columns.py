@@ -210,9 +210,9 @@ def test_what_it_leaves_to_pyarrow(tmp_path, impl):
     _unsupported(tmp_path, pa.table({"ts": pa.array([dt.datetime(2020, 1, 1)] * n, pa.timestamp("ms"))}))
 
 
-def _chunk_bytes(tmp_path, **kw):
+def _chunk_bytes(tmp_path, nulls=True, **kw):
     p = tmp_path / "c.parquet"
-    pq.write_table(_table(n=600), p, data_page_size=512, **kw)
+    pq.write_table(_table(n=600, nulls=nulls), p, data_page_size=512, **kw)
     raw = p.read_bytes()
     pf = pq.ParquetFile(p)
     return raw, pf
@@ -234,8 +234,10 @@ def _decode_all(raw, pf, path="bad.parquet"):
 
 @pytest.mark.parametrize("version", ["1.0", "2.0"])
 @pytest.mark.parametrize("compression", ["none", "zstd"])
-def test_damaged_chunks_raise_corrupt_file_error(tmp_path, impl, version, compression):
-    raw, pf = _chunk_bytes(tmp_path, data_page_version=version, compression=compression)
+@pytest.mark.parametrize("nulls", [True, False])
+def test_damaged_chunks_raise_corrupt_file_error(tmp_path, impl, version, compression, nulls):
+    # without nulls, dictionary pages are decoded by the one-pass kernels (dictionary_fixed, dictionary_byte_array)
+    raw, pf = _chunk_bytes(tmp_path, nulls=nulls, data_page_version=version, compression=compression)
     _decode_all(raw, pf)   # the intact file decodes
     md = pf.metadata.row_group(0)
     starts = [md.column(j).dictionary_page_offset or md.column(j).data_page_offset for j in range(md.num_columns)]
@@ -339,6 +341,115 @@ def test_dictionary_indices_runs(k, width):
     assert k.dictionary_indices(data, 0, len(data) - 1, len(want), dict_size, out, 0) == -1
     assert k.dictionary_indices(bytes([33]) + data[1:], 0, len(data), 3, dict_size, out, 0) == -5
     assert k.dictionary_indices(data, 0, len(data), len(out) + 1, dict_size, out, 0) == -4
+
+
+def _hybrid_stream(width, seed=0):
+    """A dictionary-index stream of ``width`` bits (RLE and bit-packed runs, the last group padded) and its
+    indices."""
+    rng = np.random.default_rng(seed)
+    top = min((1 << width) - 1, 2**31 - 2)
+    packed = rng.integers(0, top + 1, 48, dtype=np.int64)
+    tail = rng.integers(0, top + 1, 13, dtype=np.int64)
+    data = bytes([width]) + _hybrid_rle(top, 5, width) + _hybrid_packed(packed, width) + \
+        _hybrid_rle(1, 20, width) + _hybrid_packed(tail, width)
+    return data, np.concatenate([[top] * 5, packed, np.ones(20, np.int64), tail])
+
+
+@pytest.mark.parametrize("k", K)
+@pytest.mark.parametrize("width", [1, 3, 8, 10, 17, 20])
+@pytest.mark.parametrize("vwidth", [4, 8, 3])
+def test_dictionary_fixed(k, width, vwidth):
+    data, idx = _hybrid_stream(width)
+    ndict = int(idx.max()) + 1
+    dictionary = np.random.default_rng(1).integers(0, 256, ndict * vwidth, dtype=np.uint8)
+    out = np.full((len(idx) + 2) * vwidth, 0xAB, np.uint8)
+    assert k.dictionary_fixed(data, 0, len(data), len(idx), dictionary, vwidth, out, 2) == len(data)
+    want = dictionary.reshape(-1, vwidth)[idx].ravel()
+    assert (out[:2 * vwidth] == 0xAB).all() and out[2 * vwidth:].tolist() == want.tolist()
+    # fewer values than the stream holds stop inside a run
+    part = np.zeros(30 * vwidth, np.uint8)
+    assert k.dictionary_fixed(data, 0, len(data), 30, dictionary, vwidth, part, 0) > 0
+    assert part.tolist() == want[:30 * vwidth].tolist()
+    # an index outside the dictionary, a short buffer, a bit width above 32, a short output, a bad width
+    assert k.dictionary_fixed(data, 0, len(data), len(idx), dictionary[:-vwidth], vwidth, out, 0) == -3
+    assert k.dictionary_fixed(data, 0, len(data) - 1, len(idx), dictionary, vwidth, out, 0) == -1
+    assert k.dictionary_fixed(bytes([33]) + data[1:], 0, len(data), 3, dictionary, vwidth, out, 0) == -5
+    assert k.dictionary_fixed(data, 0, len(data), len(idx), dictionary, vwidth, out, 3) == -4
+    assert k.dictionary_fixed(data, 0, len(data), len(idx), dictionary, 0, out, 0) == -4
+
+
+def _string_dictionary(ndict, seed=0):
+    rng = np.random.default_rng(seed)
+    values = [bytes(rng.integers(97, 123, int(rng.integers(0, 30)), dtype=np.uint8)) for _ in range(ndict)]
+    offsets = np.zeros(ndict + 1, np.int32)
+    offsets[1:] = np.cumsum([len(v) for v in values])
+    return values, offsets, np.frombuffer(b"".join(values) or b"\0", np.uint8)
+
+
+@pytest.mark.parametrize("k", K)
+@pytest.mark.parametrize("width", [1, 3, 8, 10, 17])
+def test_dictionary_byte_array(k, width):
+    data, idx = _hybrid_stream(width)
+    for ndict in (int(idx.max()) + 1, 200_000):       # smaller and larger than the page (two code paths)
+        values, d_off, d_data = _string_dictionary(ndict) if ndict < 100 else _string_dictionary(ndict, 3)
+        want = [values[x] for x in idx]
+        offs = np.zeros(len(idx) + 3, np.int32)
+        offs[2] = 5                                     # the values follow 5 bytes already written
+        room = 5 + sum(len(v) for v in want)
+        out = np.zeros(room, np.uint8)
+        assert k.dictionary_byte_array(data, 0, len(data), len(idx), d_off, d_data, offs, 2, out) == len(data)
+        assert offs[3:].tolist() == (5 + np.cumsum([len(v) for v in want])).tolist()
+        assert bytes(out[5:]) == b"".join(want)
+        # an output one byte short, an index outside the dictionary, a truncated stream
+        assert k.dictionary_byte_array(data, 0, len(data), len(idx), d_off, d_data, offs, 2, out[:-1]) == -4
+        assert k.dictionary_byte_array(data, 0, len(data), len(idx), d_off[:int(idx.max()) + 1], d_data, offs,
+                                       2, out) == -3
+        assert k.dictionary_byte_array(data, 0, len(data) - 1, len(idx), d_off, d_data, offs, 2, out) == -1
+    # offsets that fall or leave the data are refused, not followed
+    values, d_off, d_data = _string_dictionary(int(idx.max()) + 1)
+    for bad in (np.array(d_off[::-1]), d_off + np.int32(len(d_data) + 1), d_off - np.int32(len(d_data) + 1)):
+        offs = np.zeros(len(idx) + 1, np.int32)
+        out = np.zeros(64 * len(idx), np.uint8)
+        assert k.dictionary_byte_array(data, 0, len(data), len(idx), bad, d_data, offs, 0, out) == -3
+
+
+def test_one_pass_kernels_match_the_twin():
+    """The compiled one-pass kernels and their twins give the same status and output for damaged streams and
+    dictionaries (bytes changed, cut, indices past the dictionary)."""
+    impls = [p.values[0] for p in K]
+    if len(impls) < 2:
+        pytest.skip("pure-Python build: only the twin")
+    cy, py = impls
+    rng = np.random.default_rng(11)
+    for trial in range(400):
+        width = int(rng.integers(1, 21))
+        data, idx = _hybrid_stream(width, seed=trial)
+        b = bytearray(data)
+        for _ in range(int(rng.integers(1, 4))):
+            b[int(rng.integers(0, len(b)))] = int(rng.integers(0, 256))
+        end = len(b) - int(rng.integers(0, 3))
+        n = len(idx) + int(rng.integers(-5, 3))
+        ndict = max(int(idx.max()) + 1 - int(rng.integers(0, 2)), 1)
+        vw = (4, 8, 2)[trial % 3]
+        dic = rng.integers(0, 256, ndict * vw, dtype=np.uint8)
+        outs = [np.zeros(max(n, 0) * vw + 8, np.uint8) for _ in impls]
+        got = [k.dictionary_fixed(bytes(b), 0, end, n, dic, vw, o, 0) for k, o in zip(impls, outs)]
+        assert got[0] == got[1], (trial, got)
+        if got[0] >= 0:
+            assert outs[0].tolist() == outs[1].tolist()
+        values, d_off, d_data = _string_dictionary(ndict, trial)
+        if trial % 5 == 0:
+            d_off = d_off.copy()
+            d_off[int(rng.integers(0, len(d_off)))] = int(rng.integers(-3, len(d_data) + 3))
+        room = int(rng.integers(0, 40 * max(n, 1)))
+        offs = [np.zeros(max(n, 0) + 1, np.int32) for _ in impls]
+        outs = [np.zeros(room, np.uint8) for _ in impls]
+        got = [k.dictionary_byte_array(bytes(b), 0, end, n, d_off, d_data, o, 0, x)
+               for k, o, x in zip(impls, offs, outs)]
+        assert got[0] == got[1], (trial, got)
+        if got[0] >= 0:
+            assert offs[0].tolist() == offs[1].tolist()
+            assert bytes(outs[0][:offs[0][-1]]) == bytes(outs[1][:offs[1][-1]])
 
 
 @pytest.mark.parametrize("k", K)
