@@ -458,24 +458,44 @@ class EqualityDeleteSet:
         norm = [normalize_key_column(c, n) for c in columns]
         self._parts = [p for p, _ in norm]
         self._kinds = [kd for _, kd in norm]
-        self._hashes = _hash_parts(self._parts, n)
-        m = 2
-        while m <= 2 * n:
-            m <<= 1
-        self._slots = np.full(m, -1, dtype=np.int64)
-        rc = _k().build_hash_table(self._hashes, self._slots)
-        if rc < 0:  # pragma: no cover - sized here
-            raise InvalidArgumentError(status.describe(rc))
-        self.distinct_hashes = rc
-        nbytes = 64
-        while nbytes * 8 < 16 * max(n, 1):
-            nbytes <<= 1
-        self._filter = np.zeros(nbytes, dtype=np.uint8)
-        _k().build_filter(self._hashes, self._filter)
+        self._index = None
         self._keyset = None
-        # one integer-like key column whose values span a dense range: an exact bitmap of that range
+        # one integer-like key column whose values span a dense range: an exact bitmap of that range (integer
+        # data keys are then probed in it, and the hash table is built only if other keys come)
         self._bitmap = _range_bitmap(self._parts[0][0]) \
             if n and len(self._parts) == 1 and len(self._parts[0]) == 1 and self._parts[0][0][0] == "i" else None
+
+    def _hash_index(self):
+        """(key hashes, open-addressing slots, bloom-style filter), built on first use."""
+        if self._index is None:
+            n = self.num_rows
+            hashes = _hash_parts(self._parts, n)
+            m = 2
+            while m <= 2 * n:
+                m <<= 1
+            slots = np.full(m, -1, dtype=np.int64)
+            rc = _k().build_hash_table(hashes, slots)
+            if rc < 0:  # pragma: no cover - sized here
+                raise InvalidArgumentError(status.describe(rc))
+            nbytes = 64
+            while nbytes * 8 < 16 * max(n, 1):
+                nbytes <<= 1
+            filt = np.zeros(nbytes, dtype=np.uint8)
+            _k().build_filter(hashes, filt)
+            self._index = (hashes, slots, filt)
+        return self._index
+
+    @property
+    def _hashes(self):
+        return self._hash_index()[0]
+
+    @property
+    def _slots(self):
+        return self._hash_index()[1]
+
+    @property
+    def _filter(self):
+        return self._hash_index()[2]
 
     @classmethod
     def concat(cls, field_ids, tables):
@@ -525,11 +545,12 @@ class EqualityDeleteSet:
         # only their first `found` entries are touched; one int64 key column is hashed inside the probe
         rows = np.empty(n, dtype=np.int64)
         cand = np.empty(n, dtype=np.int64)
+        hashes, slots, filt = self._hash_index()
         if len(parts) == 1 and len(parts[0]) == 1 and parts[0][0][0] == "i":
             part = parts[0][0]
-            found = k.probe_int64_rows(part[1], part[2], self._hashes, self._slots, self._filter, rows, cand)
+            found = k.probe_int64_rows(part[1], part[2], hashes, slots, filt, rows, cand)
         else:
-            found = k.probe_rows(self._hashes, self._slots, _hash_parts(parts, n), self._filter, rows, cand)
+            found = k.probe_rows(hashes, slots, _hash_parts(parts, n), filt, rows, cand)
         if found < 0:  # pragma: no cover - sized here
             raise InvalidArgumentError(status.describe(found))
         if found == 0:
