@@ -26,7 +26,7 @@ from ..errors import CorruptFileError
 from .parquet_pages import (DATA_PAGE, DATA_PAGE_V2, DICTIONARY_PAGE, INDEX_PAGE, PLAIN_DICTIONARY,
                             RLE_DICTIONARY)
 
-__all__ = ["Unsupported", "ColumnChunk", "chunk_of", "read_column_chunk"]
+__all__ = ["Unsupported", "ColumnChunk", "chunk_of", "read_column_chunk", "iter_column_chunk"]
 
 # Encoding (the page types and dictionary encodings are parquet_pages')
 PLAIN, RLE = 0, 3
@@ -139,7 +139,7 @@ class _Output:
 
 
 class _Decoder:
-    def __init__(self, path, chunk, arrow_type, window, selection=None):
+    def __init__(self, path, chunk, arrow_type, window, selection=None, paged=False):
         self.path = path
         self.chunk = chunk
         self.window = window
@@ -147,7 +147,7 @@ class _Decoder:
         self.type = arrow_type
         self.selection = selection
         # with a selection, each page with a selected row is decoded into an output of its own
-        self.out = _Output(chunk, arrow_type) if selection is None else None
+        self.out = _Output(chunk, arrow_type) if selection is None and not paged else None
         self.dictionary_array = None
         self.pieces = []
         self.codec = pa.Codec(_CODECS[chunk.codec]) if chunk.codec != "UNCOMPRESSED" else None
@@ -340,6 +340,29 @@ class _Decoder:
                       rc)
 
     def run(self):
+        for hdr, body, row, v2 in self.data_pages():
+            if self.selection is None:
+                self.data_page(hdr, body, row, v2)
+            else:
+                self.selected_rows(hdr, body, row, v2)
+        if self.selection is not None:
+            return self.finish_selection()
+        return self.finish()
+
+    def pages(self):
+        """Page mode: yield each data page's values as an array of its own (the dictionary page is read on the
+        way); only one page's output is held at a time."""
+        for hdr, body, row, v2 in self.data_pages():
+            n = int(hdr[3])
+            if n < 0 or n > self.chunk.rows - row:
+                self.fail(f"a data page of {n} values where {self.chunk.rows - row} rows are left")
+            self.out = _Output(self.chunk, self.type, n)
+            self.data_page(hdr, body, 0, v2)
+            yield self.finish()
+
+    def data_pages(self):
+        """Walk the chunk's pages: the dictionary page is read here; yield (header, body, first row, is v2) of
+        each data page until the chunk's rows are covered."""
         chunk, k, window = self.chunk, self.k, self.window
         hdr = np.empty(12, np.int64)
         pos, end, row = 0, chunk.size, 0
@@ -368,18 +391,12 @@ class _Decoder:
                     self.fail("a dictionary page after data pages")
                 self.dictionary_page(hdr, body)
             elif ptype == DATA_PAGE or ptype == DATA_PAGE_V2:
-                if self.selection is None:
-                    self.data_page(hdr, body, row, ptype == DATA_PAGE_V2)
-                else:
-                    self.selected_rows(hdr, body, row, ptype == DATA_PAGE_V2)
+                yield hdr, body, row, ptype == DATA_PAGE_V2
                 row += int(hdr[3])
             elif ptype == INDEX_PAGE:
                 continue
             else:
                 self.fail(f"unknown page type {ptype}")
-        if self.selection is not None:
-            return self.finish_selection()
-        return self.finish()
 
     def selected_rows(self, hdr, body, row, v2):
         """Selection mode: a page none of whose rows is selected is skipped (not decompressed); the others are
@@ -461,13 +478,58 @@ def read_column_chunk(path, read_at, file_size, chunk: ColumnChunk, arrow_type, 
     ``selection``: sorted int64 row numbers within the chunk; only those rows are returned, and pages holding
     none of them are neither decompressed nor decoded. Raises :class:`Unsupported` (read it through pyarrow) or
     ``CorruptFileError``."""
-    if not decodable(chunk.physical, arrow_type):
-        raise Unsupported(str(arrow_type))
     if selection is not None and len(selection) and (selection[0] < 0 or selection[-1] >= chunk.rows):
         raise ValueError(f"a selection of rows outside the chunk's {chunk.rows}")
+    if not _check_chunk(path, file_size, chunk, arrow_type):
+        return _empty(arrow_type)
+    if selection is not None and not len(selection):
+        return _empty(arrow_type)
+    try:
+        return _Decoder(path, chunk, arrow_type, _Window(path, read_at, chunk), selection).run()
+    except MemoryError:
+        raise Unsupported(f"no memory for the outputs of {chunk.rows} rows") from None
+
+
+def iter_column_chunk(path, read_at, file_size, chunk: ColumnChunk, arrow_type, batch_size: int):
+    """Decode one column chunk page by page, yielding arrays of ``batch_size`` rows (the last one shorter): only
+    a page's output and one batch are held at a time. Raises :class:`Unsupported` (before the first array or
+    later: the caller reads the rest through pyarrow) or ``CorruptFileError``."""
+    if batch_size <= 0:
+        raise ValueError("batch_size must be positive")
+    if not _check_chunk(path, file_size, chunk, arrow_type):
+        return
+    pieces, have = [], 0
+    try:
+        for arr in _Decoder(path, chunk, arrow_type, _Window(path, read_at, chunk), paged=True).pages():
+            pieces.append(arr)
+            have += len(arr)
+            while have >= batch_size:
+                out, need = [], batch_size
+                while need:
+                    a = pieces[0]
+                    if len(a) <= need:
+                        out.append(pieces.pop(0))
+                        need -= len(a)
+                    else:
+                        out.append(a.slice(0, need))
+                        pieces[0] = a.slice(need)
+                        need = 0
+                have -= batch_size
+                yield out[0] if len(out) == 1 else pa.concat_arrays(out)
+    except MemoryError:
+        raise Unsupported(f"no memory for a page of the chunk's {chunk.rows} rows") from None
+    if have:
+        yield pieces[0] if len(pieces) == 1 else pa.concat_arrays(pieces)
+
+
+def _check_chunk(path, file_size, chunk: ColumnChunk, arrow_type) -> bool:
+    """Whether the chunk has rows to decode (False: an empty row group); raises :class:`Unsupported` or
+    ``CorruptFileError`` for one the decoder does not read or that cannot be right."""
+    if not decodable(chunk.physical, arrow_type):
+        raise Unsupported(str(arrow_type))
     if chunk.rows == 0 and chunk.num_values == 0:
         # an empty row group (its chunk may have no pages and no offsets)
-        return _empty(arrow_type)
+        return False
     if chunk.start < 4 or chunk.size < 0 or chunk.start + chunk.size > file_size - 8:
         raise CorruptFileError(f"column chunk [{chunk.start}, {chunk.start + chunk.size}) outside the file's "
                                f"{file_size} bytes", path=path, offset=chunk.start)
@@ -479,12 +541,7 @@ def read_column_chunk(path, read_at, file_size, chunk: ColumnChunk, arrow_type, 
     if chunk.num_values != chunk.rows:
         raise CorruptFileError(f"a flat column chunk of {chunk.num_values} values in a row group of {chunk.rows} "
                                f"rows", path=path, offset=chunk.start)
-    if selection is not None and not len(selection):
-        return _empty(arrow_type)
-    try:
-        return _Decoder(path, chunk, arrow_type, _Window(path, read_at, chunk), selection).run()
-    except MemoryError:
-        raise Unsupported(f"no memory for the outputs of {chunk.rows} rows") from None
+    return True
 
 
 class _Window:

@@ -465,13 +465,92 @@ class _ParquetFile:
         return own, rest
 
     def iter_batches(self, names, batch_size, row_groups=None, dict_names=()):
+        """The columns ``names`` of the row groups (all when None) as record batches of ``batch_size`` rows (the
+        last of each row group shorter). Flat columns are decoded page by page by the engine's page decoder
+        (:func:`.parquet_columns.iter_column_chunk`), the others by pyarrow; a batch holds the same rows of
+        every column, and memory holds a page and a batch per column."""
+        from .parquet_columns import Unsupported, chunk_of, iter_column_chunk
+        names = list(names)
+        md = self.pf.metadata
+        groups = range(md.num_row_groups) if row_groups is None else row_groups
+        leaf = self.leaf_index() if md.num_row_groups else {}
+        schema, pschema = self.schema_arrow, self.pf.schema
+        size = self._file.size()
+
+        def own(name, t, chunk, g):
+            done = 0
+            try:
+                for arr in iter_column_chunk(self.path, self._file.read_at, size, chunk, t, batch_size):
+                    yield arr
+                    done += len(arr)
+                return
+            except Unsupported:
+                pass     # the rest of the column through pyarrow, from the first row not yet given
+            except (pa.ArrowException, OSError) as exc:
+                raise CorruptFileError(f"cannot read Parquet column {name}: {exc}", path=self.path) from None
+            for rb in self._pyarrow_batches([name], batch_size, g, dict_names):
+                if done >= rb.num_rows:
+                    done -= rb.num_rows
+                    continue
+                yield rb.column(0).slice(done)
+                done = 0
+
+        for g in groups:
+            n = md.row_group(g).num_rows
+            if n <= 0:
+                continue
+            rg = md.row_group(g)
+            columns, rest = {}, []
+            for name in names:
+                j = leaf.get(name)
+                i = schema.get_field_index(name)
+                if j is None or i < 0:
+                    rest.append(name)
+                    continue
+                t = schema.field(i).type
+                if name in dict_names:
+                    t = pa.dictionary(pa.int32(), t)
+                columns[name] = own(name, t, chunk_of(rg.column(j), pschema.column(j), n), g)
+            others = self._pyarrow_batches(rest, batch_size, g, dict_names) if rest else None
+            done = 0
+            while done < n:
+                m = min(batch_size, n - done)
+                try:
+                    rb = next(others) if others is not None else None
+                    cols = [next(columns[x]) if x in columns else rb.column(x) for x in names]
+                    batch = pa.RecordBatch.from_arrays(cols, names=names)
+                except StopIteration:
+                    raise CorruptFileError(f"row group {g} holds fewer rows than the {n} its footer counts",
+                                           path=self.path) from None
+                except pa.ArrowInvalid as exc:
+                    raise CorruptFileError(f"cannot read Parquet data: {exc}", path=self.path) from None
+                if batch.num_rows != m:
+                    raise CorruptFileError(f"row group {g}: a batch of {batch.num_rows} rows where {m} were due",
+                                           path=self.path)
+                yield batch
+                done += m
+
+    def _pyarrow_batches(self, names, batch_size, g, dict_names):
+        """pyarrow's record batches of the columns ``names`` of row group ``g``, cut to ``batch_size`` rows (the
+        last shorter), strings checked."""
+        pending, have = [], 0
         try:
-            for rb in self._reader(dict_names).iter_batches(batch_size=batch_size, columns=list(names),
-                                                            use_threads=True, row_groups=row_groups):
+            for rb in self._reader(frozenset(dict_names) & frozenset(names)).iter_batches(
+                    batch_size=batch_size, columns=list(names), use_threads=True, row_groups=[g]):
                 _check_strings(rb, self.path)
-                yield rb
+                pending.append(rb)
+                have += rb.num_rows
+                while have >= batch_size:
+                    tbl = pa.Table.from_batches(pending)
+                    yield tbl.slice(0, batch_size).combine_chunks().to_batches()[0] if len(pending) > 1 \
+                        else pending[0].slice(0, batch_size)
+                    rest = tbl.slice(batch_size)
+                    pending = rest.combine_chunks().to_batches() if rest.num_rows else []
+                    have -= batch_size
         except (pa.ArrowException, OSError) as exc:
             raise CorruptFileError(f"cannot decode Parquet data: {exc}", path=self.path) from None
+        if have:
+            yield pa.Table.from_batches(pending).combine_chunks().to_batches()[0]
 
 
 def _check_strings(data, path):

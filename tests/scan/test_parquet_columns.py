@@ -600,3 +600,122 @@ def test_row_counts_beyond_the_chunk_bytes_go_to_pyarrow(tmp_path, impl):
                            chunk.max_def, 1 << 36)
     with pytest.raises(PC.Unsupported):                     # 512 GiB of output for a chunk of a few KB
         PC.read_column_chunk(str(p), f.read_at, f.size(), small, pa.int64())
+
+
+# ---------------------------------------------------------------- page mode (batches)
+
+def _iter_all(path, batch_size, as_dictionary=()):
+    """{column: [arrays]} of every row group, from iter_column_chunk."""
+    pf = pq.ParquetFile(path)
+    md, sch, sa = pf.metadata, pf.schema, pf.schema_arrow
+    f = pa.OSFile(str(path))
+    out = {}
+    for j in range(md.num_columns):
+        name = md.schema.column(j).path
+        t = sa.field(name).type
+        if name in as_dictionary:
+            t = pa.dictionary(pa.int32(), t)
+        for g in range(md.num_row_groups):
+            rg = md.row_group(g)
+            chunk = PC.chunk_of(rg.column(j), sch.column(j), rg.num_rows)
+            out.setdefault(name, []).append(list(PC.iter_column_chunk(str(path), f.read_at, f.size(), chunk, t,
+                                                                      batch_size)))
+    return out
+
+
+@pytest.mark.parametrize("version", ["1.0", "2.0"])
+@pytest.mark.parametrize("dictionary", [True, False])
+@pytest.mark.parametrize("batch_size", [1, 7, 1000, 2999, 5000])
+def test_page_mode_batches_equal_the_whole_read(tmp_path, impl, version, dictionary, batch_size):
+    p = tmp_path / "t.parquet"
+    t = _table()
+    pq.write_table(t, p, data_page_version=version, use_dictionary=dictionary, data_page_size=2048,
+                   row_group_size=1200)
+    whole = _read(p)
+    got = _iter_all(p, batch_size)
+    for name, groups in got.items():
+        for g, arrays in enumerate(groups):
+            rows = pq.ParquetFile(p).metadata.row_group(g).num_rows
+            # every batch has batch_size rows but the row group's last
+            assert [len(a) for a in arrays] == [batch_size] * (rows // batch_size) + \
+                ([rows % batch_size] if rows % batch_size else [])
+            for a in arrays:
+                a.validate(full=True)
+        col = pa.chunked_array([a for arrays in groups for a in arrays], type=whole[name].type)
+        assert col.equals(whole[name]), name
+
+
+def test_page_mode_dictionary_indices_and_damage(tmp_path, impl):
+    p = tmp_path / "t.parquet"
+    pq.write_table(_table(), p, data_page_size=512)
+    got = _iter_all(p, 333, as_dictionary=("s",))["s"][0]
+    assert all(pa.types.is_dictionary(a.type) for a in got)
+    assert pa.chunked_array(got).cast(pa.string()).equals(pq.read_table(p).column("s"))
+    # a PLAIN page in a column read as dictionary indices: Unsupported, after the batches before it
+    q = tmp_path / "fallback.parquet"
+    pq.write_table(_table(), q, data_page_size=1024, dictionary_pagesize_limit=512)
+    qf = pq.ParquetFile(q)
+    c = qf.metadata.row_group(0).column(qf.schema_arrow.get_field_index("s"))
+    f = pa.OSFile(str(q))
+    given = []
+    with pytest.raises(PC.Unsupported):
+        for a in PC.iter_column_chunk(str(q), f.read_at, f.size(), PC.chunk_of(c, qf.schema.column(9), N),
+                                      pa.dictionary(pa.int32(), pa.string()), 100):
+            given.append(a)
+    assert given and all(len(a) == 100 for a in given)
+    # damaged chunks raise CorruptFileError in page mode too
+    raw, pf = _chunk_bytes(tmp_path, nulls=False)
+    md = pf.metadata.row_group(0)
+    rng = np.random.default_rng(3)
+    bad = 0
+    for trial in range(60):
+        b = bytearray(raw)
+        j = trial % md.num_columns
+        c = md.column(j)
+        lo = c.dictionary_page_offset or c.data_page_offset
+        at = int(rng.integers(lo, lo + c.total_compressed_size))
+        b[at] ^= 1 << int(rng.integers(0, 8))
+        chunk = PC.chunk_of(c, pf.schema.column(j), md.num_rows)
+        try:
+            for a in PC.iter_column_chunk("bad.parquet", lambda size, off: bytes(b[off:off + size]), len(b), chunk,
+                                          pf.schema_arrow.field(j).type, 64):
+                a.validate(full=True)
+        except CorruptFileError as exc:
+            bad += 1
+            assert exc.path == "bad.parquet" and lo <= exc.offset <= lo + c.total_compressed_size
+        except PC.Unsupported:
+            pass
+    assert bad > 6
+    with pytest.raises(ValueError):
+        list(PC.iter_column_chunk("f", None, 0, PC.chunk_of(md.column(0), pf.schema.column(0), 1), pa.int32(), 0))
+
+
+@pytest.mark.parametrize("batch_size", [64, 1000])
+def test_file_batches_mix_decoders_and_fall_back_mid_column(tmp_path, batch_size):
+    """_ParquetFile.iter_batches: flat columns from the page decoder, nested ones from pyarrow, one batch of the
+    same rows of every column; a column that turns out to need pyarrow midway (a PLAIN page in a column read as
+    dictionary indices) goes on through pyarrow from the next row."""
+    from paimon_engine.io import FileIO
+    from paimon_engine.scan.reader import _ParquetFile
+    t = _table()
+    t = t.append_column("nested", pa.StructArray.from_arrays([t.column("i32").combine_chunks()], ["x"]))
+    p = tmp_path / "t.parquet"
+    pq.write_table(t, p, data_page_size=1024, dictionary_pagesize_limit=512, row_group_size=1300)
+    pf = _ParquetFile(FileIO(), str(p))
+    names = ["i64", "s", "nested", "u", "f64"]
+    asked = []
+    real = pf._pyarrow_batches
+
+    def spy(cols, *a):
+        asked.append(tuple(cols))
+        return real(cols, *a)
+    pf._pyarrow_batches = spy
+    batches = list(pf.iter_batches(names, batch_size, dict_names=frozenset({"s"})))
+    assert ("nested",) in asked and ("s",) in asked and all(x in (("nested",), ("s",)) for x in asked)
+    sizes = [b.num_rows for b in batches]
+    assert sum(sizes) == N and max(sizes) == batch_size
+    got = pa.Table.from_batches(batches)
+    want = pq.read_table(p, columns=names)
+    assert got.column("s").cast(pa.string()).equals(want.column("s"))
+    for name in ("i64", "nested", "u", "f64"):
+        assert got.column(name).equals(want.column(name)), name
