@@ -505,7 +505,7 @@ def equality_deletes(data: bytes):
 def parquet_data(data: bytes):
     """A Parquet data file read by the scan's task reader (the page decoder for every flat column it takes, pyarrow
     for the rest): the whole file, then with a residual filter (late materialization reads the filter column
-    first, and only the passing rows of the others)."""
+    first, and only the passing rows of the others), then in batches of 5 rows (the decoder page by page)."""
     import pyarrow as pa
     from paimon_engine.expressions import col
     from paimon_engine.scan.reader import TaskReader
@@ -515,11 +515,11 @@ def parquet_data(data: bytes):
     reader = _MEMORY.get("parquet_reader")
     if reader is None:
         reader = _MEMORY["parquet_reader"] = TaskReader(memory_io(), PARQUET_DATA_SCHEMA, PARQUET_DATA_SCHEMA)
-    for residual in (None, col("i32") > 40):
+    for residual, batch_size in ((None, None), (col("i32") > 40, None), (None, 5)):
         task = FileScanTask(path, "PARQUET", -1, len(data))
         if residual is not None:
             task.residual = residual.bind(PARQUET_DATA_SCHEMA)
-        batches = list(reader.read_task(task))
+        batches = list(reader.read_task(task, batch_size))
         if batches:
             tbl = pa.Table.from_batches(batches, schema=reader.output_schema)
             tbl.validate(full=True)

@@ -510,7 +510,12 @@ class _ParquetFile:
                 t = schema.field(i).type
                 if name in dict_names:
                     t = pa.dictionary(pa.int32(), t)
-                columns[name] = own(name, t, chunk_of(rg.column(j), pschema.column(j), n), g)
+                try:
+                    chunk = chunk_of(rg.column(j), pschema.column(j), n)
+                except Unsupported:
+                    rest.append(name)
+                    continue
+                columns[name] = own(name, t, chunk, g)
             others = self._pyarrow_batches(rest, batch_size, g, dict_names) if rest else None
             done = 0
             while done < n:
