@@ -1214,3 +1214,107 @@ def bytes_min_max(const int64_t[::1] offsets, const uint8_t[::1] data, nulls, Py
     out[0] = imin
     out[1] = imax
     return count
+
+
+# min/max of a fixed-width number column: values are read with memcpy (a sliced column need not be aligned),
+# so the compiler may vectorize the loops with unaligned loads
+ctypedef fused _num_t:
+    int8_t
+    int16_t
+    int32_t
+    int64_t
+    float
+    double
+
+
+cdef extern from *:
+    double __builtin_inf() nogil
+    int __builtin_signbit(double) nogil
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef Py_ssize_t _num_min_max(const uint8_t* p, const uint8_t* nulls, Py_ssize_t n, uint8_t* out,
+                             _num_t tag) noexcept nogil:
+    # ``tag`` only selects the value type
+    cdef Py_ssize_t i, count = 0
+    cdef _num_t v, lo, hi
+    cdef bint neg_zero = False, pos_zero = False
+    if _num_t is float or _num_t is double:
+        lo = <_num_t>__builtin_inf()
+        hi = -lo
+    else:
+        lo = <_num_t>(~(<uint64_t>0) >> (65 - 8 * sizeof(_num_t)))   # the type's largest value
+        hi = -lo - 1
+    for i in range(n):
+        if nulls != NULL and nulls[i]:
+            continue
+        memcpy(&v, p + i * <Py_ssize_t>sizeof(_num_t), sizeof(_num_t))
+        if _num_t is float or _num_t is double:
+            if v != v:
+                continue
+        count += 1
+        if v < lo:
+            lo = v
+        if v > hi:
+            hi = v
+    if count == 0:
+        return 0
+    if _num_t is float or _num_t is double:
+        if lo == 0 or hi == 0:
+            # -0.0 orders before 0.0: the lower bound is -0.0 when one was written, the upper bound 0.0 likewise
+            for i in range(n):
+                if nulls != NULL and nulls[i]:
+                    continue
+                memcpy(&v, p + i * <Py_ssize_t>sizeof(_num_t), sizeof(_num_t))
+                if v == 0:
+                    if __builtin_signbit(v):
+                        neg_zero = True
+                    else:
+                        pos_zero = True
+            if lo == 0:
+                lo = -(<_num_t>0.0) if neg_zero else <_num_t>0.0
+            if hi == 0:
+                hi = <_num_t>0.0 if pos_zero else -(<_num_t>0.0)
+    memcpy(out, &lo, sizeof(_num_t))
+    memcpy(out + sizeof(_num_t), &hi, sizeof(_num_t))
+    return count
+
+
+def numeric_min_max(const uint8_t[::1] values, int kind, nulls, Py_ssize_t n, uint8_t[::1] out):
+    """Smallest and largest non-null value of a fixed-width number column (``kind`` one of I8, I16, I32, I64,
+    F32, F64; ``values`` its little-endian bytes, ``nulls`` None or one uint8 flag per row): the two values,
+    in the column's width, into ``out`` (the smallest first), when there is one. NaN is skipped, and -0.0 orders
+    before 0.0. Returns the number of values compared (non-null, not NaN), or BAD_LENGTH for arrays too short
+    (BAD_VALUE for another kind)."""
+    cdef int w = _fixed_width(kind)
+    cdef const uint8_t[::1] nv
+    cdef const uint8_t* np_ = NULL
+    cdef const uint8_t* p = &values[0] if values.shape[0] else NULL
+    cdef uint8_t* o
+    cdef Py_ssize_t r = 0
+    if kind < K_I8 or kind > K_F64:
+        return BAD_VALUE
+    if n < 0 or values.shape[0] < w * n or out.shape[0] < 2 * w:
+        return BAD_LENGTH
+    if nulls is not None:
+        nv = nulls
+        if nv.shape[0] < n:
+            return BAD_LENGTH
+        if n:
+            np_ = &nv[0]
+    o = &out[0]
+    with nogil:
+        if kind == K_I8:
+            r = _num_min_max(p, np_, n, o, <int8_t>0)
+        elif kind == K_I16:
+            r = _num_min_max(p, np_, n, o, <int16_t>0)
+        elif kind == K_I32:
+            r = _num_min_max(p, np_, n, o, <int32_t>0)
+        elif kind == K_I64:
+            r = _num_min_max(p, np_, n, o, <int64_t>0)
+        elif kind == K_F32:
+            r = _num_min_max(p, np_, n, o, <float>0)
+        else:
+            r = _num_min_max(p, np_, n, o, <double>0)
+    return r

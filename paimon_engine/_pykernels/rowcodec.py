@@ -416,3 +416,36 @@ def bytes_min_max(offsets, data, nulls, n, out):
     out[0] = imin
     out[1] = imax
     return count
+
+
+_NUM_DTYPES = {K_I8: "<i1", K_I16: "<i2", K_I32: "<i4", K_I64: "<i8", K_F32: "<f4", K_F64: "<f8"}
+
+
+def numeric_min_max(values, kind, nulls, n, out):
+    """Smallest and largest non-null value of a fixed-width number column (see the compiled kernel)."""
+    if kind not in _NUM_DTYPES:
+        return BAD_VALUE
+    dtype = np.dtype(_NUM_DTYPES[kind])
+    w = dtype.itemsize
+    if n < 0 or _nbytes(values) < w * n or len(out) < 2 * w:
+        return BAD_LENGTH
+    if nulls is not None and len(nulls) < n:
+        return BAD_LENGTH
+    v = np.frombuffer(memoryview(values).cast("B")[:w * n], dtype=dtype) if n else np.zeros(0, dtype)
+    if nulls is not None:
+        v = v[np.asarray(nulls[:n]) == 0]
+    if dtype.kind == "f":
+        v = v[~np.isnan(v)]
+    if len(v) == 0:
+        return 0
+    lo, hi = v.min(), v.max()
+    if dtype.kind == "f":
+        zeros = v[v == 0]
+        if lo == 0:   # -0.0 orders before 0.0
+            lo = dtype.type(-0.0) if np.signbit(zeros).any() else dtype.type(0.0)
+        if hi == 0:
+            hi = dtype.type(0.0) if (~np.signbit(zeros)).any() else dtype.type(-0.0)
+    o = np.asarray(out).view(np.uint8)
+    o[:w] = np.frombuffer(np.array([lo], dtype).tobytes(), np.uint8)
+    o[w:2 * w] = np.frombuffer(np.array([hi], dtype).tobytes(), np.uint8)
+    return len(v)

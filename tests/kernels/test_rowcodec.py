@@ -323,6 +323,64 @@ def test_bytes_min_max_rejects_bad_offsets(kernel):
     assert list(out) == [-1, -1]
 
 
+_NUM_FORMATS = {V.K_I8: "b", V.K_I16: "h", V.K_I32: "i", V.K_I64: "q", V.K_F32: "f", V.K_F64: "d"}
+
+
+def _expected_numeric_min_max(kind, values):
+    """(count, packed smallest + largest) in plain Python: NaN and None skipped, -0.0 before 0.0."""
+    import math
+    present = [v for v in values if v is not None and v == v]
+    if not present:
+        return 0, None
+    key = (lambda v: (v, math.copysign(1.0, v) > 0)) if kind in (V.K_F32, V.K_F64) else (lambda v: v)
+    return len(present), struct.pack("<2" + _NUM_FORMATS[kind], min(present, key=key), max(present, key=key))
+
+
+@pytest.mark.parametrize("kernel", IMPLS)
+def test_numeric_min_max_of_every_width(kernel):
+    """Integers at their type's limits, floats with NaN, infinities and both zeros, nulls, values at odd
+    (unaligned) byte positions: the count of values compared and the two extremes in the column's width."""
+    rng = np.random.default_rng(23)
+    floats = [0.0, -0.0, float("nan"), 1.5, -2.25, float("inf"), float("-inf"), 3e30, -7.0]
+    for kind, fmt in _NUM_FORMATS.items():
+        w = struct.calcsize(fmt)
+        for trial in range(150):
+            n = int(rng.integers(0, 30))
+            if kind in (V.K_F32, V.K_F64):
+                vals = [floats[int(j)] for j in rng.integers(0, len(floats), n)]
+            else:
+                lo, hi = -(1 << (8 * w - 1)), (1 << (8 * w - 1)) - 1
+                pool = [lo, hi, 0, -1, 1]
+                vals = [pool[int(j)] if j < len(pool) else int(rng.integers(lo, hi, endpoint=True))
+                        for j in rng.integers(0, len(pool) + 3, n)]
+            nulls = (rng.random(n) < 0.25).astype(np.uint8)
+            use_nulls = trial % 3 != 0
+            raw = np.frombuffer(b"\0" + struct.pack(f"<{n}{fmt}", *vals), np.uint8)[1:]   # unaligned start
+            out = np.full(16, 0xAB, np.uint8)
+            got = kernel.numeric_min_max(raw, kind, nulls if use_nulls else None, n, out)
+            present = [None if use_nulls and nulls[i] else v for i, v in enumerate(vals)]
+            count, packed = _expected_numeric_min_max(kind, present)
+            assert got == count, (kind, present)
+            if count:
+                assert out[:2 * w].tobytes() == packed, (kind, present)
+            else:
+                assert (out == 0xAB).all()
+
+
+@pytest.mark.parametrize("kernel", IMPLS)
+def test_numeric_min_max_rejects_short_arrays_and_other_kinds(kernel):
+    raw = np.arange(16, dtype=np.uint8)
+    out = np.zeros(16, np.uint8)
+    assert kernel.numeric_min_max(raw, V.K_I64, None, 2, out) == 2
+    assert kernel.numeric_min_max(raw, V.K_I64, None, 3, out) == status.BAD_LENGTH
+    assert kernel.numeric_min_max(raw, V.K_I32, np.zeros(3, np.uint8), 4, out) == status.BAD_LENGTH
+    assert kernel.numeric_min_max(raw, V.K_I64, None, 1, out[:15]) == status.BAD_LENGTH
+    assert kernel.numeric_min_max(raw, V.K_I64, None, -1, out) == status.BAD_LENGTH
+    assert kernel.numeric_min_max(raw, V.K_BOOL, None, 1, out) == status.BAD_VALUE
+    assert kernel.numeric_min_max(raw, V.K_BYTES, None, 1, out) == status.BAD_VALUE
+    assert kernel.numeric_min_max(raw, V.K_I8, np.ones(16, np.uint8), 16, out) == 0
+
+
 @pytest.mark.parametrize("kernel", IMPLS)
 def test_encode_agrees_with_the_twin_on_strings_near_every_buffer_end(kernel):
     """Strings of 0..40 bytes, the last ones ending exactly at the end of their data, into output buffers that

@@ -160,11 +160,18 @@ def _time_millis(arr, field):
     return pa.Array.from_pandas(millis.astype(np.int32), mask=mask, type=pa.time32("ms"))
 
 
+# number columns whose bounds the ``numeric_min_max`` kernel finds: their kernel kind -> value dtype
+_NUMERIC_TYPES = (T.TinyIntType, T.SmallIntType, T.IntType, T.BigIntType, T.FloatType, T.DoubleType)
+_NUMERIC_DTYPES = {V.K_I8: np.dtype("<i1"), V.K_I16: np.dtype("<i2"), V.K_I32: np.dtype("<i4"),
+                   V.K_I64: np.dtype("<i8"), V.K_F32: np.dtype("<f4"), V.K_F64: np.dtype("<f8")}
+
+
 class _Stats:
     def __init__(self, schema, kernel):
         self.schema = schema
         self._kernel = kernel
         self._minmax = np.empty(2, dtype=np.int64)
+        self._num_minmax = np.empty(16, dtype=np.uint8)
         self.values = {f.id: 0 for f in schema.fields}
         self.nulls = {f.id: 0 for f in schema.fields}
         self.nans = {}
@@ -174,7 +181,9 @@ class _Stats:
 
     def update(self, field, arr, desc=None):
         """Counts and bounds of ``arr``; ``desc`` is its kernel descriptor: a bytes column's bounds come from
-        the ``bytes_min_max`` kernel over the descriptor's offsets and data (the rows of its extremes)."""
+        the ``bytes_min_max`` kernel over the descriptor's offsets and data (the rows of its extremes), an
+        integer or float column's from the ``numeric_min_max`` kernel over its values (NaN skipped and counted,
+        -0.0 before 0.0)."""
         import pyarrow as pa
         import pyarrow.compute as pc
         fid = field.id
@@ -189,6 +198,18 @@ class _Stats:
                 raise PaimonEngineError(f"column {field.name!r}: string bounds failed: {status.describe(got)}")
             lo, hi = arr[int(self._minmax[0])].as_py(), arr[int(self._minmax[1])].as_py()
             self._bound(fid, lo, hi)
+            return
+        if desc is not None and desc[0] in _NUMERIC_DTYPES and isinstance(t, _NUMERIC_TYPES):
+            out = self._num_minmax
+            got = self._kernel.numeric_min_max(desc[2], desc[0], desc[1], len(arr), out)
+            if got < 0:
+                raise PaimonEngineError(f"column {field.name!r}: bounds failed: {status.describe(got)}")
+            if isinstance(t, (T.FloatType, T.DoubleType)):
+                self.nans[fid] = self.nans.get(fid, 0) + (len(arr) - arr.null_count - got)
+            if got:
+                dt = _NUMERIC_DTYPES[desc[0]]
+                both = out[:2 * dt.itemsize].view(dt)
+                self._bound(fid, both[0].item(), both[1].item())
             return
         if isinstance(t, (T.FloatType, T.DoubleType)):
             nan = pc.is_nan(arr)
