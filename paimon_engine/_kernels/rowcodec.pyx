@@ -953,9 +953,21 @@ def skip_values(const uint8_t[::1] buf, Py_ssize_t pos, Py_ssize_t end, const in
 
 
 # ---------------------------------------------------------------- encoding
+# What the row loop does with one column: a dense code, so the dispatch compiles to one jump table.
+cdef enum:
+    E_W8 = 0          # 8 fixed bytes (BIGINT, DOUBLE, TIMESTAMP(0..3), compact DECIMAL)
+    E_W4 = 1          # 4 fixed bytes (INT, FLOAT, DATE, TIME)
+    E_BYTES = 2       # varint length + bytes
+    E_BOOL = 3
+    E_W2 = 4
+    E_W1 = 5
+    E_RAW = 6         # pre-encoded bytes
+    E_TS_NANO = 7     # 8 bytes of millis + varint nano-of-millisecond
+    E_DEC_BIG = 8     # varint length + minimal big-endian two's complement
+
+
 ctypedef struct InCol:
-    int kind
-    int width                    # _fixed_width(kind)
+    int op                       # E_*
     const uint8_t* nulls
     const uint8_t* values
     const int64_t* offsets
@@ -963,107 +975,240 @@ ctypedef struct InCol:
     Py_ssize_t data_len          # bytes in ``data``: a short string is copied as 16 bytes where they exist
 
 
+cdef inline int _encode_op(int kind) noexcept nogil:
+    cdef int w = _fixed_width(kind)
+    if kind == K_BOOL:
+        return E_BOOL
+    if w == 8:
+        return E_W8
+    if w == 4:
+        return E_W4
+    if w == 2:
+        return E_W2
+    if w == 1:
+        return E_W1
+    if kind == K_BYTES:
+        return E_BYTES
+    if kind == K_RAW:
+        return E_RAW
+    if kind == K_TS_NANO:
+        return E_TS_NANO
+    if kind == K_DEC_BIG:
+        return E_DEC_BIG
+    return -1
+
+
+cdef inline Py_ssize_t _encode_width(int op) noexcept nogil:
+    if op == E_W8:
+        return 8
+    if op == E_W4:
+        return 4
+    if op == E_W2:
+        return 2
+    return 1
+
+
+cdef inline Py_ssize_t _varint_len(uint32_t v) noexcept nogil:
+    return 1 + (v >= 0x80) + (v >= 0x4000) + (v >= 0x200000) + (v >= 0x10000000)
+
+
+cdef inline Py_ssize_t _dec_big_len(const uint8_t* le) noexcept nogil:
+    """Bytes of the minimal big-endian two's complement of a 16-byte little-endian value."""
+    cdef Py_ssize_t j = 15
+    while j > 0 and ((le[j] == 0 and not (le[j - 1] & 0x80)) or (le[j] == 0xFF and (le[j - 1] & 0x80))):
+        j -= 1
+    return j + 1
+
+
+cdef inline void _copy_small(uint8_t* dst, const uint8_t* src, Py_ssize_t n) noexcept nogil:
+    """``n`` bytes, with at most two constant-size moves up to 16 (overlapping, never past either end)."""
+    cdef uint64_t a, b
+    cdef uint32_t c, d
+    if n >= 8:
+        if n <= 16:
+            memcpy(&a, src, 8)
+            memcpy(&b, src + n - 8, 8)
+            memcpy(dst, &a, 8)
+            memcpy(dst + n - 8, &b, 8)
+        else:
+            memcpy(dst, src, n)
+    elif n >= 4:
+        memcpy(&c, src, 4)
+        memcpy(&d, src + n - 4, 4)
+        memcpy(dst, &c, 4)
+        memcpy(dst + n - 4, &d, 4)
+    elif n > 0:
+        dst[0] = src[0]
+        dst[n - 1] = src[n - 1]
+        dst[n >> 1] = src[n >> 1]
+
+
+DEF ENC_CHUNK = 256
+
+
 @cython.boundscheck(False)
 @cython.wraparound(False)
+@cython.cdivision(True)
 cdef Py_ssize_t _encode(InCol* cols, Py_ssize_t ncols, Py_ssize_t start, Py_ssize_t stop, uint8_t* out,
                         Py_ssize_t cap, int32_t* row_offsets, Py_ssize_t max_rows, int64_t* state,
                         Py_ssize_t block_size) noexcept nogil:
-    cdef Py_ssize_t r, f, pos = state[0], nrows = state[1], need, n, hb, j, s
-    cdef uint64_t w0, w1
+    # Rows go a chunk at a time, column by column: first every row's exact size (a loop per column), then the
+    # rows that fit (the room check and Java's flush rule, row by row), then each column's values written at
+    # every taken row's cursor (a loop per column) and the null bits set in the row headers. No move writes
+    # past the value it copies, so the order in which the columns are written does not matter.
+    cdef Py_ssize_t sz[ENC_CHUNK]
+    cdef Py_ssize_t cur[ENC_CHUNK]
+    cdef Py_ssize_t r0, m, i, k, f, pos = state[0], nrows = state[1], hb, n, s, j, first
     cdef InCol* c
-    cdef int w
-    cdef uint8_t* hdr
-    cdef int64_t i64
+    cdef const uint8_t* nl
+    cdef const uint8_t* v
+    cdef const int64_t* o
+    cdef uint8_t bit
     cdef uint8_t tmp[16]
-    cdef uint8_t sign
+    cdef bint full = False
     hb = (ncols + 7) >> 3
     state[2] = 0
-    for r in range(start, stop):
-        # worst-case size of this row
-        need = hb
+    r0 = start
+    while r0 < stop:
+        m = stop - r0
+        if m > ENC_CHUNK:
+            m = ENC_CHUNK
+        # exact row sizes
+        for i in range(m):
+            sz[i] = hb
         for f in range(ncols):
             c = &cols[f]
-            if c.nulls != NULL and c.nulls[r]:
-                continue
-            w = c.width
-            if w:
-                need += w
-            elif c.kind == K_BYTES:
-                need += 5 + (c.offsets[r + 1] - c.offsets[r])
-            elif c.kind == K_RAW:
-                need += c.offsets[r + 1] - c.offsets[r]
-            elif c.kind == K_TS_NANO:
-                need += 13
-            elif c.kind == K_DEC_BIG:
-                need += 17
-        if nrows >= max_rows or need > cap - pos:
-            state[0] = pos; state[1] = nrows; state[2] = 1
-            return r - start
-        row_offsets[nrows] = <int32_t>pos
-        nrows += 1
-        hdr = out + pos
-        memset(hdr, 0, hb)
-        pos += hb
-        for f in range(ncols):
-            c = &cols[f]
-            if c.nulls != NULL and c.nulls[r]:
-                hdr[f >> 3] |= <uint8_t>(1 << (f & 7))
-                continue
-            w = c.width
-            # fixed sizes: constant-size moves, not a call of memcpy per value
-            if w == 8:
-                memcpy(out + pos, c.values + 8 * r, 8)
-                pos += 8
-            elif w == 4:
-                memcpy(out + pos, c.values + 4 * r, 4)
-                pos += 4
-            elif c.kind == K_BYTES:
-                s = c.offsets[r]
-                n = c.offsets[r + 1] - s
-                pos += _write_u32(out + pos, <uint32_t>n)
-                if n <= 16 and s + 16 <= c.data_len and pos + 16 <= cap:
-                    # short value: two 8-byte moves (the bytes after it are overwritten by what follows)
-                    memcpy(&w0, c.data + s, 8)
-                    memcpy(&w1, c.data + s + 8, 8)
-                    memcpy(out + pos, &w0, 8)
-                    memcpy(out + pos + 8, &w1, 8)
+            nl = c.nulls + r0 if c.nulls != NULL else NULL
+            o = c.offsets + r0 if c.offsets != NULL else NULL
+            if c.op == E_W8 or c.op == E_W4 or c.op == E_W2 or c.op == E_W1 or c.op == E_BOOL:
+                k = _encode_width(c.op)
+                if nl == NULL:
+                    for i in range(m):
+                        sz[i] += k
                 else:
-                    memcpy(out + pos, c.data + s, n)
-                pos += n
-            elif c.kind == K_BOOL:
-                out[pos] = 1 if c.values[r] else 0
-                pos += 1
-            elif w == 2:
-                memcpy(out + pos, c.values + 2 * r, 2)
-                pos += 2
-            elif w == 1:
-                out[pos] = c.values[r]
-                pos += 1
-            elif c.kind == K_RAW:
-                n = c.offsets[r + 1] - c.offsets[r]
-                memcpy(out + pos, c.data + c.offsets[r], n)
-                pos += n
-            elif c.kind == K_TS_NANO:
-                memcpy(out + pos, c.values + 8 * r, 8)
-                pos += 8
-                pos += _write_u32(out + pos, <uint32_t>c.offsets[r])
-            elif c.kind == K_DEC_BIG:
+                    for i in range(m):
+                        sz[i] += 0 if nl[i] else k
+            elif c.op == E_BYTES:
+                for i in range(m):
+                    if nl == NULL or not nl[i]:
+                        n = o[i + 1] - o[i]
+                        sz[i] += _varint_len(<uint32_t>n) + n
+            elif c.op == E_RAW:
+                for i in range(m):
+                    if nl == NULL or not nl[i]:
+                        sz[i] += o[i + 1] - o[i]
+            elif c.op == E_TS_NANO:
+                for i in range(m):
+                    if nl == NULL or not nl[i]:
+                        sz[i] += 8 + _varint_len(<uint32_t>o[i])
+            elif c.op == E_DEC_BIG:
+                for i in range(m):
+                    if nl == NULL or not nl[i]:
+                        n = _dec_big_len(c.values + 16 * (r0 + i))
+                        sz[i] += 1 + n
+        # the rows of this chunk that go into the block
+        k = 0
+        first = nrows
+        while k < m:
+            if nrows >= max_rows or sz[k] > cap - pos:
+                full = True
+                state[2] = 1
+                break
+            row_offsets[nrows] = <int32_t>pos
+            nrows += 1
+            cur[k] = pos + hb
+            if hb == 1:
+                out[pos] = 0
+            else:
+                memset(out + pos, 0, hb)
+            pos += sz[k]
+            k += 1
+            if pos + 4 * nrows + 4 >= block_size:
+                full = True
+                state[2] = 2
+                break
+        # the values of those rows
+        for f in range(ncols):
+            c = &cols[f]
+            nl = c.nulls + r0 if c.nulls != NULL else NULL
+            o = c.offsets + r0 if c.offsets != NULL else NULL
+            bit = <uint8_t>(1 << (f & 7))
+            if nl != NULL:
+                for i in range(k):
+                    if nl[i]:
+                        out[row_offsets[first + i] + (f >> 3)] |= bit
+            if c.op == E_W8:
+                v = c.values + 8 * r0
+                for i in range(k):
+                    if nl == NULL or not nl[i]:
+                        memcpy(out + cur[i], v + 8 * i, 8)
+                        cur[i] += 8
+            elif c.op == E_W4:
+                v = c.values + 4 * r0
+                for i in range(k):
+                    if nl == NULL or not nl[i]:
+                        memcpy(out + cur[i], v + 4 * i, 4)
+                        cur[i] += 4
+            elif c.op == E_BYTES:
+                for i in range(k):
+                    if nl == NULL or not nl[i]:
+                        s = o[i]
+                        n = o[i + 1] - s
+                        if n < 0x80:
+                            out[cur[i]] = <uint8_t>n
+                            cur[i] += 1
+                        else:
+                            cur[i] += _write_u32(out + cur[i], <uint32_t>n)
+                        _copy_small(out + cur[i], c.data + s, n)
+                        cur[i] += n
+            elif c.op == E_BOOL:
+                v = c.values + r0
+                for i in range(k):
+                    if nl == NULL or not nl[i]:
+                        out[cur[i]] = 1 if v[i] else 0
+                        cur[i] += 1
+            elif c.op == E_W2:
+                v = c.values + 2 * r0
+                for i in range(k):
+                    if nl == NULL or not nl[i]:
+                        memcpy(out + cur[i], v + 2 * i, 2)
+                        cur[i] += 2
+            elif c.op == E_W1:
+                v = c.values + r0
+                for i in range(k):
+                    if nl == NULL or not nl[i]:
+                        out[cur[i]] = v[i]
+                        cur[i] += 1
+            elif c.op == E_RAW:
+                for i in range(k):
+                    if nl == NULL or not nl[i]:
+                        n = o[i + 1] - o[i]
+                        memcpy(out + cur[i], c.data + o[i], n)
+                        cur[i] += n
+            elif c.op == E_TS_NANO:
+                v = c.values + 8 * r0
+                for i in range(k):
+                    if nl == NULL or not nl[i]:
+                        memcpy(out + cur[i], v + 8 * i, 8)
+                        cur[i] += 8
+                        cur[i] += _write_u32(out + cur[i], <uint32_t>o[i])
+            elif c.op == E_DEC_BIG:
                 # 16-byte little-endian -> minimal big-endian two's complement
-                for j in range(16):
-                    tmp[j] = c.values[16 * r + 15 - j]
-                j = 0
-                while j < 15 and ((tmp[j] == 0 and not (tmp[j + 1] & 0x80)) or
-                                  (tmp[j] == 0xFF and (tmp[j + 1] & 0x80))):
-                    j += 1
-                n = 16 - j
-                pos += _write_u32(out + pos, <uint32_t>n)
-                memcpy(out + pos, tmp + j, n)
-                pos += n
-        if pos + 4 * nrows + 4 >= block_size:
-            state[0] = pos; state[1] = nrows; state[2] = 2
-            return r - start + 1
-    state[0] = pos; state[1] = nrows
-    return stop - start
+                v = c.values + 16 * r0
+                for i in range(k):
+                    if nl == NULL or not nl[i]:
+                        for j in range(16):
+                            tmp[j] = v[16 * i + 15 - j]
+                        n = _dec_big_len(v + 16 * i)
+                        out[cur[i]] = <uint8_t>n
+                        memcpy(out + cur[i] + 1, tmp + 16 - n, n)
+                        cur[i] += 1 + n
+        r0 += k
+        if full:
+            break
+    state[0] = pos
+    state[1] = nrows
+    return r0 - start
 
 
 def encode_rows(list cols, Py_ssize_t start, Py_ssize_t stop, uint8_t[::1] out, int32_t[::1] row_offsets,
@@ -1084,6 +1229,7 @@ def encode_rows(list cols, Py_ssize_t start, Py_ssize_t stop, uint8_t[::1] out, 
     cdef object holder = None
     cdef InCol* arr = small
     cdef Py_ssize_t f, r
+    cdef int w, kind
     cdef InCol* c
     if start < 0 or stop < start or state.shape[0] < 3 or out.shape[0] == 0 or row_offsets.shape[0] == 0:
         return BAD_LENGTH
@@ -1093,25 +1239,27 @@ def encode_rows(list cols, Py_ssize_t start, Py_ssize_t stop, uint8_t[::1] out, 
     for f in range(ncols):
         t = cols[f]
         c = &arr[f]
-        c.kind = t[0]
+        kind = t[0]
+        c.op = _encode_op(kind)
         c.nulls = _ptr(t[1])
         c.values = _ptr(t[2])
         c.offsets = <const int64_t*>_ptr(t[3])
         c.data = _ptr(t[4])
         c.data_len = _nbytes(t[4])
-        c.width = _fixed_width(c.kind)
+        if c.op < 0:
+            return BAD_VALUE
         if t[1] is not None and _nbytes(t[1]) < stop:
             return BAD_LENGTH
-        w = _fixed_width(c.kind)
-        if c.kind == K_BOOL and _nbytes(t[2]) < stop:
+        w = _fixed_width(kind)
+        if kind == K_BOOL and _nbytes(t[2]) < stop:
             return BAD_LENGTH
         if w and _nbytes(t[2]) < w * stop:
             return BAD_LENGTH
-        if (c.kind == K_BYTES or c.kind == K_RAW) and _nbytes(t[3]) < 8 * (stop + 1):
+        if (kind == K_BYTES or kind == K_RAW) and _nbytes(t[3]) < 8 * (stop + 1):
             return BAD_LENGTH
-        if c.kind == K_TS_NANO and (_nbytes(t[2]) < 8 * stop or _nbytes(t[3]) < 8 * stop):
+        if kind == K_TS_NANO and (_nbytes(t[2]) < 8 * stop or _nbytes(t[3]) < 8 * stop):
             return BAD_LENGTH
-        if c.kind == K_DEC_BIG and _nbytes(t[2]) < 16 * stop:
+        if kind == K_DEC_BIG and _nbytes(t[2]) < 16 * stop:
             return BAD_LENGTH
     with nogil:
         r = _encode(arr, ncols, start, stop, &out[0], out.shape[0], &row_offsets[0], row_offsets.shape[0],
