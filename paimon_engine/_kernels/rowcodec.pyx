@@ -1267,6 +1267,35 @@ def encode_rows(list cols, Py_ssize_t start, Py_ssize_t stop, uint8_t[::1] out, 
     return r
 
 
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def finish_block(uint8_t[::1] out, const int32_t[::1] row_offsets, int64_t[::1] state):
+    """Close the block that :func:`encode_rows` filled (``state`` = its write position and row count): its
+    row offsets and then the row count, little-endian int32s, written after its rows. Returns the block's
+    length, or BAD_LENGTH when ``out`` cannot hold them or ``state`` does not fit the arrays."""
+    cdef Py_ssize_t pos, nrows, i, total
+    cdef uint8_t* q
+    cdef uint32_t v
+    if state.shape[0] < 2:
+        return BAD_LENGTH
+    pos = state[0]
+    nrows = state[1]
+    if pos < 0 or nrows < 0 or nrows > row_offsets.shape[0] or pos > out.shape[0] \
+            or (out.shape[0] - pos) // 4 < nrows + 1:
+        return BAD_LENGTH
+    total = pos + 4 * nrows + 4
+    q = &out[0] + pos
+    with nogil:
+        for i in range(nrows + 1):
+            v = <uint32_t>(row_offsets[i] if i < nrows else nrows)
+            q[0] = <uint8_t>v
+            q[1] = <uint8_t>(v >> 8)
+            q[2] = <uint8_t>(v >> 16)
+            q[3] = <uint8_t>(v >> 24)
+            q += 4
+    return total
+
+
 # ---------------------------------------------------------------- statistics
 cdef extern from *:
     uint64_t _bswap64 "__builtin_bswap64"(uint64_t) nogil

@@ -385,6 +385,18 @@ def encode_rows(cols, start, stop, out, row_offsets, state, block_size):
     return stop - start
 
 
+def finish_block(out, row_offsets, state):
+    """Row offsets and row count after the rows of the block in ``out`` (see the compiled kernel)."""
+    if len(state) < 2:
+        return BAD_LENGTH
+    pos, nrows = int(state[0]), int(state[1])
+    if pos < 0 or nrows < 0 or nrows > len(row_offsets) or pos > len(out) or (len(out) - pos) // 4 < nrows + 1:
+        return BAD_LENGTH
+    trailer = struct.pack(f"<{nrows + 1}i", *[int(x) for x in row_offsets[:nrows]], nrows)
+    out[pos:pos + len(trailer)] = np.frombuffer(trailer, np.uint8)
+    return pos + len(trailer)
+
+
 def bytes_min_max(offsets, data, nulls, n, out):
     """Rows of the smallest and the largest non-null value of a bytes column (see the compiled kernel)."""
     if n < 0 or len(offsets) < n + 1 or len(out) < 2:

@@ -447,6 +447,27 @@ def test_encode_agrees_with_the_twin_on_every_kind_and_chunk(kernel):
 
 
 @pytest.mark.parametrize("kernel", IMPLS)
+def test_finish_block_writes_row_offsets_and_count_after_the_rows(kernel):
+    offsets = np.array([0, 3, 70000, 2**31 - 1, 5], np.int32)
+    out = np.full(40, 0xEE, np.uint8)
+    state = np.array([7, 4, 2], np.int64)
+    assert kernel.finish_block(out, offsets, state) == 7 + 4 * 4 + 4
+    assert out[:7].tolist() == [0xEE] * 7 and out[27:].tolist() == [0xEE] * 13
+    assert out[7:27].tobytes() == struct.pack("<5i", 0, 3, 70000, 2**31 - 1, 4)
+    assert state.tolist() == [7, 4, 2]
+    out = np.zeros(27, np.uint8)
+    assert kernel.finish_block(out, offsets, state) == 27
+    assert kernel.finish_block(out[:26], offsets, state) == status.BAD_LENGTH
+    assert kernel.finish_block(out, offsets[:3], state) == status.BAD_LENGTH
+    assert kernel.finish_block(out, offsets, np.array([-1, 0], np.int64)) == status.BAD_LENGTH
+    assert kernel.finish_block(out, offsets, np.array([28, 0], np.int64)) == status.BAD_LENGTH
+    assert kernel.finish_block(out, offsets, np.array([0, -1], np.int64)) == status.BAD_LENGTH
+    assert kernel.finish_block(out, offsets, np.array([0], np.int64)) == status.BAD_LENGTH
+    assert kernel.finish_block(out, offsets, np.array([23, 0], np.int64)) == 27
+    assert out[23:27].tobytes() == bytes(4)
+
+
+@pytest.mark.parametrize("kernel", IMPLS)
 def test_encode_agrees_with_the_twin_on_strings_near_every_buffer_end(kernel):
     """Strings of 0..40 bytes, the last ones ending exactly at the end of their data, into output buffers that
     end at the kernel's worst-case row size (a short value's 16-byte move must not run past either buffer),

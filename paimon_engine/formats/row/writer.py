@@ -43,9 +43,15 @@ def _np(buf, dtype):
 
 
 def _nulls(arr):
+    """One uint8 flag per row (1 = null) or None: the validity bits unpacked and flipped."""
     if arr.null_count == 0:
         return None
-    return np.ascontiguousarray(arr.is_null().to_numpy(zero_copy_only=False)).view(np.uint8)
+    validity = arr.buffers()[0]
+    if validity is None:
+        return np.ones(len(arr), dtype=np.uint8)
+    flags = np.unpackbits(np.frombuffer(validity, dtype=np.uint8), count=arr.offset + len(arr),
+                          bitorder="little")[arr.offset:]
+    return np.bitwise_xor(flags, 1, out=flags)
 
 
 def _bits(buf, offset, n):
@@ -352,9 +358,10 @@ class RowFileWriter:
             grown = np.empty(total, dtype=np.uint8)
             grown[:pos] = self._buf[:pos]
             self._buf = grown
-        self._buf[pos:pos + 4 * nrows] = self._row_offsets[:nrows].astype("<i4").view(np.uint8)
-        self._buf[pos + 4 * nrows:total] = np.array([nrows], dtype="<i4").view(np.uint8)
-        comp = self._cctx.compress(memoryview(self._buf[:total]))
+        got = self._kernel.finish_block(self._buf, self._row_offsets, self._state)
+        if got != total:
+            raise PaimonEngineError(f"closing a block failed: {status.describe(got)}")
+        comp = self._cctx.compress(memoryview(self._buf)[:total])
         self._out.write(comp)
         self._written += len(comp)
         self._csizes.append(len(comp))
