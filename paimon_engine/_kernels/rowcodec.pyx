@@ -1058,7 +1058,7 @@ cdef Py_ssize_t _encode(InCol* cols, Py_ssize_t ncols, Py_ssize_t start, Py_ssiz
     # past the value it copies, so the order in which the columns are written does not matter.
     cdef Py_ssize_t sz[ENC_CHUNK]
     cdef Py_ssize_t cur[ENC_CHUNK]
-    cdef Py_ssize_t r0, m, i, k, f, pos = state[0], nrows = state[1], hb, n, s, j, first
+    cdef Py_ssize_t r0, m, i, k, f, pos = state[0], nrows = state[1], hb, n, s, j, first, base
     cdef InCol* c
     cdef const uint8_t* nl
     cdef const uint8_t* v
@@ -1067,25 +1067,27 @@ cdef Py_ssize_t _encode(InCol* cols, Py_ssize_t ncols, Py_ssize_t start, Py_ssiz
     cdef uint8_t tmp[16]
     cdef bint full = False
     hb = (ncols + 7) >> 3
+    base = hb
+    for f in range(ncols):
+        c = &cols[f]
+        if c.nulls == NULL and (c.op == E_W8 or c.op == E_W4 or c.op == E_W2 or c.op == E_W1 or c.op == E_BOOL):
+            base += _encode_width(c.op)
     state[2] = 0
     r0 = start
     while r0 < stop:
         m = stop - r0
         if m > ENC_CHUNK:
             m = ENC_CHUNK
-        # exact row sizes
+        # exact row sizes (the fixed-width columns without null flags are in ``base``)
         for i in range(m):
-            sz[i] = hb
+            sz[i] = base
         for f in range(ncols):
             c = &cols[f]
             nl = c.nulls + r0 if c.nulls != NULL else NULL
             o = c.offsets + r0 if c.offsets != NULL else NULL
             if c.op == E_W8 or c.op == E_W4 or c.op == E_W2 or c.op == E_W1 or c.op == E_BOOL:
-                k = _encode_width(c.op)
-                if nl == NULL:
-                    for i in range(m):
-                        sz[i] += k
-                else:
+                if nl != NULL:
+                    k = _encode_width(c.op)
                     for i in range(m):
                         sz[i] += 0 if nl[i] else k
             elif c.op == E_BYTES:
@@ -1139,16 +1141,26 @@ cdef Py_ssize_t _encode(InCol* cols, Py_ssize_t ncols, Py_ssize_t start, Py_ssiz
                         out[row_offsets[first + i] + (f >> 3)] |= bit
             if c.op == E_W8:
                 v = c.values + 8 * r0
-                for i in range(k):
-                    if nl == NULL or not nl[i]:
+                if nl == NULL:
+                    for i in range(k):
                         memcpy(out + cur[i], v + 8 * i, 8)
                         cur[i] += 8
+                else:
+                    for i in range(k):
+                        if not nl[i]:
+                            memcpy(out + cur[i], v + 8 * i, 8)
+                            cur[i] += 8
             elif c.op == E_W4:
                 v = c.values + 4 * r0
-                for i in range(k):
-                    if nl == NULL or not nl[i]:
+                if nl == NULL:
+                    for i in range(k):
                         memcpy(out + cur[i], v + 4 * i, 4)
                         cur[i] += 4
+                else:
+                    for i in range(k):
+                        if not nl[i]:
+                            memcpy(out + cur[i], v + 4 * i, 4)
+                            cur[i] += 4
             elif c.op == E_BYTES:
                 for i in range(k):
                     if nl == NULL or not nl[i]:
@@ -1417,24 +1429,33 @@ cdef Py_ssize_t _num_min_max(const uint8_t* p, const uint8_t* nulls, Py_ssize_t 
     cdef Py_ssize_t i, count = 0
     cdef _num_t v, lo, hi
     cdef bint neg_zero = False, pos_zero = False
+    cdef int keep
     if _num_t is float or _num_t is double:
         lo = <_num_t>__builtin_inf()
         hi = -lo
     else:
         lo = <_num_t>(~(<uint64_t>0) >> (65 - 8 * sizeof(_num_t)))   # the type's largest value
         hi = -lo - 1
-    for i in range(n):
-        if nulls != NULL and nulls[i]:
-            continue
-        memcpy(&v, p + i * <Py_ssize_t>sizeof(_num_t), sizeof(_num_t))
-        if _num_t is float or _num_t is double:
-            if v != v:
-                continue
-        count += 1
-        if v < lo:
-            lo = v
-        if v > hi:
-            hi = v
+    # branch-free selects (NaN compares false, so it never becomes a bound), one loop with and one without nulls
+    if nulls == NULL:
+        for i in range(n):
+            memcpy(&v, p + i * <Py_ssize_t>sizeof(_num_t), sizeof(_num_t))
+            if _num_t is float or _num_t is double:
+                count += v == v
+            lo = v if v < lo else lo
+            hi = v if v > hi else hi
+        if not (_num_t is float or _num_t is double):
+            count = n
+    else:
+        for i in range(n):
+            memcpy(&v, p + i * <Py_ssize_t>sizeof(_num_t), sizeof(_num_t))
+            if _num_t is float or _num_t is double:
+                keep = (nulls[i] == 0) & (v == v)
+            else:
+                keep = nulls[i] == 0
+            count += keep
+            lo = v if keep & (v < lo) else lo
+            hi = v if keep & (v > hi) else hi
     if count == 0:
         return 0
     if _num_t is float or _num_t is double:
