@@ -33,6 +33,7 @@ cdef enum:
     OUT_OF_RANGE = -3
     BAD_LENGTH = -4
     BAD_VALUE = -5
+    NEED_MORE = -6
 
 cdef enum:
     K_BOOL = 1
@@ -1282,19 +1283,21 @@ def encode_rows(list cols, Py_ssize_t start, Py_ssize_t stop, uint8_t[::1] out, 
 @cython.boundscheck(False)
 @cython.wraparound(False)
 def finish_block(uint8_t[::1] out, const int32_t[::1] row_offsets, int64_t[::1] state):
-    """Close the block that :func:`encode_rows` filled (``state`` = its write position and row count): its
-    row offsets and then the row count, little-endian int32s, written after its rows. Returns the block's
-    length, or BAD_LENGTH when ``out`` cannot hold them or ``state`` does not fit the arrays."""
+    """Close the block that :func:`encode_rows` filled (``state`` = its write position, row count and stop
+    reason): its row offsets and then the row count, little-endian int32s, written after its rows, and
+    ``state`` set to zeros for the next block. Returns the block's length, NEED_MORE (``state`` unchanged)
+    when ``out`` has no room for them, or BAD_LENGTH when ``state`` does not fit the arrays."""
     cdef Py_ssize_t pos, nrows, i, total
     cdef uint8_t* q
     cdef uint32_t v
-    if state.shape[0] < 2:
+    if state.shape[0] < 3:
         return BAD_LENGTH
     pos = state[0]
     nrows = state[1]
-    if pos < 0 or nrows < 0 or nrows > row_offsets.shape[0] or pos > out.shape[0] \
-            or (out.shape[0] - pos) // 4 < nrows + 1:
+    if pos < 0 or nrows < 0 or nrows > row_offsets.shape[0] or pos > out.shape[0]:
         return BAD_LENGTH
+    if (out.shape[0] - pos) // 4 < nrows + 1:
+        return NEED_MORE
     total = pos + 4 * nrows + 4
     q = &out[0] + pos
     with nogil:
@@ -1305,6 +1308,9 @@ def finish_block(uint8_t[::1] out, const int32_t[::1] row_offsets, int64_t[::1] 
             q[2] = <uint8_t>(v >> 16)
             q[3] = <uint8_t>(v >> 24)
             q += 4
+    state[0] = 0
+    state[1] = 0
+    state[2] = 0
     return total
 
 

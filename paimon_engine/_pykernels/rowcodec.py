@@ -5,7 +5,7 @@ from operator import index as _as_index
 
 import numpy as np
 
-from .status import BAD_LENGTH, BAD_VALUE, INVALID_UTF8, OUT_OF_RANGE, OVERLONG, TRUNCATED
+from .status import BAD_LENGTH, BAD_VALUE, INVALID_UTF8, NEED_MORE, OUT_OF_RANGE, OVERLONG, TRUNCATED
 
 K_BOOL, K_I8, K_I16, K_I32, K_I64, K_F32, K_F64, K_BYTES = 1, 2, 3, 4, 5, 6, 7, 8
 K_TS_MILLIS, K_TS_NANO, K_DEC_COMPACT, K_DEC_BIG, K_VARIANT = 9, 10, 11, 12, 13
@@ -387,13 +387,16 @@ def encode_rows(cols, start, stop, out, row_offsets, state, block_size):
 
 def finish_block(out, row_offsets, state):
     """Row offsets and row count after the rows of the block in ``out`` (see the compiled kernel)."""
-    if len(state) < 2:
+    if len(state) < 3:
         return BAD_LENGTH
     pos, nrows = int(state[0]), int(state[1])
-    if pos < 0 or nrows < 0 or nrows > len(row_offsets) or pos > len(out) or (len(out) - pos) // 4 < nrows + 1:
+    if pos < 0 or nrows < 0 or nrows > len(row_offsets) or pos > len(out):
         return BAD_LENGTH
+    if (len(out) - pos) // 4 < nrows + 1:
+        return NEED_MORE
     trailer = struct.pack(f"<{nrows + 1}i", *[int(x) for x in row_offsets[:nrows]], nrows)
     out[pos:pos + len(trailer)] = np.frombuffer(trailer, np.uint8)
+    state[0] = state[1] = state[2] = 0
     return pos + len(trailer)
 
 

@@ -448,22 +448,26 @@ def test_encode_agrees_with_the_twin_on_every_kind_and_chunk(kernel):
 
 @pytest.mark.parametrize("kernel", IMPLS)
 def test_finish_block_writes_row_offsets_and_count_after_the_rows(kernel):
+    """The trailer goes after the rows and the state is reset; no room leaves the state as it was (NEED_MORE);
+    a state that does not fit the arrays is BAD_LENGTH."""
     offsets = np.array([0, 3, 70000, 2**31 - 1, 5], np.int32)
     out = np.full(40, 0xEE, np.uint8)
     state = np.array([7, 4, 2], np.int64)
     assert kernel.finish_block(out, offsets, state) == 7 + 4 * 4 + 4
     assert out[:7].tolist() == [0xEE] * 7 and out[27:].tolist() == [0xEE] * 13
     assert out[7:27].tobytes() == struct.pack("<5i", 0, 3, 70000, 2**31 - 1, 4)
-    assert state.tolist() == [7, 4, 2]
+    assert state.tolist() == [0, 0, 0]
     out = np.zeros(27, np.uint8)
+    for size, want in ((27, 27), (26, status.NEED_MORE)):
+        state = np.array([7, 4, 2], np.int64)
+        assert kernel.finish_block(out[:size], offsets, state) == want
+        assert state.tolist() == ([0, 0, 0] if want > 0 else [7, 4, 2])
+    for bad in ([-1, 0, 0], [28, 0, 0], [0, -1, 0], [0, 6, 0], [0, 0]):
+        state = np.array(bad, np.int64)
+        assert kernel.finish_block(out, offsets, state) == status.BAD_LENGTH
+        assert state.tolist() == bad
+    state = np.array([23, 0, 2], np.int64)
     assert kernel.finish_block(out, offsets, state) == 27
-    assert kernel.finish_block(out[:26], offsets, state) == status.BAD_LENGTH
-    assert kernel.finish_block(out, offsets[:3], state) == status.BAD_LENGTH
-    assert kernel.finish_block(out, offsets, np.array([-1, 0], np.int64)) == status.BAD_LENGTH
-    assert kernel.finish_block(out, offsets, np.array([28, 0], np.int64)) == status.BAD_LENGTH
-    assert kernel.finish_block(out, offsets, np.array([0, -1], np.int64)) == status.BAD_LENGTH
-    assert kernel.finish_block(out, offsets, np.array([0], np.int64)) == status.BAD_LENGTH
-    assert kernel.finish_block(out, offsets, np.array([23, 0], np.int64)) == 27
     assert out[23:27].tobytes() == bytes(4)
 
 

@@ -428,3 +428,17 @@ def test_threaded_read_with_every_pool_thread_held_up_runs_on_the_caller():
         for f in held:
             f.result()
     assert many.to_arrow().equals(table)
+
+
+def test_a_block_whose_last_row_ends_at_the_buffer_end_gets_room_for_its_offsets():
+    """block_size 4096 starts with a 12288-byte buffer: strings of 12270..12289 bytes fill it to within a few
+    bytes of its end (or past it), so the row offsets after the row need a larger buffer; every file reads back."""
+    schema = T.RowType.of(("s", T.STRING()))
+    for n in range(12270, 12290):
+        values = ["a" * n, "b"]
+        buf = io.BytesIO()
+        with RowFileWriter(buf, schema, block_size=4096) as w:
+            w.write(pa.table({"s": values}))
+        assert w.metadata.block_count == 2
+        buf.seek(0)
+        assert RowFileReader(buf, schema).to_arrow().column("s").to_pylist() == values

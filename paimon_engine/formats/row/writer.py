@@ -279,6 +279,7 @@ class RowFileWriter:
             self._out = sink
             self._owns = False
         self._buf = np.empty(2 * self.block_size + 4096, dtype=np.uint8)
+        self._view = memoryview(self._buf)
         self._row_offsets = np.empty(self.block_size // 4 + 2, dtype=np.int32)
         self._state = np.zeros(3, dtype=np.int64)
         self._csizes, self._usizes, self._starts = [], [], []
@@ -332,43 +333,50 @@ class RowFileWriter:
             cols.append(_descriptor(f, a))
             self._stats.update(f, a, cols[-1])
         state = self._state
+        encode = self._kernel.encode_rows
+        block_size = self.block_size
         r = 0
         while r < n:
-            k = self._kernel.encode_rows(cols, r, n, self._buf, self._row_offsets, state, self.block_size)
+            k = encode(cols, r, n, self._buf, self._row_offsets, state, block_size)
             if k < 0:
                 raise PaimonEngineError(f"row encoding failed: {status.describe(k)}")
             r += k
             self._rows += k
-            if state[2] == 2:
+            reason = state[2]
+            if reason == 2:
                 self._flush()
-            elif state[2] == 1:
+            elif reason == 1:
                 if state[1] >= len(self._row_offsets):
                     self._row_offsets = np.concatenate([self._row_offsets, np.empty_like(self._row_offsets)])
                 else:
-                    grown = np.empty(2 * len(self._buf), dtype=np.uint8)
-                    grown[:state[0]] = self._buf[:state[0]]
-                    self._buf = grown
+                    self._grow(2 * len(self._buf))
+
+    def _grow(self, size):
+        pos = int(self._state[0])
+        grown = np.empty(size, dtype=np.uint8)
+        grown[:pos] = self._buf[:pos]
+        self._buf = grown
+        self._view = memoryview(grown)
 
     def _flush(self):
-        pos, nrows = int(self._state[0]), int(self._state[1])
-        if nrows == 0:
+        """Compress and write the block in the buffer (``finish_block`` appends its row offsets and count and
+        resets the state for the next block)."""
+        if not self._state[1]:
             return
-        total = pos + 4 * nrows + 4
-        if total > len(self._buf):
-            grown = np.empty(total, dtype=np.uint8)
-            grown[:pos] = self._buf[:pos]
-            self._buf = grown
-        got = self._kernel.finish_block(self._buf, self._row_offsets, self._state)
-        if got != total:
-            raise PaimonEngineError(f"closing a block failed: {status.describe(got)}")
-        comp = self._cctx.compress(memoryview(self._buf)[:total])
+        total = self._kernel.finish_block(self._buf, self._row_offsets, self._state)
+        if total == status.NEED_MORE:   # the last row ran far past the block size: room for the offsets
+            self._grow(int(self._state[0]) + 4 * int(self._state[1]) + 4)
+            total = self._kernel.finish_block(self._buf, self._row_offsets, self._state)
+        if total < 0:
+            raise PaimonEngineError(f"closing a block failed: {status.describe(total)}")
+        comp = self._cctx.compress(self._view[:total])
         self._out.write(comp)
-        self._written += len(comp)
-        self._csizes.append(len(comp))
+        size = len(comp)
+        self._written += size
+        self._csizes.append(size)
         self._usizes.append(total)
         self._starts.append(self._block_first_row)
         self._block_first_row = self._rows
-        self._state[:] = 0
 
     def close(self) -> RowFileMetadata:
         """Flush the last block, write index and footer; returns the file's metadata."""
