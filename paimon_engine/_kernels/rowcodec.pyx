@@ -69,6 +69,14 @@ cdef inline Py_ssize_t _nbytes(object a):
     return cnp.PyArray_NBYTES(<cnp.ndarray>a)
 
 
+cdef inline bint _np_out(object a, int typenum):
+    """``a`` is a writable one-dimensional C-contiguous NumPy array of ``typenum``: its data pointer can be used
+    without making a typed memoryview (the writer's per-block calls)."""
+    return (cnp.PyArray_CheckExact(a) and cnp.PyArray_NDIM(<cnp.ndarray>a) == 1
+            and cnp.PyArray_TYPE(<cnp.ndarray>a) == typenum and cnp.PyArray_IS_C_CONTIGUOUS(<cnp.ndarray>a)
+            and cnp.PyArray_ISWRITEABLE(<cnp.ndarray>a))
+
+
 cdef inline Py_ssize_t _read_len(const uint8_t* p, Py_ssize_t pos, Py_ssize_t end, Py_ssize_t* out) noexcept nogil:
     """varint length (non-negative int32) that must fit before ``end``."""
     cdef uint32_t v = 0
@@ -1224,8 +1232,7 @@ cdef Py_ssize_t _encode(InCol* cols, Py_ssize_t ncols, Py_ssize_t start, Py_ssiz
     return r0 - start
 
 
-def encode_rows(list cols, Py_ssize_t start, Py_ssize_t stop, uint8_t[::1] out, int32_t[::1] row_offsets,
-                int64_t[::1] state, Py_ssize_t block_size):
+def encode_rows(list cols, Py_ssize_t start, Py_ssize_t stop, out, row_offsets, state, Py_ssize_t block_size):
     """Append rows [start, stop) of a column batch to a block buffer.
 
     ``cols[f]`` = ``(kind, nulls, values, offsets, data)``: ``nulls`` a uint8
@@ -1238,13 +1245,42 @@ def encode_rows(list cols, Py_ssize_t start, Py_ssize_t stop, uint8_t[::1] out, 
     the number of rows appended or a negative status.
     """
     cdef Py_ssize_t ncols = len(cols)
+    cdef uint8_t[::1] outv
+    cdef int32_t[::1] rov
+    cdef int64_t[::1] stv
+    cdef uint8_t* op
+    cdef int32_t* rp
+    cdef int64_t* sp
+    cdef Py_ssize_t olen, rlen, slen
     cdef InCol[64] small
     cdef object holder = None
     cdef InCol* arr = small
     cdef Py_ssize_t f, r
     cdef int w, kind
     cdef InCol* c
-    if start < 0 or stop < start or state.shape[0] < 3 or out.shape[0] == 0 or row_offsets.shape[0] == 0:
+    # uint8, int32 and int64 arrays (NumPy's own arrays without a typed memoryview, else through one)
+    if _np_out(out, cnp.NPY_UINT8):
+        op = <uint8_t*>cnp.PyArray_DATA(<cnp.ndarray>out)
+        olen = cnp.PyArray_DIM(<cnp.ndarray>out, 0)
+    else:
+        outv = out
+        olen = outv.shape[0]
+        op = &outv[0] if olen else NULL
+    if _np_out(row_offsets, cnp.NPY_INT32):
+        rp = <int32_t*>cnp.PyArray_DATA(<cnp.ndarray>row_offsets)
+        rlen = cnp.PyArray_DIM(<cnp.ndarray>row_offsets, 0)
+    else:
+        rov = row_offsets
+        rlen = rov.shape[0]
+        rp = &rov[0] if rlen else NULL
+    if _np_out(state, cnp.NPY_INT64):
+        sp = <int64_t*>cnp.PyArray_DATA(<cnp.ndarray>state)
+        slen = cnp.PyArray_DIM(<cnp.ndarray>state, 0)
+    else:
+        stv = state
+        slen = stv.shape[0]
+        sp = &stv[0] if slen else NULL
+    if start < 0 or stop < start or slen < 3 or olen == 0 or rlen == 0:
         return BAD_LENGTH
     if ncols > 64:
         holder = bytearray(sizeof(InCol) * ncols)
@@ -1275,42 +1311,68 @@ def encode_rows(list cols, Py_ssize_t start, Py_ssize_t stop, uint8_t[::1] out, 
         if kind == K_DEC_BIG and _nbytes(t[2]) < 16 * stop:
             return BAD_LENGTH
     with nogil:
-        r = _encode(arr, ncols, start, stop, &out[0], out.shape[0], &row_offsets[0], row_offsets.shape[0],
-                    &state[0], block_size)
+        r = _encode(arr, ncols, start, stop, op, olen, rp, rlen, sp, block_size)
     return r
 
 
 @cython.boundscheck(False)
 @cython.wraparound(False)
-def finish_block(uint8_t[::1] out, const int32_t[::1] row_offsets, int64_t[::1] state):
+def finish_block(out, row_offsets, state):
     """Close the block that :func:`encode_rows` filled (``state`` = its write position, row count and stop
     reason): its row offsets and then the row count, little-endian int32s, written after its rows, and
     ``state`` set to zeros for the next block. Returns the block's length, NEED_MORE (``state`` unchanged)
     when ``out`` has no room for them, or BAD_LENGTH when ``state`` does not fit the arrays."""
-    cdef Py_ssize_t pos, nrows, i, total
+    cdef Py_ssize_t pos, nrows, i, total, olen, rlen, slen
     cdef uint8_t* q
     cdef uint32_t v
-    if state.shape[0] < 3:
+    cdef uint8_t[::1] outv
+    cdef const int32_t[::1] rov
+    cdef int64_t[::1] stv
+    cdef uint8_t* op
+    cdef const int32_t* rp
+    cdef int64_t* sp
+    if _np_out(out, cnp.NPY_UINT8):
+        op = <uint8_t*>cnp.PyArray_DATA(<cnp.ndarray>out)
+        olen = cnp.PyArray_DIM(<cnp.ndarray>out, 0)
+    else:
+        outv = out
+        olen = outv.shape[0]
+        op = &outv[0] if olen else NULL
+    if _np_out(row_offsets, cnp.NPY_INT32):
+        rp = <const int32_t*>cnp.PyArray_DATA(<cnp.ndarray>row_offsets)
+        rlen = cnp.PyArray_DIM(<cnp.ndarray>row_offsets, 0)
+    else:
+        rov = row_offsets
+        rlen = rov.shape[0]
+        rp = &rov[0] if rlen else NULL
+    if _np_out(state, cnp.NPY_INT64):
+        sp = <int64_t*>cnp.PyArray_DATA(<cnp.ndarray>state)
+        slen = cnp.PyArray_DIM(<cnp.ndarray>state, 0)
+    else:
+        stv = state
+        slen = stv.shape[0]
+        sp = &stv[0] if slen else NULL
+    if slen < 3:
         return BAD_LENGTH
-    pos = state[0]
-    nrows = state[1]
-    if pos < 0 or nrows < 0 or nrows > row_offsets.shape[0] or pos > out.shape[0]:
+    pos = sp[0]
+    nrows = sp[1]
+    if pos < 0 or nrows < 0 or nrows > rlen or pos > olen:
         return BAD_LENGTH
-    if (out.shape[0] - pos) // 4 < nrows + 1:
+    if (olen - pos) // 4 < nrows + 1:
         return NEED_MORE
     total = pos + 4 * nrows + 4
-    q = &out[0] + pos
+    q = op + pos
     with nogil:
         for i in range(nrows + 1):
-            v = <uint32_t>(row_offsets[i] if i < nrows else nrows)
+            v = <uint32_t>(rp[i] if i < nrows else nrows)
             q[0] = <uint8_t>v
             q[1] = <uint8_t>(v >> 8)
             q[2] = <uint8_t>(v >> 16)
             q[3] = <uint8_t>(v >> 24)
             q += 4
-    state[0] = 0
-    state[1] = 0
-    state[2] = 0
+    sp[0] = 0
+    sp[1] = 0
+    sp[2] = 0
     return total
 
 

@@ -341,6 +341,7 @@ def encode_rows(cols, start, stop, out, row_offsets, state, block_size):
         if kind == K_DEC_BIG and _nbytes(values) < 16 * stop:
             return BAD_LENGTH
     cols = [(k, n, None if v is None else v.view(np.uint8), o, d) for k, n, v, o, d in cols]
+    ov = memoryview(out).cast("B")
     pos, nrows = int(state[0]), int(state[1])
     ncols = len(cols)
     hb = (ncols + 7) >> 3
@@ -376,7 +377,7 @@ def encode_rows(cols, start, stop, out, row_offsets, state, block_size):
             return r - start
         row_offsets[nrows] = pos
         nrows += 1
-        out[pos:pos + len(row)] = np.frombuffer(bytes(row), np.uint8)
+        ov[pos:pos + len(row)] = row
         pos += len(row)
         if pos + 4 * nrows + 4 >= block_size:
             state[0], state[1], state[2] = pos, nrows, 2
@@ -395,7 +396,7 @@ def finish_block(out, row_offsets, state):
     if (len(out) - pos) // 4 < nrows + 1:
         return NEED_MORE
     trailer = struct.pack(f"<{nrows + 1}i", *[int(x) for x in row_offsets[:nrows]], nrows)
-    out[pos:pos + len(trailer)] = np.frombuffer(trailer, np.uint8)
+    memoryview(out).cast("B")[pos:pos + len(trailer)] = trailer
     state[0] = state[1] = state[2] = 0
     return pos + len(trailer)
 

@@ -472,6 +472,25 @@ def test_finish_block_writes_row_offsets_and_count_after_the_rows(kernel):
 
 
 @pytest.mark.parametrize("kernel", IMPLS)
+def test_encode_and_finish_take_any_writable_buffer(kernel):
+    """NumPy arrays and other buffers (bytearray, array.array) give the same block."""
+    import array
+    cols = [(V.K_I32, np.array([0, 1], np.uint8), np.arange(8, dtype=np.uint8), None, None),
+            (V.K_BYTES, None, None, np.array([0, 2, 5], np.int64), np.frombuffer(b"abcde", np.uint8))]
+    blocks = []
+    for wrap in (lambda a: a, lambda a: bytearray(a.tobytes()) if a.dtype == np.uint8 else
+                 array.array({np.dtype(np.int32): "i", np.dtype(np.int64): "q"}[a.dtype], a.tolist())):
+        out, offs, state = wrap(np.zeros(64, np.uint8)), wrap(np.zeros(4, np.int32)), wrap(np.zeros(3, np.int64))
+        assert kernel.encode_rows(cols, 0, 2, out, offs, state, 1 << 20) == 2
+        total = kernel.finish_block(out, offs, state)
+        assert list(state) == [0, 0, 0]
+        blocks.append(bytes(out[:total]))
+    assert blocks[0] == blocks[1]
+    assert blocks[0] == (b"\0" + bytes([0, 1, 2, 3]) + b"\x02ab" + b"\x01" + b"\x03cde"
+                         + struct.pack("<3i", 0, 8, 2))
+
+
+@pytest.mark.parametrize("kernel", IMPLS)
 def test_encode_agrees_with_the_twin_on_strings_near_every_buffer_end(kernel):
     """Strings of 0..40 bytes, the last ones ending exactly at the end of their data, into output buffers that
     end at the kernel's worst-case row size (a short value's 16-byte move must not run past either buffer),
