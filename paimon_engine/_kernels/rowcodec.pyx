@@ -1495,35 +1495,84 @@ cdef Py_ssize_t _num_min_max(const uint8_t* p, const uint8_t* nulls, Py_ssize_t 
                              _num_t tag) noexcept nogil:
     # ``tag`` only selects the value type
     cdef Py_ssize_t i, count = 0
-    cdef _num_t v, lo, hi
+    cdef _num_t v, lo, hi, v0, v1, v2, v3, lo0, lo1, lo2, lo3, hi0, hi1, hi2, hi3
     cdef bint neg_zero = False, pos_zero = False
-    cdef int keep
+    cdef int keep, k0, k1, k2, k3
+    cdef Py_ssize_t m
     if _num_t is float or _num_t is double:
         lo = <_num_t>__builtin_inf()
         hi = -lo
     else:
         lo = <_num_t>(~(<uint64_t>0) >> (65 - 8 * sizeof(_num_t)))   # the type's largest value
         hi = -lo - 1
-    # branch-free selects (NaN compares false, so it never becomes a bound), one loop with and one without nulls
+    # branch-free selects (NaN compares false, so it never becomes a bound) into four independent pairs of
+    # bounds (no chain of dependent selects), one loop with and one without null flags
+    lo0 = lo1 = lo2 = lo3 = lo
+    hi0 = hi1 = hi2 = hi3 = hi
+    m = n & ~(<Py_ssize_t>3)
     if nulls == NULL:
-        for i in range(n):
+        for i in range(0, m, 4):
+            memcpy(&v0, p + i * <Py_ssize_t>sizeof(_num_t), sizeof(_num_t))
+            memcpy(&v1, p + (i + 1) * <Py_ssize_t>sizeof(_num_t), sizeof(_num_t))
+            memcpy(&v2, p + (i + 2) * <Py_ssize_t>sizeof(_num_t), sizeof(_num_t))
+            memcpy(&v3, p + (i + 3) * <Py_ssize_t>sizeof(_num_t), sizeof(_num_t))
+            if _num_t is float or _num_t is double:
+                count += (v0 == v0) + (v1 == v1) + (v2 == v2) + (v3 == v3)
+            lo0 = v0 if v0 < lo0 else lo0
+            lo1 = v1 if v1 < lo1 else lo1
+            lo2 = v2 if v2 < lo2 else lo2
+            lo3 = v3 if v3 < lo3 else lo3
+            hi0 = v0 if v0 > hi0 else hi0
+            hi1 = v1 if v1 > hi1 else hi1
+            hi2 = v2 if v2 > hi2 else hi2
+            hi3 = v3 if v3 > hi3 else hi3
+        for i in range(m, n):
             memcpy(&v, p + i * <Py_ssize_t>sizeof(_num_t), sizeof(_num_t))
             if _num_t is float or _num_t is double:
                 count += v == v
-            lo = v if v < lo else lo
-            hi = v if v > hi else hi
+            lo0 = v if v < lo0 else lo0
+            hi0 = v if v > hi0 else hi0
         if not (_num_t is float or _num_t is double):
             count = n
     else:
-        for i in range(n):
+        for i in range(0, m, 4):
+            memcpy(&v0, p + i * <Py_ssize_t>sizeof(_num_t), sizeof(_num_t))
+            memcpy(&v1, p + (i + 1) * <Py_ssize_t>sizeof(_num_t), sizeof(_num_t))
+            memcpy(&v2, p + (i + 2) * <Py_ssize_t>sizeof(_num_t), sizeof(_num_t))
+            memcpy(&v3, p + (i + 3) * <Py_ssize_t>sizeof(_num_t), sizeof(_num_t))
+            k0 = nulls[i] == 0
+            k1 = nulls[i + 1] == 0
+            k2 = nulls[i + 2] == 0
+            k3 = nulls[i + 3] == 0
+            if _num_t is float or _num_t is double:
+                k0 = k0 & (v0 == v0)
+                k1 = k1 & (v1 == v1)
+                k2 = k2 & (v2 == v2)
+                k3 = k3 & (v3 == v3)
+            count += k0 + k1 + k2 + k3
+            lo0 = v0 if k0 & (v0 < lo0) else lo0
+            lo1 = v1 if k1 & (v1 < lo1) else lo1
+            lo2 = v2 if k2 & (v2 < lo2) else lo2
+            lo3 = v3 if k3 & (v3 < lo3) else lo3
+            hi0 = v0 if k0 & (v0 > hi0) else hi0
+            hi1 = v1 if k1 & (v1 > hi1) else hi1
+            hi2 = v2 if k2 & (v2 > hi2) else hi2
+            hi3 = v3 if k3 & (v3 > hi3) else hi3
+        for i in range(m, n):
             memcpy(&v, p + i * <Py_ssize_t>sizeof(_num_t), sizeof(_num_t))
             if _num_t is float or _num_t is double:
                 keep = (nulls[i] == 0) & (v == v)
             else:
                 keep = nulls[i] == 0
             count += keep
-            lo = v if keep & (v < lo) else lo
-            hi = v if keep & (v > hi) else hi
+            lo0 = v if keep & (v < lo0) else lo0
+            hi0 = v if keep & (v > hi0) else hi0
+    lo0 = lo1 if lo1 < lo0 else lo0
+    lo2 = lo3 if lo3 < lo2 else lo2
+    lo = lo2 if lo2 < lo0 else lo0
+    hi0 = hi1 if hi1 > hi0 else hi0
+    hi2 = hi3 if hi3 > hi2 else hi2
+    hi = hi2 if hi2 > hi0 else hi0
     if count == 0:
         return 0
     if _num_t is float or _num_t is double:
