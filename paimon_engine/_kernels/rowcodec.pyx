@@ -962,7 +962,7 @@ def skip_values(const uint8_t[::1] buf, Py_ssize_t pos, Py_ssize_t end, const in
 
 
 # ---------------------------------------------------------------- encoding
-# What the row loop does with one column: a dense code, so the dispatch compiles to one jump table.
+# What the encoder does with one column: a dense code (one jump table per column and chunk of rows).
 cdef enum:
     E_W8 = 0          # 8 fixed bytes (BIGINT, DOUBLE, TIMESTAMP(0..3), compact DECIMAL)
     E_W4 = 1          # 4 fixed bytes (INT, FLOAT, DATE, TIME)
@@ -981,7 +981,6 @@ ctypedef struct InCol:
     const uint8_t* values
     const int64_t* offsets
     const uint8_t* data
-    Py_ssize_t data_len          # bytes in ``data``: a short string is copied as 16 bytes where they exist
 
 
 cdef inline int _encode_op(int kind) noexcept nogil:
@@ -1052,7 +1051,8 @@ cdef inline void _copy_small(uint8_t* dst, const uint8_t* src, Py_ssize_t n) noe
         dst[n >> 1] = src[n >> 1]
 
 
-DEF ENC_CHUNK = 256
+cdef enum:
+    ENC_CHUNK = 256      # rows the encoder sizes and writes column by column at a time
 
 
 @cython.boundscheck(False)
@@ -1242,7 +1242,8 @@ def encode_rows(list cols, Py_ssize_t start, Py_ssize_t stop, out, row_offsets, 
     nano-of-millisecond per row). ``state`` = (write position, rows in the
     block, stop reason): reason 1 = ``out`` or ``row_offsets`` is full (grow
     and call again), 2 = the block reached ``block_size`` (flush). Returns
-    the number of rows appended or a negative status.
+    the number of rows appended or a negative status (BAD_VALUE for a kind
+    it does not encode: nested values come pre-encoded as RAW).
     """
     cdef Py_ssize_t ncols = len(cols)
     cdef uint8_t[::1] outv
@@ -1294,7 +1295,6 @@ def encode_rows(list cols, Py_ssize_t start, Py_ssize_t stop, out, row_offsets, 
         c.values = _ptr(t[2])
         c.offsets = <const int64_t*>_ptr(t[3])
         c.data = _ptr(t[4])
-        c.data_len = _nbytes(t[4])
         if c.op < 0:
             return BAD_VALUE
         if t[1] is not None and _nbytes(t[1]) < stop:

@@ -325,10 +325,16 @@ def decode_block(block, nrows, program, outs, rows, nsel, out_base, datapos, sta
     return nsel
 
 
+_ENCODED = (K_BOOL, K_I8, K_I16, K_I32, K_I64, K_F32, K_F64, K_TS_MILLIS, K_DEC_COMPACT, K_BYTES, K_RAW, K_TS_NANO,
+            K_DEC_BIG)
+
+
 def encode_rows(cols, start, stop, out, row_offsets, state, block_size):
     if start < 0 or stop < start or len(state) < 3 or len(out) == 0 or len(row_offsets) == 0:
         return BAD_LENGTH
     for kind, nulls, values, offsets, data in cols:
+        if kind not in _ENCODED:
+            return BAD_VALUE
         if nulls is not None and len(nulls) < stop:
             return BAD_LENGTH
         w = _WIDTH.get(kind)

@@ -472,6 +472,16 @@ def test_finish_block_writes_row_offsets_and_count_after_the_rows(kernel):
 
 
 @pytest.mark.parametrize("kernel", IMPLS)
+def test_encode_rejects_kinds_it_does_not_encode(kernel):
+    fine = (V.K_I32, None, np.zeros(4, np.uint8), None, None)
+    for kind in (V.K_ARRAY, V.K_MAP, V.K_ROW, V.K_VARIANT, 0, 99):
+        state = np.zeros(3, np.int64)
+        got = kernel.encode_rows([fine, (kind, None, np.zeros(16, np.uint8), None, None)], 0, 1,
+                                 np.zeros(64, np.uint8), np.zeros(4, np.int32), state, 1 << 20)
+        assert got == status.BAD_VALUE and state.tolist() == [0, 0, 0]
+
+
+@pytest.mark.parametrize("kernel", IMPLS)
 def test_encode_and_finish_take_any_writable_buffer(kernel):
     """NumPy arrays and other buffers (bytearray, array.array) give the same block."""
     import array
