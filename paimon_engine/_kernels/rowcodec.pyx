@@ -33,6 +33,7 @@ cdef enum:
     OUT_OF_RANGE = -3
     BAD_LENGTH = -4
     BAD_VALUE = -5
+    NEED_MORE = -6
 
 cdef enum:
     K_BOOL = 1
@@ -66,6 +67,14 @@ cdef inline Py_ssize_t _nbytes(object a):
     if a is None:
         return 0
     return cnp.PyArray_NBYTES(<cnp.ndarray>a)
+
+
+cdef inline bint _np_out(object a, int typenum):
+    """``a`` is a writable one-dimensional C-contiguous NumPy array of ``typenum``: its data pointer can be used
+    without making a typed memoryview (the writer's per-block calls)."""
+    return (cnp.PyArray_CheckExact(a) and cnp.PyArray_NDIM(<cnp.ndarray>a) == 1
+            and cnp.PyArray_TYPE(<cnp.ndarray>a) == typenum and cnp.PyArray_IS_C_CONTIGUOUS(<cnp.ndarray>a)
+            and cnp.PyArray_ISWRITEABLE(<cnp.ndarray>a))
 
 
 cdef inline Py_ssize_t _read_len(const uint8_t* p, Py_ssize_t pos, Py_ssize_t end, Py_ssize_t* out) noexcept nogil:
@@ -953,121 +962,277 @@ def skip_values(const uint8_t[::1] buf, Py_ssize_t pos, Py_ssize_t end, const in
 
 
 # ---------------------------------------------------------------- encoding
+# What the encoder does with one column: a dense code (one jump table per column and chunk of rows).
+cdef enum:
+    E_W8 = 0          # 8 fixed bytes (BIGINT, DOUBLE, TIMESTAMP(0..3), compact DECIMAL)
+    E_W4 = 1          # 4 fixed bytes (INT, FLOAT, DATE, TIME)
+    E_BYTES = 2       # varint length + bytes
+    E_BOOL = 3
+    E_W2 = 4
+    E_W1 = 5
+    E_RAW = 6         # pre-encoded bytes
+    E_TS_NANO = 7     # 8 bytes of millis + varint nano-of-millisecond
+    E_DEC_BIG = 8     # varint length + minimal big-endian two's complement
+
+
 ctypedef struct InCol:
-    int kind
-    int width                    # _fixed_width(kind)
+    int op                       # E_*
     const uint8_t* nulls
     const uint8_t* values
     const int64_t* offsets
     const uint8_t* data
-    Py_ssize_t data_len          # bytes in ``data``: a short string is copied as 16 bytes where they exist
+
+
+cdef inline int _encode_op(int kind) noexcept nogil:
+    cdef int w = _fixed_width(kind)
+    if kind == K_BOOL:
+        return E_BOOL
+    if w == 8:
+        return E_W8
+    if w == 4:
+        return E_W4
+    if w == 2:
+        return E_W2
+    if w == 1:
+        return E_W1
+    if kind == K_BYTES:
+        return E_BYTES
+    if kind == K_RAW:
+        return E_RAW
+    if kind == K_TS_NANO:
+        return E_TS_NANO
+    if kind == K_DEC_BIG:
+        return E_DEC_BIG
+    return -1
+
+
+cdef inline Py_ssize_t _encode_width(int op) noexcept nogil:
+    if op == E_W8:
+        return 8
+    if op == E_W4:
+        return 4
+    if op == E_W2:
+        return 2
+    return 1
+
+
+cdef inline Py_ssize_t _varint_len(uint32_t v) noexcept nogil:
+    return 1 + (v >= 0x80) + (v >= 0x4000) + (v >= 0x200000) + (v >= 0x10000000)
+
+
+cdef inline Py_ssize_t _dec_big_len(const uint8_t* le) noexcept nogil:
+    """Bytes of the minimal big-endian two's complement of a 16-byte little-endian value."""
+    cdef Py_ssize_t j = 15
+    while j > 0 and ((le[j] == 0 and not (le[j - 1] & 0x80)) or (le[j] == 0xFF and (le[j - 1] & 0x80))):
+        j -= 1
+    return j + 1
+
+
+cdef inline void _copy_small(uint8_t* dst, const uint8_t* src, Py_ssize_t n) noexcept nogil:
+    """``n`` bytes, with at most two constant-size moves up to 16 (overlapping, never past either end)."""
+    cdef uint64_t a, b
+    cdef uint32_t c, d
+    if n >= 8:
+        if n <= 16:
+            memcpy(&a, src, 8)
+            memcpy(&b, src + n - 8, 8)
+            memcpy(dst, &a, 8)
+            memcpy(dst + n - 8, &b, 8)
+        else:
+            memcpy(dst, src, n)
+    elif n >= 4:
+        memcpy(&c, src, 4)
+        memcpy(&d, src + n - 4, 4)
+        memcpy(dst, &c, 4)
+        memcpy(dst + n - 4, &d, 4)
+    elif n > 0:
+        dst[0] = src[0]
+        dst[n - 1] = src[n - 1]
+        dst[n >> 1] = src[n >> 1]
+
+
+cdef enum:
+    ENC_CHUNK = 256      # rows the encoder sizes and writes column by column at a time
 
 
 @cython.boundscheck(False)
 @cython.wraparound(False)
+@cython.cdivision(True)
 cdef Py_ssize_t _encode(InCol* cols, Py_ssize_t ncols, Py_ssize_t start, Py_ssize_t stop, uint8_t* out,
                         Py_ssize_t cap, int32_t* row_offsets, Py_ssize_t max_rows, int64_t* state,
                         Py_ssize_t block_size) noexcept nogil:
-    cdef Py_ssize_t r, f, pos = state[0], nrows = state[1], need, n, hb, j, s
-    cdef uint64_t w0, w1
+    # Rows go a chunk at a time, column by column: first every row's exact size (a loop per column), then the
+    # rows that fit (the room check and Java's flush rule, row by row), then each column's values written at
+    # every taken row's cursor (a loop per column) and the null bits set in the row headers. No move writes
+    # past the value it copies, so the order in which the columns are written does not matter.
+    cdef Py_ssize_t sz[ENC_CHUNK]
+    cdef Py_ssize_t cur[ENC_CHUNK]
+    cdef Py_ssize_t r0, m, i, k, f, pos = state[0], nrows = state[1], hb, n, s, j, first, base
     cdef InCol* c
-    cdef int w
-    cdef uint8_t* hdr
-    cdef int64_t i64
+    cdef const uint8_t* nl
+    cdef const uint8_t* v
+    cdef const int64_t* o
+    cdef uint8_t bit
     cdef uint8_t tmp[16]
-    cdef uint8_t sign
+    cdef bint full = False
     hb = (ncols + 7) >> 3
+    base = hb
+    for f in range(ncols):
+        c = &cols[f]
+        if c.nulls == NULL and (c.op == E_W8 or c.op == E_W4 or c.op == E_W2 or c.op == E_W1 or c.op == E_BOOL):
+            base += _encode_width(c.op)
     state[2] = 0
-    for r in range(start, stop):
-        # worst-case size of this row
-        need = hb
+    r0 = start
+    while r0 < stop:
+        m = stop - r0
+        if m > ENC_CHUNK:
+            m = ENC_CHUNK
+        # exact row sizes (the fixed-width columns without null flags are in ``base``)
+        for i in range(m):
+            sz[i] = base
         for f in range(ncols):
             c = &cols[f]
-            if c.nulls != NULL and c.nulls[r]:
-                continue
-            w = c.width
-            if w:
-                need += w
-            elif c.kind == K_BYTES:
-                need += 5 + (c.offsets[r + 1] - c.offsets[r])
-            elif c.kind == K_RAW:
-                need += c.offsets[r + 1] - c.offsets[r]
-            elif c.kind == K_TS_NANO:
-                need += 13
-            elif c.kind == K_DEC_BIG:
-                need += 17
-        if nrows >= max_rows or need > cap - pos:
-            state[0] = pos; state[1] = nrows; state[2] = 1
-            return r - start
-        row_offsets[nrows] = <int32_t>pos
-        nrows += 1
-        hdr = out + pos
-        memset(hdr, 0, hb)
-        pos += hb
+            nl = c.nulls + r0 if c.nulls != NULL else NULL
+            o = c.offsets + r0 if c.offsets != NULL else NULL
+            if c.op == E_W8 or c.op == E_W4 or c.op == E_W2 or c.op == E_W1 or c.op == E_BOOL:
+                if nl != NULL:
+                    k = _encode_width(c.op)
+                    for i in range(m):
+                        sz[i] += 0 if nl[i] else k
+            elif c.op == E_BYTES:
+                for i in range(m):
+                    if nl == NULL or not nl[i]:
+                        n = o[i + 1] - o[i]
+                        sz[i] += _varint_len(<uint32_t>n) + n
+            elif c.op == E_RAW:
+                for i in range(m):
+                    if nl == NULL or not nl[i]:
+                        sz[i] += o[i + 1] - o[i]
+            elif c.op == E_TS_NANO:
+                for i in range(m):
+                    if nl == NULL or not nl[i]:
+                        sz[i] += 8 + _varint_len(<uint32_t>o[i])
+            elif c.op == E_DEC_BIG:
+                for i in range(m):
+                    if nl == NULL or not nl[i]:
+                        n = _dec_big_len(c.values + 16 * (r0 + i))
+                        sz[i] += 1 + n
+        # the rows of this chunk that go into the block
+        k = 0
+        first = nrows
+        while k < m:
+            if nrows >= max_rows or sz[k] > cap - pos:
+                full = True
+                state[2] = 1
+                break
+            row_offsets[nrows] = <int32_t>pos
+            nrows += 1
+            cur[k] = pos + hb
+            if hb == 1:
+                out[pos] = 0
+            else:
+                memset(out + pos, 0, hb)
+            pos += sz[k]
+            k += 1
+            if pos + 4 * nrows + 4 >= block_size:
+                full = True
+                state[2] = 2
+                break
+        # the values of those rows
         for f in range(ncols):
             c = &cols[f]
-            if c.nulls != NULL and c.nulls[r]:
-                hdr[f >> 3] |= <uint8_t>(1 << (f & 7))
-                continue
-            w = c.width
-            # fixed sizes: constant-size moves, not a call of memcpy per value
-            if w == 8:
-                memcpy(out + pos, c.values + 8 * r, 8)
-                pos += 8
-            elif w == 4:
-                memcpy(out + pos, c.values + 4 * r, 4)
-                pos += 4
-            elif c.kind == K_BYTES:
-                s = c.offsets[r]
-                n = c.offsets[r + 1] - s
-                pos += _write_u32(out + pos, <uint32_t>n)
-                if n <= 16 and s + 16 <= c.data_len and pos + 16 <= cap:
-                    # short value: two 8-byte moves (the bytes after it are overwritten by what follows)
-                    memcpy(&w0, c.data + s, 8)
-                    memcpy(&w1, c.data + s + 8, 8)
-                    memcpy(out + pos, &w0, 8)
-                    memcpy(out + pos + 8, &w1, 8)
+            nl = c.nulls + r0 if c.nulls != NULL else NULL
+            o = c.offsets + r0 if c.offsets != NULL else NULL
+            bit = <uint8_t>(1 << (f & 7))
+            if nl != NULL:
+                for i in range(k):
+                    if nl[i]:
+                        out[row_offsets[first + i] + (f >> 3)] |= bit
+            if c.op == E_W8:
+                v = c.values + 8 * r0
+                if nl == NULL:
+                    for i in range(k):
+                        memcpy(out + cur[i], v + 8 * i, 8)
+                        cur[i] += 8
                 else:
-                    memcpy(out + pos, c.data + s, n)
-                pos += n
-            elif c.kind == K_BOOL:
-                out[pos] = 1 if c.values[r] else 0
-                pos += 1
-            elif w == 2:
-                memcpy(out + pos, c.values + 2 * r, 2)
-                pos += 2
-            elif w == 1:
-                out[pos] = c.values[r]
-                pos += 1
-            elif c.kind == K_RAW:
-                n = c.offsets[r + 1] - c.offsets[r]
-                memcpy(out + pos, c.data + c.offsets[r], n)
-                pos += n
-            elif c.kind == K_TS_NANO:
-                memcpy(out + pos, c.values + 8 * r, 8)
-                pos += 8
-                pos += _write_u32(out + pos, <uint32_t>c.offsets[r])
-            elif c.kind == K_DEC_BIG:
+                    for i in range(k):
+                        if not nl[i]:
+                            memcpy(out + cur[i], v + 8 * i, 8)
+                            cur[i] += 8
+            elif c.op == E_W4:
+                v = c.values + 4 * r0
+                if nl == NULL:
+                    for i in range(k):
+                        memcpy(out + cur[i], v + 4 * i, 4)
+                        cur[i] += 4
+                else:
+                    for i in range(k):
+                        if not nl[i]:
+                            memcpy(out + cur[i], v + 4 * i, 4)
+                            cur[i] += 4
+            elif c.op == E_BYTES:
+                for i in range(k):
+                    if nl == NULL or not nl[i]:
+                        s = o[i]
+                        n = o[i + 1] - s
+                        if n < 0x80:
+                            out[cur[i]] = <uint8_t>n
+                            cur[i] += 1
+                        else:
+                            cur[i] += _write_u32(out + cur[i], <uint32_t>n)
+                        _copy_small(out + cur[i], c.data + s, n)
+                        cur[i] += n
+            elif c.op == E_BOOL:
+                v = c.values + r0
+                for i in range(k):
+                    if nl == NULL or not nl[i]:
+                        out[cur[i]] = 1 if v[i] else 0
+                        cur[i] += 1
+            elif c.op == E_W2:
+                v = c.values + 2 * r0
+                for i in range(k):
+                    if nl == NULL or not nl[i]:
+                        memcpy(out + cur[i], v + 2 * i, 2)
+                        cur[i] += 2
+            elif c.op == E_W1:
+                v = c.values + r0
+                for i in range(k):
+                    if nl == NULL or not nl[i]:
+                        out[cur[i]] = v[i]
+                        cur[i] += 1
+            elif c.op == E_RAW:
+                for i in range(k):
+                    if nl == NULL or not nl[i]:
+                        n = o[i + 1] - o[i]
+                        memcpy(out + cur[i], c.data + o[i], n)
+                        cur[i] += n
+            elif c.op == E_TS_NANO:
+                v = c.values + 8 * r0
+                for i in range(k):
+                    if nl == NULL or not nl[i]:
+                        memcpy(out + cur[i], v + 8 * i, 8)
+                        cur[i] += 8
+                        cur[i] += _write_u32(out + cur[i], <uint32_t>o[i])
+            elif c.op == E_DEC_BIG:
                 # 16-byte little-endian -> minimal big-endian two's complement
-                for j in range(16):
-                    tmp[j] = c.values[16 * r + 15 - j]
-                j = 0
-                while j < 15 and ((tmp[j] == 0 and not (tmp[j + 1] & 0x80)) or
-                                  (tmp[j] == 0xFF and (tmp[j + 1] & 0x80))):
-                    j += 1
-                n = 16 - j
-                pos += _write_u32(out + pos, <uint32_t>n)
-                memcpy(out + pos, tmp + j, n)
-                pos += n
-        if pos + 4 * nrows + 4 >= block_size:
-            state[0] = pos; state[1] = nrows; state[2] = 2
-            return r - start + 1
-    state[0] = pos; state[1] = nrows
-    return stop - start
+                v = c.values + 16 * r0
+                for i in range(k):
+                    if nl == NULL or not nl[i]:
+                        for j in range(16):
+                            tmp[j] = v[16 * i + 15 - j]
+                        n = _dec_big_len(v + 16 * i)
+                        out[cur[i]] = <uint8_t>n
+                        memcpy(out + cur[i] + 1, tmp + 16 - n, n)
+                        cur[i] += 1 + n
+        r0 += k
+        if full:
+            break
+    state[0] = pos
+    state[1] = nrows
+    return r0 - start
 
 
-def encode_rows(list cols, Py_ssize_t start, Py_ssize_t stop, uint8_t[::1] out, int32_t[::1] row_offsets,
-                int64_t[::1] state, Py_ssize_t block_size):
+def encode_rows(list cols, Py_ssize_t start, Py_ssize_t stop, out, row_offsets, state, Py_ssize_t block_size):
     """Append rows [start, stop) of a column batch to a block buffer.
 
     ``cols[f]`` = ``(kind, nulls, values, offsets, data)``: ``nulls`` a uint8
@@ -1077,15 +1242,46 @@ def encode_rows(list cols, Py_ssize_t start, Py_ssize_t stop, uint8_t[::1] out, 
     nano-of-millisecond per row). ``state`` = (write position, rows in the
     block, stop reason): reason 1 = ``out`` or ``row_offsets`` is full (grow
     and call again), 2 = the block reached ``block_size`` (flush). Returns
-    the number of rows appended or a negative status.
+    the number of rows appended or a negative status (BAD_VALUE for a kind
+    it does not encode: nested values come pre-encoded as RAW).
     """
     cdef Py_ssize_t ncols = len(cols)
+    cdef uint8_t[::1] outv
+    cdef int32_t[::1] rov
+    cdef int64_t[::1] stv
+    cdef uint8_t* op
+    cdef int32_t* rp
+    cdef int64_t* sp
+    cdef Py_ssize_t olen, rlen, slen
     cdef InCol[64] small
     cdef object holder = None
     cdef InCol* arr = small
     cdef Py_ssize_t f, r
+    cdef int w, kind
     cdef InCol* c
-    if start < 0 or stop < start or state.shape[0] < 3 or out.shape[0] == 0 or row_offsets.shape[0] == 0:
+    # uint8, int32 and int64 arrays (NumPy's own arrays without a typed memoryview, else through one)
+    if _np_out(out, cnp.NPY_UINT8):
+        op = <uint8_t*>cnp.PyArray_DATA(<cnp.ndarray>out)
+        olen = cnp.PyArray_DIM(<cnp.ndarray>out, 0)
+    else:
+        outv = out
+        olen = outv.shape[0]
+        op = &outv[0] if olen else NULL
+    if _np_out(row_offsets, cnp.NPY_INT32):
+        rp = <int32_t*>cnp.PyArray_DATA(<cnp.ndarray>row_offsets)
+        rlen = cnp.PyArray_DIM(<cnp.ndarray>row_offsets, 0)
+    else:
+        rov = row_offsets
+        rlen = rov.shape[0]
+        rp = &rov[0] if rlen else NULL
+    if _np_out(state, cnp.NPY_INT64):
+        sp = <int64_t*>cnp.PyArray_DATA(<cnp.ndarray>state)
+        slen = cnp.PyArray_DIM(<cnp.ndarray>state, 0)
+    else:
+        stv = state
+        slen = stv.shape[0]
+        sp = &stv[0] if slen else NULL
+    if start < 0 or stop < start or slen < 3 or olen == 0 or rlen == 0:
         return BAD_LENGTH
     if ncols > 64:
         holder = bytearray(sizeof(InCol) * ncols)
@@ -1093,30 +1289,91 @@ def encode_rows(list cols, Py_ssize_t start, Py_ssize_t stop, uint8_t[::1] out, 
     for f in range(ncols):
         t = cols[f]
         c = &arr[f]
-        c.kind = t[0]
+        kind = t[0]
+        c.op = _encode_op(kind)
         c.nulls = _ptr(t[1])
         c.values = _ptr(t[2])
         c.offsets = <const int64_t*>_ptr(t[3])
         c.data = _ptr(t[4])
-        c.data_len = _nbytes(t[4])
-        c.width = _fixed_width(c.kind)
+        if c.op < 0:
+            return BAD_VALUE
         if t[1] is not None and _nbytes(t[1]) < stop:
             return BAD_LENGTH
-        w = _fixed_width(c.kind)
-        if c.kind == K_BOOL and _nbytes(t[2]) < stop:
+        w = _fixed_width(kind)
+        if kind == K_BOOL and _nbytes(t[2]) < stop:
             return BAD_LENGTH
         if w and _nbytes(t[2]) < w * stop:
             return BAD_LENGTH
-        if (c.kind == K_BYTES or c.kind == K_RAW) and _nbytes(t[3]) < 8 * (stop + 1):
+        if (kind == K_BYTES or kind == K_RAW) and _nbytes(t[3]) < 8 * (stop + 1):
             return BAD_LENGTH
-        if c.kind == K_TS_NANO and (_nbytes(t[2]) < 8 * stop or _nbytes(t[3]) < 8 * stop):
+        if kind == K_TS_NANO and (_nbytes(t[2]) < 8 * stop or _nbytes(t[3]) < 8 * stop):
             return BAD_LENGTH
-        if c.kind == K_DEC_BIG and _nbytes(t[2]) < 16 * stop:
+        if kind == K_DEC_BIG and _nbytes(t[2]) < 16 * stop:
             return BAD_LENGTH
     with nogil:
-        r = _encode(arr, ncols, start, stop, &out[0], out.shape[0], &row_offsets[0], row_offsets.shape[0],
-                    &state[0], block_size)
+        r = _encode(arr, ncols, start, stop, op, olen, rp, rlen, sp, block_size)
     return r
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def finish_block(out, row_offsets, state):
+    """Close the block that :func:`encode_rows` filled (``state`` = its write position, row count and stop
+    reason): its row offsets and then the row count, little-endian int32s, written after its rows, and
+    ``state`` set to zeros for the next block. Returns the block's length, NEED_MORE (``state`` unchanged)
+    when ``out`` has no room for them, or BAD_LENGTH when ``state`` does not fit the arrays."""
+    cdef Py_ssize_t pos, nrows, i, total, olen, rlen, slen
+    cdef uint8_t* q
+    cdef uint32_t v
+    cdef uint8_t[::1] outv
+    cdef const int32_t[::1] rov
+    cdef int64_t[::1] stv
+    cdef uint8_t* op
+    cdef const int32_t* rp
+    cdef int64_t* sp
+    if _np_out(out, cnp.NPY_UINT8):
+        op = <uint8_t*>cnp.PyArray_DATA(<cnp.ndarray>out)
+        olen = cnp.PyArray_DIM(<cnp.ndarray>out, 0)
+    else:
+        outv = out
+        olen = outv.shape[0]
+        op = &outv[0] if olen else NULL
+    if _np_out(row_offsets, cnp.NPY_INT32):
+        rp = <const int32_t*>cnp.PyArray_DATA(<cnp.ndarray>row_offsets)
+        rlen = cnp.PyArray_DIM(<cnp.ndarray>row_offsets, 0)
+    else:
+        rov = row_offsets
+        rlen = rov.shape[0]
+        rp = &rov[0] if rlen else NULL
+    if _np_out(state, cnp.NPY_INT64):
+        sp = <int64_t*>cnp.PyArray_DATA(<cnp.ndarray>state)
+        slen = cnp.PyArray_DIM(<cnp.ndarray>state, 0)
+    else:
+        stv = state
+        slen = stv.shape[0]
+        sp = &stv[0] if slen else NULL
+    if slen < 3:
+        return BAD_LENGTH
+    pos = sp[0]
+    nrows = sp[1]
+    if pos < 0 or nrows < 0 or nrows > rlen or pos > olen:
+        return BAD_LENGTH
+    if (olen - pos) // 4 < nrows + 1:
+        return NEED_MORE
+    total = pos + 4 * nrows + 4
+    q = op + pos
+    with nogil:
+        for i in range(nrows + 1):
+            v = <uint32_t>(rp[i] if i < nrows else nrows)
+            q[0] = <uint8_t>v
+            q[1] = <uint8_t>(v >> 8)
+            q[2] = <uint8_t>(v >> 16)
+            q[3] = <uint8_t>(v >> 24)
+            q += 4
+    sp[0] = 0
+    sp[1] = 0
+    sp[2] = 0
+    return total
 
 
 # ---------------------------------------------------------------- statistics
@@ -1214,3 +1471,165 @@ def bytes_min_max(const int64_t[::1] offsets, const uint8_t[::1] data, nulls, Py
     out[0] = imin
     out[1] = imax
     return count
+
+
+# min/max of a fixed-width number column: values are read with memcpy (a sliced column need not be aligned),
+# so the compiler may vectorize the loops with unaligned loads
+ctypedef fused _num_t:
+    int8_t
+    int16_t
+    int32_t
+    int64_t
+    float
+    double
+
+
+cdef extern from *:
+    double __builtin_inf() nogil
+    int __builtin_signbit(double) nogil
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef Py_ssize_t _num_min_max(const uint8_t* p, const uint8_t* nulls, Py_ssize_t n, uint8_t* out,
+                             _num_t tag) noexcept nogil:
+    # ``tag`` only selects the value type
+    cdef Py_ssize_t i, count = 0
+    cdef _num_t v, lo, hi, v0, v1, v2, v3, lo0, lo1, lo2, lo3, hi0, hi1, hi2, hi3
+    cdef bint neg_zero = False, pos_zero = False
+    cdef int keep, k0, k1, k2, k3
+    cdef Py_ssize_t m
+    if _num_t is float or _num_t is double:
+        lo = <_num_t>__builtin_inf()
+        hi = -lo
+    else:
+        lo = <_num_t>(~(<uint64_t>0) >> (65 - 8 * sizeof(_num_t)))   # the type's largest value
+        hi = -lo - 1
+    # branch-free selects (NaN compares false, so it never becomes a bound) into four independent pairs of
+    # bounds (no chain of dependent selects), one loop with and one without null flags
+    lo0 = lo1 = lo2 = lo3 = lo
+    hi0 = hi1 = hi2 = hi3 = hi
+    m = n & ~(<Py_ssize_t>3)
+    if nulls == NULL:
+        for i in range(0, m, 4):
+            memcpy(&v0, p + i * <Py_ssize_t>sizeof(_num_t), sizeof(_num_t))
+            memcpy(&v1, p + (i + 1) * <Py_ssize_t>sizeof(_num_t), sizeof(_num_t))
+            memcpy(&v2, p + (i + 2) * <Py_ssize_t>sizeof(_num_t), sizeof(_num_t))
+            memcpy(&v3, p + (i + 3) * <Py_ssize_t>sizeof(_num_t), sizeof(_num_t))
+            if _num_t is float or _num_t is double:
+                count += (v0 == v0) + (v1 == v1) + (v2 == v2) + (v3 == v3)
+            lo0 = v0 if v0 < lo0 else lo0
+            lo1 = v1 if v1 < lo1 else lo1
+            lo2 = v2 if v2 < lo2 else lo2
+            lo3 = v3 if v3 < lo3 else lo3
+            hi0 = v0 if v0 > hi0 else hi0
+            hi1 = v1 if v1 > hi1 else hi1
+            hi2 = v2 if v2 > hi2 else hi2
+            hi3 = v3 if v3 > hi3 else hi3
+        for i in range(m, n):
+            memcpy(&v, p + i * <Py_ssize_t>sizeof(_num_t), sizeof(_num_t))
+            if _num_t is float or _num_t is double:
+                count += v == v
+            lo0 = v if v < lo0 else lo0
+            hi0 = v if v > hi0 else hi0
+        if not (_num_t is float or _num_t is double):
+            count = n
+    else:
+        for i in range(0, m, 4):
+            memcpy(&v0, p + i * <Py_ssize_t>sizeof(_num_t), sizeof(_num_t))
+            memcpy(&v1, p + (i + 1) * <Py_ssize_t>sizeof(_num_t), sizeof(_num_t))
+            memcpy(&v2, p + (i + 2) * <Py_ssize_t>sizeof(_num_t), sizeof(_num_t))
+            memcpy(&v3, p + (i + 3) * <Py_ssize_t>sizeof(_num_t), sizeof(_num_t))
+            k0 = nulls[i] == 0
+            k1 = nulls[i + 1] == 0
+            k2 = nulls[i + 2] == 0
+            k3 = nulls[i + 3] == 0
+            if _num_t is float or _num_t is double:
+                k0 = k0 & (v0 == v0)
+                k1 = k1 & (v1 == v1)
+                k2 = k2 & (v2 == v2)
+                k3 = k3 & (v3 == v3)
+            count += k0 + k1 + k2 + k3
+            lo0 = v0 if k0 & (v0 < lo0) else lo0
+            lo1 = v1 if k1 & (v1 < lo1) else lo1
+            lo2 = v2 if k2 & (v2 < lo2) else lo2
+            lo3 = v3 if k3 & (v3 < lo3) else lo3
+            hi0 = v0 if k0 & (v0 > hi0) else hi0
+            hi1 = v1 if k1 & (v1 > hi1) else hi1
+            hi2 = v2 if k2 & (v2 > hi2) else hi2
+            hi3 = v3 if k3 & (v3 > hi3) else hi3
+        for i in range(m, n):
+            memcpy(&v, p + i * <Py_ssize_t>sizeof(_num_t), sizeof(_num_t))
+            if _num_t is float or _num_t is double:
+                keep = (nulls[i] == 0) & (v == v)
+            else:
+                keep = nulls[i] == 0
+            count += keep
+            lo0 = v if keep & (v < lo0) else lo0
+            hi0 = v if keep & (v > hi0) else hi0
+    lo0 = lo1 if lo1 < lo0 else lo0
+    lo2 = lo3 if lo3 < lo2 else lo2
+    lo = lo2 if lo2 < lo0 else lo0
+    hi0 = hi1 if hi1 > hi0 else hi0
+    hi2 = hi3 if hi3 > hi2 else hi2
+    hi = hi2 if hi2 > hi0 else hi0
+    if count == 0:
+        return 0
+    if _num_t is float or _num_t is double:
+        if lo == 0 or hi == 0:
+            # -0.0 orders before 0.0: the lower bound is -0.0 when one was written, the upper bound 0.0 likewise
+            for i in range(n):
+                if nulls != NULL and nulls[i]:
+                    continue
+                memcpy(&v, p + i * <Py_ssize_t>sizeof(_num_t), sizeof(_num_t))
+                if v == 0:
+                    if __builtin_signbit(v):
+                        neg_zero = True
+                    else:
+                        pos_zero = True
+            if lo == 0:
+                lo = -(<_num_t>0.0) if neg_zero else <_num_t>0.0
+            if hi == 0:
+                hi = <_num_t>0.0 if pos_zero else -(<_num_t>0.0)
+    memcpy(out, &lo, sizeof(_num_t))
+    memcpy(out + sizeof(_num_t), &hi, sizeof(_num_t))
+    return count
+
+
+def numeric_min_max(const uint8_t[::1] values, int kind, nulls, Py_ssize_t n, uint8_t[::1] out):
+    """Smallest and largest non-null value of a fixed-width number column (``kind`` one of I8, I16, I32, I64,
+    F32, F64; ``values`` its little-endian bytes, ``nulls`` None or one uint8 flag per row): the two values,
+    in the column's width, into ``out`` (the smallest first), when there is one. NaN is skipped, and -0.0 orders
+    before 0.0. Returns the number of values compared (non-null, not NaN), or BAD_LENGTH for arrays too short
+    (BAD_VALUE for another kind)."""
+    cdef int w = _fixed_width(kind)
+    cdef const uint8_t[::1] nv
+    cdef const uint8_t* np_ = NULL
+    cdef const uint8_t* p = &values[0] if values.shape[0] else NULL
+    cdef uint8_t* o
+    cdef Py_ssize_t r = 0
+    if kind < K_I8 or kind > K_F64:
+        return BAD_VALUE
+    if n < 0 or values.shape[0] < w * n or out.shape[0] < 2 * w:
+        return BAD_LENGTH
+    if nulls is not None:
+        nv = nulls
+        if nv.shape[0] < n:
+            return BAD_LENGTH
+        if n:
+            np_ = &nv[0]
+    o = &out[0]
+    with nogil:
+        if kind == K_I8:
+            r = _num_min_max(p, np_, n, o, <int8_t>0)
+        elif kind == K_I16:
+            r = _num_min_max(p, np_, n, o, <int16_t>0)
+        elif kind == K_I32:
+            r = _num_min_max(p, np_, n, o, <int32_t>0)
+        elif kind == K_I64:
+            r = _num_min_max(p, np_, n, o, <int64_t>0)
+        elif kind == K_F32:
+            r = _num_min_max(p, np_, n, o, <float>0)
+        else:
+            r = _num_min_max(p, np_, n, o, <double>0)
+    return r

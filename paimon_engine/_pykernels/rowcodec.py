@@ -5,7 +5,7 @@ from operator import index as _as_index
 
 import numpy as np
 
-from .status import BAD_LENGTH, BAD_VALUE, INVALID_UTF8, OUT_OF_RANGE, OVERLONG, TRUNCATED
+from .status import BAD_LENGTH, BAD_VALUE, INVALID_UTF8, NEED_MORE, OUT_OF_RANGE, OVERLONG, TRUNCATED
 
 K_BOOL, K_I8, K_I16, K_I32, K_I64, K_F32, K_F64, K_BYTES = 1, 2, 3, 4, 5, 6, 7, 8
 K_TS_MILLIS, K_TS_NANO, K_DEC_COMPACT, K_DEC_BIG, K_VARIANT = 9, 10, 11, 12, 13
@@ -325,10 +325,16 @@ def decode_block(block, nrows, program, outs, rows, nsel, out_base, datapos, sta
     return nsel
 
 
+_ENCODED = (K_BOOL, K_I8, K_I16, K_I32, K_I64, K_F32, K_F64, K_TS_MILLIS, K_DEC_COMPACT, K_BYTES, K_RAW, K_TS_NANO,
+            K_DEC_BIG)
+
+
 def encode_rows(cols, start, stop, out, row_offsets, state, block_size):
     if start < 0 or stop < start or len(state) < 3 or len(out) == 0 or len(row_offsets) == 0:
         return BAD_LENGTH
     for kind, nulls, values, offsets, data in cols:
+        if kind not in _ENCODED:
+            return BAD_VALUE
         if nulls is not None and len(nulls) < stop:
             return BAD_LENGTH
         w = _WIDTH.get(kind)
@@ -341,6 +347,7 @@ def encode_rows(cols, start, stop, out, row_offsets, state, block_size):
         if kind == K_DEC_BIG and _nbytes(values) < 16 * stop:
             return BAD_LENGTH
     cols = [(k, n, None if v is None else v.view(np.uint8), o, d) for k, n, v, o, d in cols]
+    ov = memoryview(out).cast("B")
     pos, nrows = int(state[0]), int(state[1])
     ncols = len(cols)
     hb = (ncols + 7) >> 3
@@ -376,13 +383,28 @@ def encode_rows(cols, start, stop, out, row_offsets, state, block_size):
             return r - start
         row_offsets[nrows] = pos
         nrows += 1
-        out[pos:pos + len(row)] = np.frombuffer(bytes(row), np.uint8)
+        ov[pos:pos + len(row)] = row
         pos += len(row)
         if pos + 4 * nrows + 4 >= block_size:
             state[0], state[1], state[2] = pos, nrows, 2
             return r - start + 1
     state[0], state[1] = pos, nrows
     return stop - start
+
+
+def finish_block(out, row_offsets, state):
+    """Row offsets and row count after the rows of the block in ``out`` (see the compiled kernel)."""
+    if len(state) < 3:
+        return BAD_LENGTH
+    pos, nrows = int(state[0]), int(state[1])
+    if pos < 0 or nrows < 0 or nrows > len(row_offsets) or pos > len(out):
+        return BAD_LENGTH
+    if (len(out) - pos) // 4 < nrows + 1:
+        return NEED_MORE
+    trailer = struct.pack(f"<{nrows + 1}i", *[int(x) for x in row_offsets[:nrows]], nrows)
+    memoryview(out).cast("B")[pos:pos + len(trailer)] = trailer
+    state[0] = state[1] = state[2] = 0
+    return pos + len(trailer)
 
 
 def bytes_min_max(offsets, data, nulls, n, out):
@@ -416,3 +438,36 @@ def bytes_min_max(offsets, data, nulls, n, out):
     out[0] = imin
     out[1] = imax
     return count
+
+
+_NUM_DTYPES = {K_I8: "<i1", K_I16: "<i2", K_I32: "<i4", K_I64: "<i8", K_F32: "<f4", K_F64: "<f8"}
+
+
+def numeric_min_max(values, kind, nulls, n, out):
+    """Smallest and largest non-null value of a fixed-width number column (see the compiled kernel)."""
+    if kind not in _NUM_DTYPES:
+        return BAD_VALUE
+    dtype = np.dtype(_NUM_DTYPES[kind])
+    w = dtype.itemsize
+    if n < 0 or _nbytes(values) < w * n or len(out) < 2 * w:
+        return BAD_LENGTH
+    if nulls is not None and len(nulls) < n:
+        return BAD_LENGTH
+    v = np.frombuffer(memoryview(values).cast("B")[:w * n], dtype=dtype) if n else np.zeros(0, dtype)
+    if nulls is not None:
+        v = v[np.asarray(nulls[:n]) == 0]
+    if dtype.kind == "f":
+        v = v[~np.isnan(v)]
+    if len(v) == 0:
+        return 0
+    lo, hi = v.min(), v.max()
+    if dtype.kind == "f":
+        zeros = v[v == 0]
+        if lo == 0:   # -0.0 orders before 0.0
+            lo = dtype.type(-0.0) if np.signbit(zeros).any() else dtype.type(0.0)
+        if hi == 0:
+            hi = dtype.type(0.0) if (~np.signbit(zeros)).any() else dtype.type(-0.0)
+    o = np.asarray(out).view(np.uint8)
+    o[:w] = np.frombuffer(np.array([lo], dtype).tobytes(), np.uint8)
+    o[w:2 * w] = np.frombuffer(np.array([hi], dtype).tobytes(), np.uint8)
+    return len(v)

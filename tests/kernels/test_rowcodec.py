@@ -323,6 +323,183 @@ def test_bytes_min_max_rejects_bad_offsets(kernel):
     assert list(out) == [-1, -1]
 
 
+_NUM_FORMATS = {V.K_I8: "b", V.K_I16: "h", V.K_I32: "i", V.K_I64: "q", V.K_F32: "f", V.K_F64: "d"}
+
+
+def _expected_numeric_min_max(kind, values):
+    """(count, packed smallest + largest) in plain Python: NaN and None skipped, -0.0 before 0.0."""
+    import math
+    present = [v for v in values if v is not None and v == v]
+    if not present:
+        return 0, None
+    key = (lambda v: (v, math.copysign(1.0, v) > 0)) if kind in (V.K_F32, V.K_F64) else (lambda v: v)
+    return len(present), struct.pack("<2" + _NUM_FORMATS[kind], min(present, key=key), max(present, key=key))
+
+
+@pytest.mark.parametrize("kernel", IMPLS)
+def test_numeric_min_max_of_every_width(kernel):
+    """Integers at their type's limits, floats with NaN, infinities and both zeros, nulls, values at odd
+    (unaligned) byte positions: the count of values compared and the two extremes in the column's width."""
+    rng = np.random.default_rng(23)
+    floats = [0.0, -0.0, float("nan"), 1.5, -2.25, float("inf"), float("-inf"), 3e30, -7.0]
+    for kind, fmt in _NUM_FORMATS.items():
+        w = struct.calcsize(fmt)
+        for trial in range(150):
+            n = int(rng.integers(0, 30))
+            if kind in (V.K_F32, V.K_F64):
+                vals = [floats[int(j)] for j in rng.integers(0, len(floats), n)]
+            else:
+                lo, hi = -(1 << (8 * w - 1)), (1 << (8 * w - 1)) - 1
+                pool = [lo, hi, 0, -1, 1]
+                vals = [pool[int(j)] if j < len(pool) else int(rng.integers(lo, hi, endpoint=True))
+                        for j in rng.integers(0, len(pool) + 3, n)]
+            nulls = (rng.random(n) < 0.25).astype(np.uint8)
+            use_nulls = trial % 3 != 0
+            raw = np.frombuffer(b"\0" + struct.pack(f"<{n}{fmt}", *vals), np.uint8)[1:]   # unaligned start
+            out = np.full(16, 0xAB, np.uint8)
+            got = kernel.numeric_min_max(raw, kind, nulls if use_nulls else None, n, out)
+            present = [None if use_nulls and nulls[i] else v for i, v in enumerate(vals)]
+            count, packed = _expected_numeric_min_max(kind, present)
+            assert got == count, (kind, present)
+            if count:
+                assert out[:2 * w].tobytes() == packed, (kind, present)
+            else:
+                assert (out == 0xAB).all()
+
+
+@pytest.mark.parametrize("kernel", IMPLS)
+def test_numeric_min_max_rejects_short_arrays_and_other_kinds(kernel):
+    raw = np.arange(16, dtype=np.uint8)
+    out = np.zeros(16, np.uint8)
+    assert kernel.numeric_min_max(raw, V.K_I64, None, 2, out) == 2
+    assert kernel.numeric_min_max(raw, V.K_I64, None, 3, out) == status.BAD_LENGTH
+    assert kernel.numeric_min_max(raw, V.K_I32, np.zeros(3, np.uint8), 4, out) == status.BAD_LENGTH
+    assert kernel.numeric_min_max(raw, V.K_I64, None, 1, out[:15]) == status.BAD_LENGTH
+    assert kernel.numeric_min_max(raw, V.K_I64, None, -1, out) == status.BAD_LENGTH
+    assert kernel.numeric_min_max(raw, V.K_BOOL, None, 1, out) == status.BAD_VALUE
+    assert kernel.numeric_min_max(raw, V.K_BYTES, None, 1, out) == status.BAD_VALUE
+    assert kernel.numeric_min_max(raw, V.K_I8, np.ones(16, np.uint8), 16, out) == 0
+
+
+def _random_encode_column(rng, kind, n):
+    """A kernel descriptor ``(kind, nulls, values, offsets, data)`` of ``n`` random values of ``kind``."""
+    nulls = (rng.random(n) < rng.choice([0.0, 0.1, 0.9])).astype(np.uint8) if rng.random() < 0.7 else None
+    if kind in (V.K_BYTES, V.K_RAW):
+        lens = rng.choice([0, 1, 3, 4, 7, 8, 12, 16, 17, 40, 130, 20000], n,
+                          p=[.1, .1, .1, .1, .1, .1, .15, .1, .05, .05, .04, .01])
+        data = np.frombuffer(bytes(rng.integers(0, 256, int(lens.sum())).astype(np.uint8)) or b"\0", np.uint8)
+        return (kind, nulls, None, np.concatenate([[0], np.cumsum(lens)]).astype(np.int64), data)
+    if kind == V.K_TS_NANO:
+        nanos = rng.choice([0, 1, 127, 128, 999_999], n).astype(np.int64)
+        return (kind, nulls, rng.integers(0, 256, 8 * n).astype(np.uint8), nanos, None)
+    if kind == V.K_DEC_BIG:
+        raw = rng.integers(0, 256, (n, 16)).astype(np.uint8)
+        for i in range(n):   # short values of either sign: the minimal encoding keeps 1..16 bytes
+            k = int(rng.integers(0, 16))
+            raw[i, 16 - k:] = 0xFF if raw[i, 15 - k] & 0x80 else 0
+        return (kind, nulls, raw.reshape(-1), None, None)
+    width = {V.K_BOOL: 1, V.K_I8: 1, V.K_I16: 2, V.K_I32: 4, V.K_I64: 8, V.K_F64: 8}[kind]
+    top = 2 if kind == V.K_BOOL and rng.random() < 0.5 else 256
+    return (kind, nulls, rng.integers(0, top, width * n).astype(np.uint8), None, None)
+
+
+def _encode_all(impl, cols, n, block_size, cap, max_rows):
+    """Every row encoded in calls of ``impl.encode_rows``: the blocks (bytes + row offsets), growing ``out`` or
+    ``row_offsets`` when a call stops for room, and the list of (rows taken, state) of every call."""
+    out = np.zeros(cap, np.uint8)
+    offs = np.zeros(max_rows, np.int32)
+    state = np.zeros(3, np.int64)
+    blocks, calls, r = [], [], 0
+    while r < n:
+        k = impl.encode_rows(cols, r, n, out, offs, state, block_size)
+        assert k >= 0
+        calls.append((k, state.tolist()))
+        r += k
+        if state[2] == 1:
+            if state[1] >= len(offs):
+                offs = np.concatenate([offs, np.zeros_like(offs)])
+            else:
+                out = np.concatenate([out, np.zeros_like(out)])
+        if state[2] == 2 or r == n:
+            blocks.append((out[:state[0]].tobytes(), offs[:state[1]].tolist()))
+            state[:] = 0
+    return blocks, calls
+
+
+@pytest.mark.parametrize("kernel", IMPLS)
+def test_encode_agrees_with_the_twin_on_every_kind_and_chunk(kernel):
+    """Schemas of 1 to 70 columns of every kind the encoder takes (null bitmaps of one to nine bytes), up to
+    700 rows (several of the compiled kernel's row chunks), small and large blocks, output buffers and row
+    offset arrays that fill up mid-block: the same calls, states, bytes and row offsets as the twin."""
+    twin = _speedups.twin("rowcodec")
+    rng = np.random.default_rng(31)
+    kinds = [V.K_BOOL, V.K_I8, V.K_I16, V.K_I32, V.K_I64, V.K_F64, V.K_BYTES, V.K_RAW, V.K_TS_NANO, V.K_DEC_BIG]
+    for trial in range(40):
+        ncols = int(rng.choice([1, 3, 8, 9, 17, 70]))
+        n = int(rng.integers(0, 700))
+        cols = [_random_encode_column(rng, int(rng.choice(kinds)), n) for _ in range(ncols)]
+        block_size = int(rng.choice([64, 1000, 65536]))
+        cap = int(rng.choice([64, 512, 4096, 1 << 20]))
+        max_rows = int(rng.choice([3, 64, 100_000]))
+        got = _encode_all(kernel, cols, n, block_size, cap, max_rows)
+        assert got == _encode_all(twin, cols, n, block_size, cap, max_rows), (trial, ncols, n)
+        assert sum(len(offs) for _, offs in got[0]) == n
+
+
+@pytest.mark.parametrize("kernel", IMPLS)
+def test_finish_block_writes_row_offsets_and_count_after_the_rows(kernel):
+    """The trailer goes after the rows and the state is reset; no room leaves the state as it was (NEED_MORE);
+    a state that does not fit the arrays is BAD_LENGTH."""
+    offsets = np.array([0, 3, 70000, 2**31 - 1, 5], np.int32)
+    out = np.full(40, 0xEE, np.uint8)
+    state = np.array([7, 4, 2], np.int64)
+    assert kernel.finish_block(out, offsets, state) == 7 + 4 * 4 + 4
+    assert out[:7].tolist() == [0xEE] * 7 and out[27:].tolist() == [0xEE] * 13
+    assert out[7:27].tobytes() == struct.pack("<5i", 0, 3, 70000, 2**31 - 1, 4)
+    assert state.tolist() == [0, 0, 0]
+    out = np.zeros(27, np.uint8)
+    for size, want in ((27, 27), (26, status.NEED_MORE)):
+        state = np.array([7, 4, 2], np.int64)
+        assert kernel.finish_block(out[:size], offsets, state) == want
+        assert state.tolist() == ([0, 0, 0] if want > 0 else [7, 4, 2])
+    for bad in ([-1, 0, 0], [28, 0, 0], [0, -1, 0], [0, 6, 0], [0, 0]):
+        state = np.array(bad, np.int64)
+        assert kernel.finish_block(out, offsets, state) == status.BAD_LENGTH
+        assert state.tolist() == bad
+    state = np.array([23, 0, 2], np.int64)
+    assert kernel.finish_block(out, offsets, state) == 27
+    assert out[23:27].tobytes() == bytes(4)
+
+
+@pytest.mark.parametrize("kernel", IMPLS)
+def test_encode_rejects_kinds_it_does_not_encode(kernel):
+    fine = (V.K_I32, None, np.zeros(4, np.uint8), None, None)
+    for kind in (V.K_ARRAY, V.K_MAP, V.K_ROW, V.K_VARIANT, 0, 99):
+        state = np.zeros(3, np.int64)
+        got = kernel.encode_rows([fine, (kind, None, np.zeros(16, np.uint8), None, None)], 0, 1,
+                                 np.zeros(64, np.uint8), np.zeros(4, np.int32), state, 1 << 20)
+        assert got == status.BAD_VALUE and state.tolist() == [0, 0, 0]
+
+
+@pytest.mark.parametrize("kernel", IMPLS)
+def test_encode_and_finish_take_any_writable_buffer(kernel):
+    """NumPy arrays and other buffers (bytearray, array.array) give the same block."""
+    import array
+    cols = [(V.K_I32, np.array([0, 1], np.uint8), np.arange(8, dtype=np.uint8), None, None),
+            (V.K_BYTES, None, None, np.array([0, 2, 5], np.int64), np.frombuffer(b"abcde", np.uint8))]
+    blocks = []
+    for wrap in (lambda a: a, lambda a: bytearray(a.tobytes()) if a.dtype == np.uint8 else
+                 array.array({np.dtype(np.int32): "i", np.dtype(np.int64): "q"}[a.dtype], a.tolist())):
+        out, offs, state = wrap(np.zeros(64, np.uint8)), wrap(np.zeros(4, np.int32)), wrap(np.zeros(3, np.int64))
+        assert kernel.encode_rows(cols, 0, 2, out, offs, state, 1 << 20) == 2
+        total = kernel.finish_block(out, offs, state)
+        assert list(state) == [0, 0, 0]
+        blocks.append(bytes(out[:total]))
+    assert blocks[0] == blocks[1]
+    assert blocks[0] == (b"\0" + bytes([0, 1, 2, 3]) + b"\x02ab" + b"\x01" + b"\x03cde"
+                         + struct.pack("<3i", 0, 8, 2))
+
+
 @pytest.mark.parametrize("kernel", IMPLS)
 def test_encode_agrees_with_the_twin_on_strings_near_every_buffer_end(kernel):
     """Strings of 0..40 bytes, the last ones ending exactly at the end of their data, into output buffers that

@@ -354,6 +354,52 @@ def test_string_and_binary_bounds_match_arrow_min_max():
         assert w.metadata.upper_bounds[fid] == mm["max"].as_py()
 
 
+def test_number_bounds_match_arrow_min_max_and_order_signed_zeros():
+    """Bounds of integer and float columns (sliced arrays, nulls, NaN, type limits, a cast from a wider input)
+    are Arrow's min/max of the values written, NaN counted apart; -0.0 is a lower bound before 0.0."""
+    import math
+    import pyarrow.compute as pc
+    rng = np.random.default_rng(9)
+    n = 500
+    schema = T.RowType.of(("t", T.TinyIntType()), ("s", T.SmallIntType()), ("i", T.IntType()),
+                          ("l", T.BigIntType()), ("f", T.FloatType()), ("d", T.DoubleType()))
+    mask = rng.random(n) < 0.2
+    d = rng.normal(size=n) * 1e6
+    d[rng.random(n) < 0.05] = np.nan
+    table = pa.table({
+        "t": pa.array(rng.integers(-128, 128, n).astype(np.int8), mask=mask),
+        "s": pa.array(rng.integers(-2**15, 2**15, n).astype(np.int16)),
+        "i": pa.array(rng.integers(-2**31, 2**31, n), pa.int64()),   # int64 input stored as INT
+        "l": pa.array(np.r_[rng.integers(-2**63, 2**63 - 1, n - 2, dtype=np.int64), [-2**63, 2**63 - 1]]),
+        "f": pa.array(d.astype(np.float32), mask=~mask),
+        "d": pa.array(d, mask=mask)})
+    buf = io.BytesIO()
+    with RowFileWriter(buf, schema) as w:
+        w.write(table.slice(5, 200))
+        w.write(table.slice(240))
+    written = pa.concat_tables([table.slice(5, 200), table.slice(240)])
+    for fid, name in enumerate(("t", "s", "i", "l", "f", "d")):
+        col = written[name]
+        if name in ("f", "d"):
+            nan = pc.is_nan(col).fill_null(False)
+            assert w.metadata.nan_counts[fid] == pc.sum(nan).as_py()
+            col = col.filter(pc.invert(nan))
+        mm = pc.min_max(col)
+        assert w.metadata.lower_bounds[fid] == mm["min"].as_py(), name
+        assert w.metadata.upper_bounds[fid] == mm["max"].as_py(), name
+    schema = T.RowType.of(("d", T.DoubleType()))
+    for values, lo_sign, hi_sign in (([0.0, -0.0], -1, 1), ([-0.0, 0.0, -1.0], -1, 1), ([-0.0, 2.0], -1, 1),
+                                     ([-3.0, 0.0], -1, 1), ([-0.0, -0.0], -1, -1)):
+        with RowFileWriter(io.BytesIO(), schema) as w:
+            w.write(pa.table({"d": values}))
+        lo, hi = w.metadata.lower_bounds[0], w.metadata.upper_bounds[0]
+        assert (lo, hi) == (min(values), max(values))
+        if lo == 0:
+            assert math.copysign(1, lo) == lo_sign, values
+        if hi == 0:
+            assert math.copysign(1, hi) == hi_sign, values
+
+
 def test_threaded_read_with_every_pool_thread_held_up_runs_on_the_caller():
     """Every thread of the row pool is busy: the calling thread decodes every part itself, each part writing
     its string bytes right behind the previous one's, and the batch equals a one-thread read."""
@@ -382,3 +428,17 @@ def test_threaded_read_with_every_pool_thread_held_up_runs_on_the_caller():
         for f in held:
             f.result()
     assert many.to_arrow().equals(table)
+
+
+def test_a_block_whose_last_row_ends_at_the_buffer_end_gets_room_for_its_offsets():
+    """block_size 4096 starts with a 12288-byte buffer: strings of 12270..12289 bytes fill it to within a few
+    bytes of its end (or past it), so the row offsets after the row need a larger buffer; every file reads back."""
+    schema = T.RowType.of(("s", T.STRING()))
+    for n in range(12270, 12290):
+        values = ["a" * n, "b"]
+        buf = io.BytesIO()
+        with RowFileWriter(buf, schema, block_size=4096) as w:
+            w.write(pa.table({"s": values}))
+        assert w.metadata.block_count == 2
+        buf.seek(0)
+        assert RowFileReader(buf, schema).to_arrow().column("s").to_pylist() == values

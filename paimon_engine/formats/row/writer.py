@@ -43,9 +43,15 @@ def _np(buf, dtype):
 
 
 def _nulls(arr):
+    """One uint8 flag per row (1 = null) or None: the validity bits unpacked and flipped."""
     if arr.null_count == 0:
         return None
-    return np.ascontiguousarray(arr.is_null().to_numpy(zero_copy_only=False)).view(np.uint8)
+    validity = arr.buffers()[0]
+    if validity is None:
+        return np.ones(len(arr), dtype=np.uint8)
+    flags = np.unpackbits(np.frombuffer(validity, dtype=np.uint8), count=arr.offset + len(arr),
+                          bitorder="little")[arr.offset:]
+    return np.bitwise_xor(flags, 1, out=flags)
 
 
 def _bits(buf, offset, n):
@@ -160,11 +166,18 @@ def _time_millis(arr, field):
     return pa.Array.from_pandas(millis.astype(np.int32), mask=mask, type=pa.time32("ms"))
 
 
+# number columns whose bounds the ``numeric_min_max`` kernel finds: their kernel kind -> value dtype
+_NUMERIC_TYPES = (T.TinyIntType, T.SmallIntType, T.IntType, T.BigIntType, T.FloatType, T.DoubleType)
+_NUMERIC_DTYPES = {V.K_I8: np.dtype("<i1"), V.K_I16: np.dtype("<i2"), V.K_I32: np.dtype("<i4"),
+                   V.K_I64: np.dtype("<i8"), V.K_F32: np.dtype("<f4"), V.K_F64: np.dtype("<f8")}
+
+
 class _Stats:
     def __init__(self, schema, kernel):
         self.schema = schema
         self._kernel = kernel
         self._minmax = np.empty(2, dtype=np.int64)
+        self._num_minmax = np.empty(16, dtype=np.uint8)
         self.values = {f.id: 0 for f in schema.fields}
         self.nulls = {f.id: 0 for f in schema.fields}
         self.nans = {}
@@ -174,7 +187,9 @@ class _Stats:
 
     def update(self, field, arr, desc=None):
         """Counts and bounds of ``arr``; ``desc`` is its kernel descriptor: a bytes column's bounds come from
-        the ``bytes_min_max`` kernel over the descriptor's offsets and data (the rows of its extremes)."""
+        the ``bytes_min_max`` kernel over the descriptor's offsets and data (the rows of its extremes), an
+        integer or float column's from the ``numeric_min_max`` kernel over its values (NaN skipped and counted,
+        -0.0 before 0.0)."""
         import pyarrow as pa
         import pyarrow.compute as pc
         fid = field.id
@@ -189,6 +204,18 @@ class _Stats:
                 raise PaimonEngineError(f"column {field.name!r}: string bounds failed: {status.describe(got)}")
             lo, hi = arr[int(self._minmax[0])].as_py(), arr[int(self._minmax[1])].as_py()
             self._bound(fid, lo, hi)
+            return
+        if desc is not None and desc[0] in _NUMERIC_DTYPES and isinstance(t, _NUMERIC_TYPES):
+            out = self._num_minmax
+            got = self._kernel.numeric_min_max(desc[2], desc[0], desc[1], len(arr), out)
+            if got < 0:
+                raise PaimonEngineError(f"column {field.name!r}: bounds failed: {status.describe(got)}")
+            if isinstance(t, (T.FloatType, T.DoubleType)):
+                self.nans[fid] = self.nans.get(fid, 0) + (len(arr) - arr.null_count - got)
+            if got:
+                dt = _NUMERIC_DTYPES[desc[0]]
+                both = out[:2 * dt.itemsize].view(dt)
+                self._bound(fid, both[0].item(), both[1].item())
             return
         if isinstance(t, (T.FloatType, T.DoubleType)):
             nan = pc.is_nan(arr)
@@ -252,6 +279,7 @@ class RowFileWriter:
             self._out = sink
             self._owns = False
         self._buf = np.empty(2 * self.block_size + 4096, dtype=np.uint8)
+        self._view = memoryview(self._buf)
         self._row_offsets = np.empty(self.block_size // 4 + 2, dtype=np.int32)
         self._state = np.zeros(3, dtype=np.int64)
         self._csizes, self._usizes, self._starts = [], [], []
@@ -305,42 +333,50 @@ class RowFileWriter:
             cols.append(_descriptor(f, a))
             self._stats.update(f, a, cols[-1])
         state = self._state
+        encode = self._kernel.encode_rows
+        block_size = self.block_size
         r = 0
         while r < n:
-            k = self._kernel.encode_rows(cols, r, n, self._buf, self._row_offsets, state, self.block_size)
+            k = encode(cols, r, n, self._buf, self._row_offsets, state, block_size)
             if k < 0:
                 raise PaimonEngineError(f"row encoding failed: {status.describe(k)}")
             r += k
             self._rows += k
-            if state[2] == 2:
+            reason = state[2]
+            if reason == 2:
                 self._flush()
-            elif state[2] == 1:
+            elif reason == 1:
                 if state[1] >= len(self._row_offsets):
                     self._row_offsets = np.concatenate([self._row_offsets, np.empty_like(self._row_offsets)])
                 else:
-                    grown = np.empty(2 * len(self._buf), dtype=np.uint8)
-                    grown[:state[0]] = self._buf[:state[0]]
-                    self._buf = grown
+                    self._grow(2 * len(self._buf))
+
+    def _grow(self, size):
+        pos = int(self._state[0])
+        grown = np.empty(size, dtype=np.uint8)
+        grown[:pos] = self._buf[:pos]
+        self._buf = grown
+        self._view = memoryview(grown)
 
     def _flush(self):
-        pos, nrows = int(self._state[0]), int(self._state[1])
-        if nrows == 0:
+        """Compress and write the block in the buffer (``finish_block`` appends its row offsets and count and
+        resets the state for the next block)."""
+        if not self._state[1]:
             return
-        total = pos + 4 * nrows + 4
-        if total > len(self._buf):
-            grown = np.empty(total, dtype=np.uint8)
-            grown[:pos] = self._buf[:pos]
-            self._buf = grown
-        self._buf[pos:pos + 4 * nrows] = self._row_offsets[:nrows].astype("<i4").view(np.uint8)
-        self._buf[pos + 4 * nrows:total] = np.array([nrows], dtype="<i4").view(np.uint8)
-        comp = self._cctx.compress(memoryview(self._buf[:total]))
+        total = self._kernel.finish_block(self._buf, self._row_offsets, self._state)
+        if total == status.NEED_MORE:   # the last row ran far past the block size: room for the offsets
+            self._grow(int(self._state[0]) + 4 * int(self._state[1]) + 4)
+            total = self._kernel.finish_block(self._buf, self._row_offsets, self._state)
+        if total < 0:
+            raise PaimonEngineError(f"closing a block failed: {status.describe(total)}")
+        comp = self._cctx.compress(self._view[:total])
         self._out.write(comp)
-        self._written += len(comp)
-        self._csizes.append(len(comp))
+        size = len(comp)
+        self._written += size
+        self._csizes.append(size)
         self._usizes.append(total)
         self._starts.append(self._block_first_row)
         self._block_first_row = self._rows
-        self._state[:] = 0
 
     def close(self) -> RowFileMetadata:
         """Flush the last block, write index and footer; returns the file's metadata."""
