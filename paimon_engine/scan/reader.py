@@ -199,6 +199,7 @@ class _ParquetFile:
                 raise NotFoundError(f"data file not found: {path}") from None
             raise CorruptFileError(f"cannot open file: {exc}", path=path) from None
         self._file = f
+        self._lock = threading.Lock()     # seek + read of _read_buffer
         # page headers are walked only where reading them is cheap (a local file)
         self._local = getattr(fs, "type_name", "") == "local"
         # a local file's column chunks stream through a small buffer instead of being read whole into memory
@@ -383,6 +384,14 @@ class _ParquetFile:
                 out.append(name)
         return out
 
+    def _read_buffer(self, n, offset):
+        """``n`` bytes at ``offset`` as an Arrow buffer (from Arrow's memory pool, which keeps freed memory for
+        the next read instead of handing it back to the system and taking it again page by page)."""
+        f = self._file
+        with self._lock:
+            f.seek(offset)
+            return f.read_buffer(n)
+
     def _reader(self, dict_names):
         if not dict_names:
             return self.pf
@@ -455,7 +464,7 @@ class _ParquetFile:
                         a, b = np.searchsorted(selection, (first, first + rg.num_rows))
                         sel = selection[a:b] - first
                         first += rg.num_rows
-                    chunks.append(read_column_chunk(self.path, self._file.read_at, size, chunk, t, sel))
+                    chunks.append(read_column_chunk(self.path, self._read_buffer, size, chunk, t, sel))
             except Unsupported:
                 rest.append(name)
                 continue
@@ -480,7 +489,7 @@ class _ParquetFile:
         def own(name, t, chunk, g):
             done = 0
             try:
-                for arr in iter_column_chunk(self.path, self._file.read_at, size, chunk, t, batch_size):
+                for arr in iter_column_chunk(self.path, self._read_buffer, size, chunk, t, batch_size):
                     yield arr
                     done += len(arr)
                 return
