@@ -116,6 +116,18 @@ class PlanFiles:
         return code, setup
 
 
+def _before_delete_read(ours, name):
+    """Our read of table ``name`` at the snapshot before its delete commit (the same data files, no delete file):
+    the floor of a read that applies the deletes."""
+    t = ours.load_table(name)
+    before = t.current_snapshot().parent_snapshot_id   # the four appends, before the delete commit
+    tasks = t.scan(snapshot_id=before).plan_files()
+    if any(task.deletes for task in tasks) or \
+            sorted(x.path for x in tasks) != sorted(x.path for x in t.scan().plan_files()):
+        raise NotImplementedError("the snapshot before the delete does not hold the same data files")
+    return lambda: t.scan(snapshot_id=before).to_arrow()
+
+
 READ_IMPLS = ["paimon_engine", "pyiceberg", "polars", "daft", "paimon_engine_no_deletes", "pq.read_table",
               "zstd_floor"]
 
@@ -220,13 +232,7 @@ class ReadTable:
         elif impl == "paimon_engine_no_deletes":
             if case != "positions_5pct":
                 raise NotImplementedError("the same read as paimon_engine when there are no deletes")
-            t = ours.load_table(f"db.{name}")
-            before = t.current_snapshot().parent_snapshot_id   # the four appends, before the delete commit
-            tasks = t.scan(snapshot_id=before).plan_files()
-            if any(task.deletes for task in tasks) or \
-                    sorted(x.path for x in tasks) != sorted(x.path for x in t.scan().plan_files()):
-                raise NotImplementedError("the snapshot before the delete does not hold the same data files")
-            self.run = lambda: t.scan(snapshot_id=before).to_arrow()
+            self.run = _before_delete_read(ours, f"db.{name}")
         elif impl == "polars":
             import polars as pl
             t = peer.load_table(f"db.{name}")
@@ -306,13 +312,7 @@ class EqualityDeletes:
                 raise NotImplementedError(f"pyiceberg cannot read equality deletes: {exc}") from None
             self.run = lambda: t.scan().to_arrow()
         elif impl == "paimon_engine_no_deletes":
-            t = ours.load_table("db.eqdel")
-            before = t.current_snapshot().parent_snapshot_id   # the four appends, before the delete commit
-            tasks = t.scan(snapshot_id=before).plan_files()
-            if any(task.deletes for task in tasks) or \
-                    sorted(x.path for x in tasks) != sorted(x.path for x in t.scan().plan_files()):
-                raise NotImplementedError("the snapshot before the delete does not hold the same data files")
-            self.run = lambda: t.scan(snapshot_id=before).to_arrow()
+            self.run = _before_delete_read(ours, "db.eqdel")
         else:
             t = ours.load_table("db.eqdel")
             self.run = lambda: t.scan().to_arrow()

@@ -433,24 +433,30 @@ class _ParquetFile:
         except pa.ArrowInvalid as exc:   # the row groups hold other row counts than their column chunks
             raise CorruptFileError(f"cannot read Parquet data: {exc}", path=self.path) from None
 
+    def _leaf_and_type(self, leaf, name, dict_names):
+        """(leaf column index, Arrow type to decode it as: dictionary indices for ``dict_names``) of a top-level
+        column, or (None, None) when it is not a leaf of the file's schema."""
+        j = leaf.get(name)
+        i = self.schema_arrow.get_field_index(name)
+        if j is None or i < 0:
+            return None, None
+        t = self.schema_arrow.field(i).type
+        return j, (pa.dictionary(pa.int32(), t) if name in dict_names else t)
+
     def _decode(self, names, row_groups, dict_names, selection=None):
         """({name: chunked array} of the flat columns the page decoder reads, [names left to pyarrow])."""
         from .parquet_columns import Unsupported, chunk_of, read_column_chunk
         md = self.pf.metadata
         groups = range(md.num_row_groups) if row_groups is None else row_groups
         leaf = self.leaf_index() if md.num_row_groups else {}
-        schema, pschema = self.schema_arrow, self.pf.schema
+        pschema = self.pf.schema
         own, rest = {}, []
         size = None
         for name in names:
-            j = leaf.get(name)
-            i = schema.get_field_index(name)
-            if j is None or i < 0:
+            j, t = self._leaf_and_type(leaf, name, dict_names)
+            if j is None:
                 rest.append(name)
                 continue
-            t = schema.field(i).type
-            if name in dict_names:
-                t = pa.dictionary(pa.int32(), t)
             if size is None:
                 size = self._file.size()
             try:
@@ -483,7 +489,7 @@ class _ParquetFile:
         md = self.pf.metadata
         groups = range(md.num_row_groups) if row_groups is None else row_groups
         leaf = self.leaf_index() if md.num_row_groups else {}
-        schema, pschema = self.schema_arrow, self.pf.schema
+        pschema = self.pf.schema
         size = self._file.size()
 
         def own(name, t, chunk, g):
@@ -505,20 +511,16 @@ class _ParquetFile:
                 done = 0
 
         for g in groups:
-            n = md.row_group(g).num_rows
+            rg = md.row_group(g)
+            n = rg.num_rows
             if n <= 0:
                 continue
-            rg = md.row_group(g)
             columns, rest = {}, []
             for name in names:
-                j = leaf.get(name)
-                i = schema.get_field_index(name)
-                if j is None or i < 0:
+                j, t = self._leaf_and_type(leaf, name, dict_names)
+                if j is None:
                     rest.append(name)
                     continue
-                t = schema.field(i).type
-                if name in dict_names:
-                    t = pa.dictionary(pa.int32(), t)
                 try:
                     chunk = chunk_of(rg.column(j), pschema.column(j), n)
                 except Unsupported:
