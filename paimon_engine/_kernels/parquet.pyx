@@ -566,24 +566,84 @@ cdef int _packed_fixed_any(const uint8_t* p, Py_ssize_t nbytes, int w, Py_ssize_
     return 0
 
 
+cdef inline Py_ssize_t _kept(const uint8_t* kp, Py_ssize_t n) noexcept nogil:
+    """How many of the ``n`` flags at ``kp`` are non-zero."""
+    cdef Py_ssize_t i, m = 0
+    for i in range(n):
+        m += kp[i] != 0
+    return m
+
+
+cdef int _packed_fixed_keep(const uint8_t* p, Py_ssize_t nbytes, int w, Py_ssize_t take, const uint8_t* d,
+                            uint32_t ndict, int width, uint8_t* o, const uint8_t* kp, Py_ssize_t* j) noexcept nogil:
+    """``_packed_fixed_any`` writing only the rows whose flag in ``kp`` is non-zero, from value ``j[0]`` of
+    ``o`` on (``j`` advances by the rows kept). Every value is written and the cursor moves only for a kept
+    one (no branch on the flag), so the value after the last kept one is written too."""
+    cdef Py_ssize_t k, jj = j[0], bit = 0, fast = _fast_values(nbytes, w, take)
+    cdef uint32_t v
+    cdef uint64_t word, mask = (<uint64_t>1 << w) - 1
+    cdef int rc = 0
+    if width == 8:
+        for k in range(fast):
+            memcpy(&word, p + (bit >> 3), 8)
+            v = <uint32_t>((word >> (bit & 7)) & mask)
+            if v >= ndict:
+                rc = -3
+                break
+            memcpy(o + 8 * jj, d + 8 * <Py_ssize_t>v, 8)
+            jj += kp[k] != 0
+            bit += w
+    elif width == 4:
+        for k in range(fast):
+            memcpy(&word, p + (bit >> 3), 8)
+            v = <uint32_t>((word >> (bit & 7)) & mask)
+            if v >= ndict:
+                rc = -3
+                break
+            memcpy(o + 4 * jj, d + 4 * <Py_ssize_t>v, 4)
+            jj += kp[k] != 0
+            bit += w
+    else:
+        fast = 0
+    if rc == 0:
+        for k in range(fast, take):
+            v = _unpack(p, nbytes, k, w, mask)
+            if v >= ndict:
+                rc = -3
+                break
+            memcpy(o + width * jj, d + width * <Py_ssize_t>v, width)
+            jj += kp[k] != 0
+    j[0] = jj
+    return rc
+
+
 @cython.boundscheck(False)
 @cython.wraparound(False)
 def dictionary_fixed(const uint8_t[::1] buf, Py_ssize_t pos, Py_ssize_t end, Py_ssize_t n,
-                     const uint8_t[::1] dictionary, int width, uint8_t[::1] out, Py_ssize_t out_pos):
+                     const uint8_t[::1] dictionary, int width, uint8_t[::1] out, Py_ssize_t out_pos,
+                     const uint8_t[::1] keep=None):
     """The values of the ``n`` indices of a dictionary-encoded data page (as ``dictionary_indices`` reads them
     from ``buf[pos:end]``) taken from ``dictionary`` (values of ``width`` bytes) into
     ``out[out_pos * width:(out_pos + n) * width]``: ``dictionary_indices`` then ``gather_fixed`` in one pass.
-    Returns the position after the last run read, or a negative status (-3: an index outside the
-    dictionary)."""
-    cdef Py_ssize_t done = 0, count, nbytes, k, take
+    ``keep`` (None or empty: every row): one flag per row; only the rows flagged non-zero are written, one
+    after another from ``out_pos`` (every index is still checked). The output then needs room for the kept
+    rows and one value more (a dropped row's value may be written just past the kept ones). Returns the
+    position after the last run read, or a negative status (-3: an index outside the dictionary)."""
+    cdef Py_ssize_t done = 0, count, nbytes, k, take, j = 0, m
     cdef uint32_t value, ndict
     cdef bint packed
     cdef int rc = 0, w
     cdef const uint8_t* d
     cdef const uint8_t* src
+    cdef const uint8_t* kp = NULL
     cdef uint8_t* o
+    if keep is not None and keep.shape[0]:
+        if keep.shape[0] < n or n < 0:
+            return -4
+        kp = &keep[0] if n else NULL
     if width <= 0 or n < 0 or pos < 0 or end > buf.shape[0] or out_pos < 0 \
-            or n > out.shape[0] // width - out_pos:
+            or (kp == NULL and n > out.shape[0] // width - out_pos) \
+            or (kp != NULL and _kept(kp, n) + 1 > out.shape[0] // width - out_pos):
         return -4
     if n == 0:
         return pos
@@ -602,6 +662,32 @@ def dictionary_fixed(const uint8_t[::1] buf, Py_ssize_t pos, Py_ssize_t end, Py_
             if rc:
                 break
             take = count if count < n - done else n - done
+            if kp != NULL:
+                if not packed:
+                    if take and value >= ndict:
+                        rc = -3
+                        break
+                    m = _kept(kp + done, take)
+                    src = d + <Py_ssize_t>value * width
+                    for k in range(m):
+                        memcpy(o + (j + k) * width, src, width)
+                    j += m
+                elif w == 0:
+                    if take and ndict == 0:
+                        rc = -3
+                        break
+                    m = _kept(kp + done, take)
+                    for k in range(m):
+                        memcpy(o + (j + k) * width, d, width)
+                    j += m
+                    pos += nbytes
+                else:
+                    rc = _packed_fixed_keep(&buf[pos], nbytes, w, take, d, ndict, width, o, kp + done, &j)
+                    if rc:
+                        break
+                    pos += nbytes
+                done += take
+                continue
             if not packed:
                 if take and value >= ndict:
                     rc = -3
@@ -686,16 +772,84 @@ cdef bint _page_fits(const int32_t* doff, Py_ssize_t ndict, Py_ssize_t dlen, Py_
     return m * n <= room - d - 16 and d + m * n <= INT32_MAX
 
 
+cdef int _byte_array_keep(const uint8_t* b, Py_ssize_t end, Py_ssize_t* pos, Py_ssize_t n, int w,
+                          const int32_t* doff, const uint8_t* dd, Py_ssize_t dlen, uint32_t ndict, uint8_t* od,
+                          Py_ssize_t room, int64_t* dp, int32_t* oo, const uint8_t* kp, bint checked) noexcept nogil:
+    """``dictionary_byte_array`` of the rows whose flag in ``kp`` is non-zero. With ``checked`` (see
+    ``_page_fits``) every value is moved and only a kept one advances the data and row cursors (no branch on
+    the flag); otherwise only kept values are appended, each checked."""
+    cdef Py_ssize_t done = 0, count, nbytes, k, take, fast, bit, j = 0
+    cdef int32_t a, e, ln
+    cdef uint32_t value, v
+    cdef uint64_t word, mask = (<uint64_t>1 << w) - 1
+    cdef bint packed
+    cdef int rc = 0
+    cdef int64_t d = dp[0]
+    cdef const uint8_t* p
+    while done < n:
+        rc = _run_header(b, end, pos, w, &packed, &count, &value, &nbytes)
+        if rc:
+            break
+        take = count if count < n - done else n - done
+        p = b + pos[0]
+        bit = 0
+        fast = _fast_values(nbytes, w, take) if packed and w and checked else 0
+        for k in range(fast):
+            memcpy(&word, p + (bit >> 3), 8)
+            v = <uint32_t>((word >> (bit & 7)) & mask)
+            bit += w
+            if v >= ndict:
+                rc = -3
+                break
+            a = doff[v]
+            e = doff[v + 1]
+            if e - a <= 16:
+                memcpy(od + d, dd + a, 16)
+            else:
+                memcpy(od + d, dd + a, e - a)
+            ln = (e - a) if kp[done + k] else 0
+            d += ln
+            oo[j] = <int32_t>d
+            j += kp[done + k] != 0
+        if rc:
+            break
+        for k in range(fast, take):
+            if packed:
+                v = _unpack(p, nbytes, k, w, mask) if w else 0
+            else:
+                v = value
+            if v >= ndict:
+                rc = -3
+                break
+            if kp[done + k]:
+                rc = _one_bytes_checked(doff, dd, dlen, v, ndict, od, room, &d, checked)
+                if rc:
+                    break
+                oo[j] = <int32_t>d
+                j += 1
+        if rc:
+            break
+        if packed:
+            pos[0] += nbytes
+        done += take
+    oo[j] = <int32_t>d
+    dp[0] = d
+    return rc
+
+
 @cython.boundscheck(False)
 @cython.wraparound(False)
 def dictionary_byte_array(const uint8_t[::1] buf, Py_ssize_t pos, Py_ssize_t end, Py_ssize_t n,
                           const int32_t[::1] dict_offsets, const uint8_t[::1] dict_data, int32_t[::1] offsets,
-                          Py_ssize_t row, uint8_t[::1] data):
+                          Py_ssize_t row, uint8_t[::1] data, const uint8_t[::1] keep=None):
     """The values of the ``n`` indices of a dictionary-encoded data page without nulls (read as
     ``dictionary_indices`` reads them) in Arrow string layout, as ``gather_byte_array`` writes them: one pass,
-    no index array. Returns the position after the last run read, or a negative status (-3: an index outside
-    the dictionary or more than 2 GiB of data, -4: outputs too short)."""
-    cdef Py_ssize_t done = 0, count, nbytes, k, take, fast, bit
+    no index array. ``keep`` (None or empty: every row): one flag per row; only the rows flagged non-zero are
+    written, one after another from ``row`` (every index is still checked); ``offsets`` then needs one entry
+    more than the kept rows take. Returns the position after the last run read, or a negative status (-3: an
+    index outside the dictionary or more than 2 GiB of data, -4: outputs too short)."""
+    cdef Py_ssize_t done = 0, count, nbytes, k, take, fast, bit, j = 0
+    cdef const uint8_t* kp = NULL
     cdef Py_ssize_t room = data.shape[0], dlen = dict_data.shape[0], ndict_ = dict_offsets.shape[0] - 1
     cdef int32_t a, e
     cdef uint32_t value, ndict, v
@@ -708,7 +862,13 @@ def dictionary_byte_array(const uint8_t[::1] buf, Py_ssize_t pos, Py_ssize_t end
     cdef const uint8_t* dd
     cdef int32_t* oo
     cdef uint8_t* od
-    if n < 0 or pos < 0 or end > buf.shape[0] or row < 0 or row + 1 + n > offsets.shape[0] or ndict_ < 0:
+    if keep is not None and keep.shape[0]:
+        if n < 0 or keep.shape[0] < n:
+            return -4
+        kp = &keep[0] if n else NULL
+    if n < 0 or pos < 0 or end > buf.shape[0] or row < 0 or ndict_ < 0 \
+            or (kp == NULL and row + 1 + n > offsets.shape[0]) \
+            or (kp != NULL and row + 2 + _kept(kp, n) > offsets.shape[0]):
         return -4
     d = offsets[row]
     if d < 0 or d > room:
@@ -731,6 +891,9 @@ def dictionary_byte_array(const uint8_t[::1] buf, Py_ssize_t pos, Py_ssize_t end
         # a dictionary no larger than the page is checked once, and the values then only by their index
         if ndict_ <= n and dlen >= 16:
             checked = _page_fits(doff, ndict_, dlen, n, d, room)
+        if kp != NULL:
+            rc = _byte_array_keep(&buf[0], end, &pos, n, w, doff, dd, dlen, ndict, od, room, &d, oo, kp, checked)
+            done = n
         while done < n:
             rc = _run_header(&buf[0], end, &pos, w, &packed, &count, &value, &nbytes)
             if rc:
@@ -988,3 +1151,126 @@ def gather_byte_array(const int32_t[::1] dict_offsets, const uint8_t[::1] dict_d
             d += e - a
             offsets[row + 1 + i] = <int32_t>d
     return rc if rc else j - start
+
+
+# ---------------------------------------------------------------- kept rows of a page
+# With deletes or a row selection known before a page is decoded, only its kept rows go to the column: the
+# dictionary kernels above take the flags themselves; these copy the kept rows of a page's values or of a page
+# decoded on its own.
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def keep_fixed(const uint8_t[::1] src, int width, Py_ssize_t n, const uint8_t[::1] keep, uint8_t[::1] out,
+               Py_ssize_t out_pos):
+    """The values (``width`` bytes each) of the rows among the first ``n`` of ``src`` whose flag in ``keep`` is
+    non-zero, one after another into ``out`` from value ``out_pos`` (which needs room for one value more than
+    the kept rows). Returns the rows kept, or -4 (short buffers)."""
+    cdef Py_ssize_t i = 0, j = 0, m, t
+    cdef uint64_t f
+    cdef const uint8_t* s
+    cdef const uint8_t* kp
+    cdef uint8_t* o
+    if width <= 0 or n < 0 or out_pos < 0 or keep.shape[0] < n or n > src.shape[0] // width:
+        return -4
+    if n == 0:
+        return 0
+    kp = &keep[0]
+    m = _kept(kp, n)
+    if m + 1 > out.shape[0] // width - out_pos:
+        return -4
+    s = &src[0]
+    o = &out[out_pos * width]
+    with nogil:
+        if width == 8:
+            # eight rows at a time: all kept (most groups, with few deletes) is one 64-byte move
+            while i + 8 <= n:
+                memcpy(&f, kp + i, 8)
+                if f == 0x0101010101010101ULL:
+                    memcpy(o + 8 * j, s + 8 * i, 64)
+                    j += 8
+                else:
+                    for t in range(8):
+                        memcpy(o + 8 * j, s + 8 * (i + t), 8)
+                        j += kp[i + t] != 0
+                i += 8
+            while i < n:
+                memcpy(o + 8 * j, s + 8 * i, 8)
+                j += kp[i] != 0
+                i += 1
+        elif width == 4:
+            for i in range(n):
+                memcpy(o + 4 * j, s + 4 * i, 4)
+                j += kp[i] != 0
+        else:
+            for i in range(n):
+                memcpy(o + width * j, s + width * i, width)
+                j += kp[i] != 0
+    return j
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def keep_bits(const uint8_t[::1] src, Py_ssize_t n, const uint8_t[::1] keep, uint8_t[::1] out,
+              Py_ssize_t out_bit):
+    """The bits (LSB first) of the rows among the first ``n`` of ``src`` whose flag in ``keep`` is non-zero, one
+    after another into ``out`` from bit ``out_bit`` (each written bit set or cleared). Returns the number of set
+    bits written, or -4 (short buffers)."""
+    cdef Py_ssize_t i, o = out_bit, ones = 0
+    cdef bint on
+    if n < 0 or out_bit < 0 or keep.shape[0] < n or (n + 7) // 8 > src.shape[0]:
+        return -4
+    if n == 0:
+        return 0
+    if out_bit + _kept(&keep[0], n) > out.shape[0] * 8:
+        return -4
+    with nogil:
+        for i in range(n):
+            if keep[i]:
+                on = (src[i >> 3] >> (i & 7)) & 1
+                if on:
+                    out[o >> 3] |= <uint8_t>(1 << (o & 7))
+                    ones += 1
+                else:
+                    out[o >> 3] &= <uint8_t>~(1 << (o & 7))
+                o += 1
+    return ones
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def keep_byte_array(const int32_t[::1] src_offsets, const uint8_t[::1] src_data, Py_ssize_t n,
+                    const uint8_t[::1] keep, int32_t[::1] offsets, Py_ssize_t row, uint8_t[::1] data):
+    """String/binary values (Arrow layout: ``src_offsets`` of ``n`` + 1 entries into ``src_data``) of the rows
+    whose flag in ``keep`` is non-zero, appended as ``plain_byte_array`` appends them: ``offsets[row + 1 + j]``
+    and ``data`` from ``offsets[row]``. Returns the rows kept, or a negative status (-4: short buffers or an
+    offset outside ``src_data``, -3: more than 2 GiB of data)."""
+    cdef Py_ssize_t i, j = 0, room = data.shape[0], slen = src_data.shape[0]
+    cdef int32_t a, e
+    cdef int64_t d
+    cdef int rc = 0
+    if n < 0 or keep.shape[0] < n or src_offsets.shape[0] < n + 1 or row < 0 or row >= offsets.shape[0]:
+        return -4
+    d = offsets[row]
+    if d < 0 or d > room:
+        return -4
+    if n == 0:
+        return 0
+    if row + 1 + _kept(&keep[0], n) > offsets.shape[0]:
+        return -4
+    with nogil:
+        for i in range(n):
+            if not keep[i]:
+                continue
+            a = src_offsets[i]
+            e = src_offsets[i + 1]
+            if a < 0 or e < a or e > slen or e - a > room - d:
+                rc = -4
+                break
+            if d + (e - a) > INT32_MAX:
+                rc = -3
+                break
+            copy_value(&data[d], room - d, &src_data[a], slen - a, e - a)
+            d += e - a
+            offsets[row + 1 + j] = <int32_t>d
+            j += 1
+    return rc if rc else j

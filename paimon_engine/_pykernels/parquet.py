@@ -374,8 +374,22 @@ def gather_byte_array(dict_offsets, dict_data, indices, start, n, validity, bit_
     return j - start
 
 
-def dictionary_fixed(buf, pos, end, n, dictionary, width, out, out_pos):
-    if width <= 0 or n < 0 or pos < 0 or end > len(buf) or out_pos < 0 or n > len(out) // width - out_pos:
+def _flags(keep, n):
+    """The keep flags of ``n`` rows (None: every row), or BAD_LENGTH."""
+    if keep is None or len(keep) == 0:
+        return None
+    if n < 0 or len(keep) < n:
+        return BAD_LENGTH
+    return [bool(x) for x in keep[:n]]
+
+
+def dictionary_fixed(buf, pos, end, n, dictionary, width, out, out_pos, keep=None):
+    kp = _flags(keep, n)
+    if isinstance(kp, int):
+        return kp
+    if width <= 0 or n < 0 or pos < 0 or end > len(buf) or out_pos < 0 \
+            or (kp is None and n > len(out) // width - out_pos) \
+            or (kp is not None and sum(kp) + 1 > len(out) // width - out_pos):
         return BAD_LENGTH
     if n == 0:
         return pos
@@ -385,7 +399,7 @@ def dictionary_fixed(buf, pos, end, n, dictionary, width, out, out_pos):
     if w > 32:
         return BAD_VALUE
     ndict = min(len(dictionary) // width, _INT32_MAX)
-    done = 0
+    done = j = 0
     try:
         for values, take in _runs(buf, pos + 1, end, w, n):
             if take < 0:
@@ -394,16 +408,23 @@ def dictionary_fixed(buf, pos, end, n, dictionary, width, out, out_pos):
                 x = values if isinstance(values, int) else values[k]
                 if x >= ndict:
                     return OUT_OF_RANGE
-                o = (out_pos + done + k) * width
+                if kp is not None and not kp[done + k]:
+                    continue
+                o = (out_pos + j) * width
                 out[o:o + width] = dictionary[x * width:(x + 1) * width]
+                j += 1
             done += take
     except _Fail as f:
         return f.code
 
 
-def dictionary_byte_array(buf, pos, end, n, dict_offsets, dict_data, offsets, row, data):
+def dictionary_byte_array(buf, pos, end, n, dict_offsets, dict_data, offsets, row, data, keep=None):
+    kp = _flags(keep, n)
+    if isinstance(kp, int):
+        return kp
     ndict = len(dict_offsets) - 1
-    if n < 0 or pos < 0 or end > len(buf) or row < 0 or row + 1 + n > len(offsets) or ndict < 0:
+    if n < 0 or pos < 0 or end > len(buf) or row < 0 or ndict < 0 \
+            or (kp is None and row + 1 + n > len(offsets)) or (kp is not None and row + 2 + sum(kp) > len(offsets)):
         return BAD_LENGTH
     d = int(offsets[row])
     room, dlen = len(data), len(dict_data)
@@ -417,7 +438,7 @@ def dictionary_byte_array(buf, pos, end, n, dict_offsets, dict_data, offsets, ro
     if w > 32:
         return BAD_VALUE
     ndict = min(ndict, _INT32_MAX)
-    done = 0
+    done = j = 0
     try:
         for values, take in _runs(buf, pos + 1, end, w, n):
             if take < 0:
@@ -426,6 +447,8 @@ def dictionary_byte_array(buf, pos, end, n, dict_offsets, dict_data, offsets, ro
                 x = values if isinstance(values, int) else values[k]
                 if x >= ndict:
                     return OUT_OF_RANGE
+                if kp is not None and not kp[done + k]:
+                    continue
                 a, e = int(dict_offsets[x]), int(dict_offsets[x + 1])
                 if a < 0 or e < a or e > dlen:
                     return OUT_OF_RANGE
@@ -435,7 +458,66 @@ def dictionary_byte_array(buf, pos, end, n, dict_offsets, dict_data, offsets, ro
                     return OUT_OF_RANGE
                 data[d:d + e - a] = np.frombuffer(dict_data, np.uint8, e - a, a)
                 d += e - a
-                offsets[row + 1 + done + k] = d
+                offsets[row + 1 + j] = d
+                j += 1
             done += take
     except _Fail as f:
         return f.code
+
+
+def keep_fixed(src, width, n, keep, out, out_pos):
+    if width <= 0 or n < 0 or out_pos < 0 or len(keep) < n or n > len(src) // width:
+        return BAD_LENGTH
+    if n == 0:
+        return 0
+    kept = [i for i in range(n) if keep[i]]
+    if len(kept) + 1 > len(out) // width - out_pos:
+        return BAD_LENGTH
+    for j, i in enumerate(kept):
+        out[(out_pos + j) * width:(out_pos + j + 1) * width] = src[i * width:(i + 1) * width]
+    return len(kept)
+
+
+def keep_bits(src, n, keep, out, out_bit):
+    if n < 0 or out_bit < 0 or len(keep) < n or (n + 7) // 8 > len(src):
+        return BAD_LENGTH
+    if n == 0:
+        return 0
+    if out_bit + sum(1 for i in range(n) if keep[i]) > len(out) * 8:
+        return BAD_LENGTH
+    o = out_bit
+    ones = 0
+    for i in range(n):
+        if keep[i]:
+            on = int(_valid(src, i))
+            _set_bit(out, o, on)
+            ones += on
+            o += 1
+    return ones
+
+
+def keep_byte_array(src_offsets, src_data, n, keep, offsets, row, data):
+    if n < 0 or len(keep) < n or len(src_offsets) < n + 1 or row < 0 or row >= len(offsets):
+        return BAD_LENGTH
+    d = int(offsets[row])
+    room, slen = len(data), len(src_data)
+    if not 0 <= d <= room:
+        return BAD_LENGTH
+    if n == 0:
+        return 0
+    if row + 1 + sum(1 for i in range(n) if keep[i]) > len(offsets):
+        return BAD_LENGTH
+    j = 0
+    for i in range(n):
+        if not keep[i]:
+            continue
+        a, e = int(src_offsets[i]), int(src_offsets[i + 1])
+        if a < 0 or e < a or e > slen or e - a > room - d:
+            return BAD_LENGTH
+        if d + (e - a) > _INT32_MAX:
+            return OUT_OF_RANGE
+        data[d:d + e - a] = np.frombuffer(src_data, np.uint8, e - a, a) if e > a else data[d:d]
+        d += e - a
+        offsets[row + 1 + j] = d
+        j += 1
+    return j

@@ -112,17 +112,23 @@ class _Output:
     """The column being written: values (fixed width), offsets + data (string/binary) or dictionary indices,
     and the validity bitmap."""
 
-    def __init__(self, chunk, arrow_type, rows=None):
+    def __init__(self, chunk, arrow_type, rows=None, kept=None):
+        """``rows``: a page's rows (else the chunk's); ``kept``: the rows kept of the chunk's (the outputs then
+        have room for one value more, which the kernels writing only kept rows may write past them)."""
         n = self.rows = chunk.rows if rows is None else rows
+        slack = 0
+        if kept is not None:
+            n = self.rows = kept
+            slack = 1
         self.type = arrow_type
         self.as_dictionary = pa.types.is_dictionary(arrow_type)
         self.width = 4 if self.as_dictionary else _WIDTH.get(chunk.physical, 0)
         self.validity = pool_array((n + 7) // 8) if chunk.max_def else None
         self.valid = 0
         if self.width:
-            self.values = pool_array(n * self.width)
+            self.values = pool_array((n + slack) * self.width)
         else:
-            self.offsets = pool_array(n + 1, np.int32)
+            self.offsets = pool_array(n + 1 + slack, np.int32)
             self.offsets[0] = 0
             # the footer's uncompressed size is a hint, capped by what the compressed bytes plausibly hold;
             # ``reserve`` grows the buffer as values arrive
@@ -139,15 +145,23 @@ class _Output:
 
 
 class _Decoder:
-    def __init__(self, path, chunk, arrow_type, window, selection=None, paged=False):
+    def __init__(self, path, chunk, arrow_type, window, selection=None, paged=False, keep=None):
         self.path = path
         self.chunk = chunk
         self.window = window
         self.k = kernel("parquet")
         self.type = arrow_type
         self.selection = selection
+        # keep mode: one flag per row of the chunk; only the flagged rows are written (pages without one are not
+        # even decompressed)
+        self.keep = keep
+        self.orow = 0
+        self.page_validity = None
         # with a selection, each page with a selected row is decoded into an output of its own
-        self.out = _Output(chunk, arrow_type) if selection is None and not paged else None
+        if keep is not None:
+            self.out = _Output(chunk, arrow_type, kept=int(np.count_nonzero(keep)))
+        else:
+            self.out = _Output(chunk, arrow_type) if selection is None and not paged else None
         self.dictionary_array = None
         self.pieces = []
         self.codec = pa.Codec(_CODECS[chunk.codec]) if chunk.codec != "UNCOMPRESSED" else None
@@ -214,10 +228,22 @@ class _Decoder:
         self.dict_size = n
 
     def data_page(self, hdr, body, row, v2):
-        chunk, out, k = self.chunk, self.out, self.k
+        out = self.out
+        n, encoding, values, valid = self.page_values(hdr, body, v2, out.rows - row, out.validity, row)
+        out.valid += valid
+        has_nulls = valid != n
+        if encoding == PLAIN:
+            self.plain(values, row, n, valid, has_nulls)
+        else:
+            self.dictionary_values(values, row, n, valid, has_nulls)
+
+    def page_values(self, hdr, body, v2, left, validity, bit):
+        """Decompress a data page of at most ``left`` rows and write its definition levels into ``validity``
+        from ``bit``: (rows, encoding, the values' bytes, valid rows)."""
+        chunk, k = self.chunk, self.k
         n = int(hdr[3])
-        if n < 0 or n > out.rows - row:
-            self.fail(f"a data page of {n} values where {out.rows - row} rows are left")
+        if n < 0 or n > left:
+            self.fail(f"a data page of {n} values where {left} rows are left")
         encoding = int(hdr[4])
         if encoding not in (PLAIN,) + _DICTIONARY:
             raise Unsupported(f"data page encoding {encoding}")
@@ -246,19 +272,92 @@ class _Decoder:
                 if lend > len(page) - 4:
                     self.fail("definition levels longer than the page")
                 lpos, lend = 4, 4 + lend
-            valid = k.levels_validity(levels, lpos, lend, 1, 1, n, out.validity, row)
+            valid = k.levels_validity(levels, lpos, lend, 1, 1, n, validity, bit)
             if valid < 0:
                 self.fail("definition levels", valid)
             if not v2:
                 values = page[lend:]
         else:
             valid = n
-        out.valid += valid
-        has_nulls = valid != n
-        if encoding == PLAIN:
-            self.plain(values, row, n, valid, has_nulls)
+        return n, encoding, values, valid
+
+    def kept_page(self, hdr, body, row, v2):
+        """Keep mode: write the kept rows of a data page after those of the pages before it. A page without a kept
+        row is skipped; a page without nulls goes through a kernel that writes only its kept rows; any other page
+        is decoded on its own and its kept rows copied."""
+        chunk, out, k = self.chunk, self.out, self.k
+        n = int(hdr[3])
+        if n < 0 or n > chunk.rows - row:
+            self.fail(f"a data page of {n} values where {chunk.rows - row} rows are left")
+        flags = self.keep[row:row + n]
+        kept = int(np.count_nonzero(flags))
+        if kept == 0:
+            return
+        orow = self.orow
+        if kept == n:
+            self.data_page(hdr, body, orow, v2)
+            self.orow += n
+            return
+        pv = None
+        if chunk.max_def:
+            if self.page_validity is None or len(self.page_validity) < (n + 7) // 8:
+                self.page_validity = np.empty((n + 7) // 8, np.uint8)
+            pv = self.page_validity
+        n, encoding, values, valid = self.page_values(hdr, body, v2, n, pv, 0)
+        w = out.width
+        rc = None
+        if valid == n and not out.as_dictionary:
+            if encoding == PLAIN and w:
+                if len(values) < n * w:
+                    self.fail(f"{len(values)} bytes of values for {n} values of {w} bytes")
+                rc = k.keep_fixed(values, w, n, flags, out.values, orow)
+            elif encoding != PLAIN and self.dictionary is not None and w:
+                rc = k.dictionary_fixed(values, 0, len(values), n, self.dictionary, w, out.values, orow, flags)
+            elif encoding != PLAIN and self.dictionary is not None and not w and self._fits(n):
+                out.reserve(n * self.dict_longest + 16)
+                rc = k.dictionary_byte_array(values, 0, len(values), n, self.dictionary[0], self.dictionary[1],
+                                             out.offsets, orow, out.data, flags)
+                if rc >= 0:
+                    out.end = int(out.offsets[orow + kept])
+        if rc is None:
+            # decoded on its own, then its kept rows copied
+            page = _Output(chunk, self.type, n)
+            if pv is not None:
+                page.validity = pv
+            page.valid = valid
+            self.out = page
+            try:
+                if encoding == PLAIN:
+                    self.plain(values, 0, n, valid, valid != n)
+                else:
+                    self.dictionary_values(values, 0, n, valid, valid != n)
+            finally:
+                self.out = out
+            if w:
+                rc = k.keep_fixed(page.values, w, n, flags, out.values, orow)
+            else:
+                out.reserve(page.end)
+                rc = k.keep_byte_array(page.offsets, page.data, n, flags, out.offsets, orow, out.data)
+                if rc >= 0:
+                    out.end = int(out.offsets[orow + kept])
+        if rc < 0:
+            self.fail("kept values" if rc != status.OUT_OF_RANGE else "kept values (index or size)", rc)
+        if out.validity is not None and valid != n:
+            ones = k.keep_bits(pv, n, flags, out.validity, orow)
+            if ones < 0:
+                self.fail("kept validity", ones)
+            out.valid += ones
         else:
-            self.dictionary_values(values, row, n, valid, has_nulls)
+            if out.validity is not None:
+                _set_bits(out.validity, orow, kept)
+            out.valid += kept
+        self.orow += kept
+
+    def _fits(self, n):
+        """Whether room for the dictionary's longest value in each of ``n`` rows is not much more than needed
+        (the one-pass string kernel then moves each value without a size test)."""
+        d_off, d_data = self.dictionary
+        return n * self.dict_longest <= 2 * n * (len(d_data) // max(self.dict_size, 1)) + (1 << 20)
 
     def plain(self, values, row, n, valid, has_nulls):
         out, k = self.out, self.k
@@ -300,10 +399,9 @@ class _Decoder:
                     self.fail("dictionary values", rc)
                 return
             d_off, d_data = self.dictionary
-            bound = n * self.dict_longest
-            if bound <= 2 * n * (len(d_data) // max(self.dict_size, 1)) + (1 << 20):
+            if self._fits(n):
                 # room for the longest value in every row, when that is not much more than needed
-                out.reserve(bound + 16)
+                out.reserve(n * self.dict_longest + 16)
                 rc = k.dictionary_byte_array(values, 0, len(values), n, d_off, d_data, out.offsets, row, out.data)
                 if rc < 0:
                     self.fail("dictionary values" if rc != status.OUT_OF_RANGE else
@@ -341,7 +439,9 @@ class _Decoder:
 
     def run(self):
         for hdr, body, row, v2 in self.data_pages():
-            if self.selection is None:
+            if self.keep is not None:
+                self.kept_page(hdr, body, row, v2)
+            elif self.selection is None:
                 self.data_page(hdr, body, row, v2)
             else:
                 self.selected_rows(hdr, body, row, v2)
@@ -467,25 +567,49 @@ class _Decoder:
 _NONE = np.zeros(0, np.uint8)
 
 
+def _set_bits(bits, start, n):
+    """Set bits ``start .. start + n`` (LSB first) of the uint8 array ``bits``."""
+    end = start + n
+    a, b = -(-start // 8), end // 8
+    if a > b:                         # inside one byte
+        bits[start // 8] |= ((1 << n) - 1) << (start % 8)
+        return
+    if start % 8:
+        bits[start // 8] |= (0xFF << (start % 8)) & 0xFF
+    bits[a:b] = 0xFF
+    if end % 8:
+        bits[b] |= (1 << (end % 8)) - 1
+
+
 def _empty(arrow_type):
     if pa.types.is_dictionary(arrow_type):
         return pa.DictionaryArray.from_arrays(pa.array([], pa.int32()), pa.array([], arrow_type.value_type))
     return pa.array([], arrow_type)
 
 
-def read_column_chunk(path, read_at, file_size, chunk: ColumnChunk, arrow_type, selection=None) -> pa.Array:
+def read_column_chunk(path, read_at, file_size, chunk: ColumnChunk, arrow_type, selection=None,
+                      keep=None) -> pa.Array:
     """Decode one column chunk as an Arrow array of ``arrow_type``. ``read_at(size, offset)`` reads the file.
     ``selection``: sorted int64 row numbers within the chunk; only those rows are returned, and pages holding
-    none of them are neither decompressed nor decoded. Raises :class:`Unsupported` (read it through pyarrow) or
-    ``CorruptFileError``."""
+    none of them are neither decompressed nor decoded. ``keep``: instead, one flag per row of the chunk (bool
+    or uint8); only the rows flagged are returned, decoded straight into the output (for deletes, which keep
+    most rows). Raises :class:`Unsupported` (read it through pyarrow) or ``CorruptFileError``."""
     if selection is not None and len(selection) and (selection[0] < 0 or selection[-1] >= chunk.rows):
         raise ValueError(f"a selection of rows outside the chunk's {chunk.rows}")
+    if keep is not None:
+        if selection is not None:
+            raise ValueError("a selection and keep flags together")
+        keep = np.asarray(keep)
+        keep = np.ascontiguousarray(keep).view(np.uint8) if keep.dtype in (np.bool_, np.uint8) else \
+            (keep != 0).view(np.uint8)
+        if keep.ndim != 1 or len(keep) != chunk.rows:
+            raise ValueError(f"{len(keep)} keep flags for a chunk of {chunk.rows} rows")
     if not _check_chunk(path, file_size, chunk, arrow_type):
         return _empty(arrow_type)
     if selection is not None and not len(selection):
         return _empty(arrow_type)
     try:
-        return _Decoder(path, chunk, arrow_type, _Window(path, read_at, chunk), selection).run()
+        return _Decoder(path, chunk, arrow_type, _Window(path, read_at, chunk), selection, keep=keep).run()
     except MemoryError:
         raise Unsupported(f"no memory for the outputs of {chunk.rows} rows") from None
 

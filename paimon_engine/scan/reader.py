@@ -403,13 +403,14 @@ class _ParquetFile:
                                                          read_dictionary=list(key), buffer_size=self._buffer_size)
         return r
 
-    def read(self, names, row_groups=None, dict_names=(), selection=None):
+    def read(self, names, row_groups=None, dict_names=(), selection=None, keep=None):
         """The columns ``names`` of the row groups (all when None) as a table; ``dict_names`` read as dictionary
         indices; ``selection``: only these rows (sorted int64, counted from the first row of the row groups
-        read). Flat columns go through the engine's page decoder (:mod:`.parquet_columns`), the others through
-        pyarrow."""
+        read); ``keep``: instead, a bool flag per row of the row groups read, and only the flagged rows (the page
+        decoder writes only those). Flat columns go through the engine's page decoder (:mod:`.parquet_columns`),
+        the others through pyarrow."""
         names = list(names)
-        own, rest = self._decode(names, row_groups, dict_names, selection) if names else ({}, names)
+        own, rest = self._decode(names, row_groups, dict_names, selection, keep) if names else ({}, names)
         if not rest:
             return pa.Table.from_arrays([own[x] for x in names], names=names)
         try:
@@ -426,6 +427,11 @@ class _ParquetFile:
                 raise CorruptFileError(f"the row groups hold {tbl.num_rows} rows, not the "
                                        f"{int(selection[-1]) + 1} their footer counts", path=self.path)
             tbl = tbl.take(pa.array(selection, pa.int64()))
+        if keep is not None:
+            if len(keep) != tbl.num_rows:
+                raise CorruptFileError(f"the row groups hold {tbl.num_rows} rows, not the {len(keep)} their footer "
+                                       f"counts", path=self.path)
+            tbl = tbl.filter(pa.array(keep, pa.bool_()))
         if not own:
             return tbl
         try:
@@ -443,7 +449,7 @@ class _ParquetFile:
         t = self.schema_arrow.field(i).type
         return j, (pa.dictionary(pa.int32(), t) if name in dict_names else t)
 
-    def _decode(self, names, row_groups, dict_names, selection=None):
+    def _decode(self, names, row_groups, dict_names, selection=None, keep=None):
         """({name: chunked array} of the flat columns the page decoder reads, [names left to pyarrow])."""
         from .parquet_columns import Unsupported, chunk_of, read_column_chunk
         md = self.pf.metadata
@@ -465,12 +471,17 @@ class _ParquetFile:
                 for g in groups:
                     rg = md.row_group(g)
                     chunk = chunk_of(rg.column(j), pschema.column(j), rg.num_rows)
-                    sel = None
+                    sel = flags = None
                     if selection is not None:
                         a, b = np.searchsorted(selection, (first, first + rg.num_rows))
                         sel = selection[a:b] - first
-                        first += rg.num_rows
-                    chunks.append(read_column_chunk(self.path, self._read_buffer, size, chunk, t, sel))
+                    elif keep is not None:
+                        flags = keep[first:first + rg.num_rows]
+                        if len(flags) != rg.num_rows:
+                            raise CorruptFileError(f"row group {g} holds {rg.num_rows} rows where {len(flags)} "
+                                                   f"are left", path=self.path)
+                    first += rg.num_rows
+                    chunks.append(read_column_chunk(self.path, self._read_buffer, size, chunk, t, sel, flags))
             except Unsupported:
                 rest.append(name)
                 continue
@@ -919,8 +930,11 @@ class TaskReader:
         whole = task.start is None and not pruned
         # string columns are read as dictionary indices where rows are removed (the values of the kept rows are
         # then copied once); when every row is kept the page decoder writes the values itself
-        removes = pending is not None or task.selection is not None or \
-            (residual is not None and not isinstance(residual, AlwaysTrue)) or any(len(e) for _, e in eq_groups)
+        filters = (residual is not None and not isinstance(residual, AlwaysTrue)) or any(len(e) for _, e in eq_groups)
+        removes = pending is not None or task.selection is not None or filters
+        # rows removed only by position (deletes, a selection): known before any page is decoded
+        by_flags = not batch_size and rows_first is None and not filters and \
+            (pending is not None or task.selection is not None)
         for run in runs:
             first = rg_start[run[0]]
             total = rg_start[run[-1] + 1]
@@ -944,6 +958,19 @@ class TaskReader:
                     start += rb.num_rows
                     yield from _batches(out)
                 continue
+            if by_flags and names:
+                # position deletes / a row selection alone: the page decoder writes only the kept rows
+                keep = self._keep_flags(task, positions(), first, total - first)
+                kept = int(np.count_nonzero(keep))
+                if kept == 0:
+                    continue
+                if kept < total - first:
+                    tbl = pf.read(names, rgs, keep=keep)
+                    if tbl.num_rows != kept:
+                        raise CorruptFileError(f"the row groups hold {tbl.num_rows} kept rows, not {kept}",
+                                               path=task.path)
+                    yield from _batches(self._finish(task, tbl, kept, first, file_cols, None, eq_groups, kept=keep))
+                    continue
             tbl = pf.read(names, rgs, dict_names) if names else None
             n = (total - first) if tbl is None else tbl.num_rows
             yield from _batches(self._finish(task, tbl, n, first, file_cols, positions(), eq_groups,
@@ -999,6 +1026,14 @@ class TaskReader:
                                    names=names)
         yield from _batches(self._finish(task, tbl, int(rows.size), first, file_cols, None, eq_groups,
                                          row_ids=rows + first, dict_names=dict_names))
+
+    @staticmethod
+    def _keep_flags(task, positions, first, n):
+        """Bool flags of the rows ``first .. first + n`` of the file kept by the deletes and the row selection."""
+        keep = keep_mask(positions if positions is not None else np.zeros(0, np.int64), first, n)
+        if task.selection is not None:
+            keep &= _selection_mask(task.selection, first, n)
+        return keep
 
     def _dictionary_names(self, pf, names, file_cols, row_groups):
         """File columns to read as dictionary indices: string/binary columns read as string/binary whose pages
@@ -1108,9 +1143,22 @@ class TaskReader:
                 groups.setdefault(tuple(d.equality_ids), []).append(d)
         return [(ids, self._equality_set(ids, files)) for ids, files in groups.items()]
 
-    def _finish(self, task, data, n, start, file_cols, positions, eq_groups, row_ids=None, dict_names=frozenset()):
-        """``row_ids``: file row numbers of the rows in ``data`` when deletes/selection were applied already;
-        ``dict_names``: columns of ``data`` read as dictionaries (made plain here, together with the deletes)."""
+    def _finish(self, task, data, n, start, file_cols, positions, eq_groups, row_ids=None, dict_names=frozenset(),
+                kept=None):
+        """``row_ids``: file row numbers of the rows in ``data`` when deletes/selection were applied already, or
+        ``kept``: the flags of the rows from ``start`` on that ``data`` holds (the row numbers are then found only
+        if a column needs them); ``dict_names``: columns of ``data`` read as dictionaries (made plain here,
+        together with the deletes)."""
+        if row_ids is None and kept is not None:
+            found = []
+
+            def row_numbers():
+                if not found:
+                    found.append(np.flatnonzero(kept).astype(np.int64) + start)
+                return found[0]
+        else:
+            def row_numbers():
+                return row_ids
         # position deletes alone become runs of kept rows straight from the positions; any other filter
         # (row selection, equality deletes, residual) makes a mask that the positions are folded into
         keep = None
@@ -1120,7 +1168,7 @@ class TaskReader:
             if keep is None:
                 return mask & keep_mask(positions, start, n) if has_positions else mask
             return keep & mask
-        if task.selection is not None and row_ids is None:
+        if task.selection is not None and row_ids is None and kept is None:
             keep = fold(_selection_mask(task.selection, start, n), keep)
 
         plain = {}   # dictionary columns made plain before the deletes are known (for keys and filters)
@@ -1141,7 +1189,8 @@ class TaskReader:
                 if exc.path is None:           # a bad variant: name the file and the row's position in it
                     exc.path = task.path
                     if exc.row is not None:
-                        exc.row = int(row_ids[exc.row]) if row_ids is not None else start + exc.row
+                        rows = row_numbers()
+                        exc.row = int(rows[exc.row]) if rows is not None else start + exc.row
                     exc.args = (exc._render(),)
                 raise
 
@@ -1170,7 +1219,8 @@ class TaskReader:
         if FILE_COLUMN in self.metadata_columns:
             out_cols.append(pa.array([task.path], pa.string()).take(np.zeros(n, dtype=np.int32)))
         if POS_COLUMN in self.metadata_columns:
-            out_cols.append(pa.array(np.arange(start, start + n, dtype=np.int64) if row_ids is None else row_ids))
+            rows = row_numbers()
+            out_cols.append(pa.array(np.arange(start, start + n, dtype=np.int64) if rows is None else rows))
         if self.lineage:
             first_row_id = getattr(task, "first_row_id", None)
             for c in self.lineage:
@@ -1180,7 +1230,8 @@ class TaskReader:
                     raise CorruptFileError(f"row-lineage column {c} is stored as {stored.type}, not long",
                                            path=task.path)
                 if c == ROW_ID_COLUMN:
-                    pos = np.arange(start, start + n, dtype=np.int64) if row_ids is None else row_ids
+                    rows = row_numbers()
+                    pos = np.arange(start, start + n, dtype=np.int64) if rows is None else rows
                     out_cols.append(_inherit_lineage(stored, first_row_id, pos, n))
                 else:
                     seq = task.sequence_number if first_row_id is not None else None

@@ -437,7 +437,8 @@ def test_one_pass_kernels_match_the_twin():
         assert got[0] == got[1], (trial, got)
         if got[0] >= 0:
             assert outs[0].tolist() == outs[1].tolist()
-        values, d_off, d_data = _string_dictionary(ndict, trial)
+        # (a string dictionary of at most 4096 values: wider indices test the out-of-range status)
+        values, d_off, d_data = _string_dictionary(min(ndict, 4096), trial)
         if trial % 5 == 0:
             d_off = d_off.copy()
             d_off[int(rng.integers(0, len(d_off)))] = int(rng.integers(-3, len(d_data) + 3))
@@ -719,3 +720,190 @@ def test_file_batches_mix_decoders_and_fall_back_mid_column(tmp_path, batch_size
     assert got.column("s").cast(pa.string()).equals(want.column("s"))
     for name in ("i64", "nested", "u", "f64"):
         assert got.column(name).equals(want.column(name)), name
+
+
+def _keep_patterns(rows, pages_of=None):
+    rng = np.random.default_rng(5)
+    pats = [np.ones(rows, bool), np.zeros(rows, bool), rng.random(rows) > 0.05, rng.random(rows) > 0.5,
+            np.arange(rows) % 2 == 0]
+    cut = np.ones(rows, bool)
+    cut[rows // 3:2 * rows // 3] = False           # whole pages without a kept row
+    pats.append(cut)
+    return pats
+
+
+@pytest.mark.parametrize("version", ["1.0", "2.0"])
+@pytest.mark.parametrize("dictionary", [True, False])
+@pytest.mark.parametrize("nulls", [True, False])
+def test_kept_rows(tmp_path, impl, version, dictionary, nulls, monkeypatch):
+    """Keep flags: the kept rows of every column equal the whole column filtered by the flags, for dictionary
+    and PLAIN pages, with and without nulls, read as values or as dictionary indices; pages without a kept row
+    are not decompressed."""
+    p = tmp_path / "t.parquet"
+    pq.write_table(_table(nulls=nulls), p, data_page_version=version, use_dictionary=dictionary,
+                   data_page_size=1024, write_batch_size=128, compression="zstd", dictionary_pagesize_limit=4096)
+    pf = pq.ParquetFile(p)
+    md, sch, sa = pf.metadata, pf.schema, pf.schema_arrow
+    f = pa.OSFile(str(p))
+    rows = md.num_rows
+    pages = []
+    real = PC._Decoder.decompress
+
+    def counting(self, body, size):
+        pages.append(size)
+        return real(self, body, size)
+    monkeypatch.setattr(PC._Decoder, "decompress", counting)
+    fewer = set()
+    for j in range(md.num_columns):
+        name = md.schema.column(j).path
+        chunk = PC.chunk_of(md.row_group(0).column(j), sch.column(j), rows)
+        for as_dict in ((False, True) if sa.field(name).type == pa.string() and dictionary else (False,)):
+            t = pa.dictionary(pa.int32(), sa.field(name).type) if as_dict else sa.field(name).type
+            del pages[:]
+            try:
+                whole = PC.read_column_chunk(str(p), f.read_at, f.size(), chunk, t)
+            except PC.Unsupported:          # a PLAIN page in a column read as indices (dictionary fallback)
+                assert as_dict
+                continue
+            all_pages = len(pages)
+            for keep in _keep_patterns(rows):
+                del pages[:]
+                for flags in (keep, keep.astype(np.uint8)):
+                    got = PC.read_column_chunk(str(p), f.read_at, f.size(), chunk, t, keep=flags)
+                    got.validate(full=True)
+                    assert got.equals(whole.filter(pa.array(keep))), (name, as_dict)
+                if not keep[rows // 3:2 * rows // 3].any() and len(pages) < 2 * all_pages:
+                    fewer.add(name)
+                if not keep.any():              # at most the dictionary page, once per read
+                    assert len(pages) <= 2
+    assert "i64" in fewer
+    with pytest.raises(ValueError):
+        PC.read_column_chunk(str(p), f.read_at, f.size(), chunk, t, keep=np.ones(rows + 1, bool))
+
+
+def test_kept_rows_of_required_columns_and_damage(tmp_path, impl):
+    """Keep flags on columns without definition levels; a damaged page read with keep flags raises
+    CorruptFileError like a whole read."""
+    t = _table(nulls=False)
+    req = tmp_path / "req.parquet"
+    pq.write_table(t.cast(pa.schema([fl.with_nullable(False) for fl in t.schema])), req, data_page_size=2048)
+    pf = pq.ParquetFile(req)
+    f = pa.OSFile(str(req))
+    md, sch, sa = pf.metadata, pf.schema, pf.schema_arrow
+    keep = np.random.default_rng(2).random(md.num_rows) > 0.1
+    for j in range(md.num_columns):
+        chunk = PC.chunk_of(md.row_group(0).column(j), sch.column(j), md.num_rows)
+        name = md.schema.column(j).path
+        got = PC.read_column_chunk(str(req), f.read_at, f.size(), chunk, sa.field(name).type, keep=keep)
+        assert got.equals(t.column(name).combine_chunks().filter(pa.array(keep))), name
+    raw, pf = _chunk_bytes(tmp_path, nulls=True)
+    md, sch, sa = pf.metadata, pf.schema, pf.schema_arrow
+    rng = np.random.default_rng(4)
+    for trial in range(60):
+        bad = bytearray(raw)
+        for _ in range(3):
+            bad[int(rng.integers(4, len(bad) - 8))] ^= 1 << int(rng.integers(0, 8))
+        src = pa.BufferReader(bytes(bad))
+        for j in range(md.num_columns):
+            chunk = PC.chunk_of(md.row_group(0).column(j), sch.column(j), md.num_rows)
+            name = md.schema.column(j).path
+            try:
+                got = PC.read_column_chunk("bad.parquet", src.read_at, len(bad), chunk, sa.field(name).type,
+                                           keep=keep[:md.num_rows] if len(keep) >= md.num_rows else
+                                           np.ones(md.num_rows, bool))
+                got.validate()
+            except CorruptFileError as exc:
+                assert exc.path == "bad.parquet" and exc.offset is not None
+            except PC.Unsupported:
+                pass
+
+
+def test_keep_kernels_match_the_twin_and_a_filter():
+    """The kernels that write only kept rows (dictionary_fixed / dictionary_byte_array with flags, keep_fixed,
+    keep_bits, keep_byte_array) against the twin and against filtering what the kernels write without flags;
+    damaged streams give the same status."""
+    impls = [p.values[0] for p in K]
+    rng = np.random.default_rng(13)
+    for trial in range(300):
+        width = int(rng.integers(1, 21))
+        data, idx = _hybrid_stream(width, seed=trial)
+        n = len(idx)
+        keep = (rng.random(n) > (0.05, 0.5, 0.95)[trial % 3]).astype(np.uint8)
+        if trial % 7 == 0:
+            keep[:] = 0
+        kept = int(keep.sum())
+        damaged = trial % 4 == 3
+        b = bytearray(data)
+        if damaged:
+            b[int(rng.integers(0, len(b)))] = int(rng.integers(0, 256))
+        ndict = int(idx.max()) + 1 - (1 if damaged and trial % 8 == 3 else 0)
+        vw = (4, 8, 3)[trial % 3]
+        dic = rng.integers(0, 256, max(ndict, 1) * vw, dtype=np.uint8)
+        res = []
+        for k in impls:
+            out = np.zeros((kept + 1) * vw, np.uint8)
+            rc = k.dictionary_fixed(bytes(b), 0, len(b), n, dic, vw, out, 0, keep)
+            full = np.zeros(n * vw, np.uint8)
+            rc_full = k.dictionary_fixed(bytes(b), 0, len(b), n, dic, vw, full, 0)
+            assert rc == rc_full, trial
+            if rc >= 0:
+                want = full.reshape(n, vw)[keep.astype(bool)].ravel()
+                assert out[:kept * vw].tolist() == want.tolist(), trial
+            # no room for the value past the kept ones
+            assert k.dictionary_fixed(bytes(b), 0, len(b), n, dic, vw, out[:kept * vw], 0, keep) == -4
+            res.append(rc)
+            values, d_off, d_data = _string_dictionary(min(max(ndict, 1), 4096), trial)
+            d_data = np.concatenate([d_data, np.zeros(16, np.uint8)])
+            room = 64 * n + 64
+            offs, od = np.zeros(kept + 2, np.int32), np.zeros(room, np.uint8)
+            rc = k.dictionary_byte_array(bytes(b), 0, len(b), n, d_off, d_data, offs, 0, od, keep)
+            foffs, fod = np.zeros(n + 1, np.int32), np.zeros(room, np.uint8)
+            rc_full = k.dictionary_byte_array(bytes(b), 0, len(b), n, d_off, d_data, foffs, 0, fod)
+            assert rc == rc_full, trial
+            if rc >= 0:
+                whole = pa.Array.from_buffers(pa.binary(), n, [None, pa.py_buffer(foffs), pa.py_buffer(fod)])
+                got = pa.Array.from_buffers(pa.binary(), kept, [None, pa.py_buffer(offs), pa.py_buffer(od)])
+                assert got.equals(whole.filter(pa.array(keep.astype(bool)))), trial
+            assert k.dictionary_byte_array(bytes(b), 0, len(b), n, d_off, d_data, offs[:kept + 1], 0, od,
+                                           keep) == -4
+            res.append(rc)
+        if len(impls) == 2:
+            assert res[:2] == res[2:], trial
+    for k in impls:
+        n = 45
+        keep = (np.arange(n) % 3 != 0).astype(np.uint8)
+        keep[8:24] = 1
+        kept = int(keep.sum())
+        for w in (1, 4, 8):
+            src = rng.integers(0, 256, n * w, dtype=np.uint8)
+            out = np.full((kept + 3) * w, 7, np.uint8)
+            assert k.keep_fixed(src, w, n, keep, out, 2) == kept
+            assert out[:2 * w].tolist() == [7] * 2 * w
+            assert out[2 * w:(2 + kept) * w].tolist() == src.reshape(n, w)[keep.astype(bool)].ravel().tolist()
+            assert k.keep_fixed(src, w, n, keep, out[:(kept + 2) * w], 2) == -4
+            assert k.keep_fixed(src[:-1], w, n, keep, out, 2) == -4
+        bits = rng.integers(0, 256, 6, dtype=np.uint8)
+        out = np.full(8, 0x5A, np.uint8)
+        ones = k.keep_bits(bits, n, keep, out, 3)
+        src_bits = np.unpackbits(bits, bitorder="little")[:n].astype(bool)
+        got = np.unpackbits(out, bitorder="little").astype(bool)
+        assert ones == int(src_bits[keep.astype(bool)].sum())
+        assert got[3:3 + kept].tolist() == src_bits[keep.astype(bool)].tolist()
+        assert got[:3].tolist() == np.unpackbits(np.array([0x5A], np.uint8), bitorder="little")[:3].astype(
+            bool).tolist()
+        assert k.keep_bits(bits, n, keep, out[:1], 3) == -4
+        values = [bytes([j % 251]) * (j % 23) for j in range(n)]
+        arr = pa.array(values, pa.binary())
+        s_off = np.frombuffer(arr.buffers()[1], np.int32)[:n + 1].copy()
+        s_data = np.frombuffer(arr.buffers()[2], np.uint8).copy()
+        offs = np.zeros(kept + 3, np.int32)
+        offs[2] = 4
+        od = np.zeros(4 + len(s_data), np.uint8)
+        assert k.keep_byte_array(s_off, s_data, n, keep, offs, 2, od) == kept
+        want = [v for v, x in zip(values, keep) if x]
+        assert offs[3:3 + kept].tolist() == (4 + np.cumsum([len(v) for v in want])).tolist()
+        assert bytes(od[4:offs[2 + kept]]) == b"".join(want)
+        assert k.keep_byte_array(s_off, s_data, n, keep, offs, 2, od[:int(offs[2 + kept]) - 1]) == -4
+        bad = s_off.copy()
+        bad[5] = len(s_data) + 9
+        assert k.keep_byte_array(bad, s_data, n, np.ones(n, np.uint8), offs[:n + 3], 2, od) == -4
