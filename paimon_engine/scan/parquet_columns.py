@@ -26,7 +26,7 @@ from ..errors import CorruptFileError
 from .parquet_pages import (DATA_PAGE, DATA_PAGE_V2, DICTIONARY_PAGE, INDEX_PAGE, PLAIN_DICTIONARY,
                             RLE_DICTIONARY)
 
-__all__ = ["Unsupported", "ColumnChunk", "chunk_of", "read_column_chunk", "iter_column_chunk"]
+__all__ = ["Unsupported", "ColumnChunk", "chunk_of", "read_column_chunk", "iter_column_chunk", "kept_rows"]
 
 # Encoding (the page types and dictionary encodings are parquet_pages')
 PLAIN, RLE = 0, 3
@@ -644,6 +644,28 @@ def iter_column_chunk(path, read_at, file_size, chunk: ColumnChunk, arrow_type, 
         raise Unsupported(f"no memory for a page of the chunk's {chunk.rows} rows") from None
     if have:
         yield pieces[0] if len(pieces) == 1 else pa.concat_arrays(pieces)
+
+
+def kept_rows(arr, keep) -> pa.Array:
+    """The rows of ``arr`` (an array or chunked array) whose flag in ``keep`` (bool or uint8, one per row) is set:
+    fixed-width values without nulls through the ``keep_fixed`` kernel, anything else through Arrow's filter."""
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.chunk(0) if arr.num_chunks == 1 else arr.combine_chunks()
+    keep = np.asarray(keep)
+    if len(keep) != len(arr):
+        raise ValueError(f"{len(keep)} keep flags for {len(arr)} rows")
+    t = arr.type
+    w = t.bit_width // 8 if pa.types.is_primitive(t) and not pa.types.is_boolean(t) else 0
+    if not w or arr.null_count or keep.dtype not in (np.bool_, np.uint8):
+        return arr.filter(pa.array(keep.astype(np.bool_, copy=False), pa.bool_()))
+    flags = np.ascontiguousarray(keep).view(np.uint8)
+    kept = int(np.count_nonzero(flags))
+    values = np.frombuffer(arr.buffers()[1], np.uint8)[arr.offset * w:(arr.offset + len(arr)) * w]
+    out = pool_array((kept + 1) * w)
+    rc = kernel("parquet").keep_fixed(values, w, len(arr), flags, out, 0)
+    if rc != kept:          # pragma: no cover - the buffers are sized here
+        raise ValueError(f"keep_fixed: {status.describe(rc) if rc < 0 else rc}")
+    return pa.Array.from_buffers(t, kept, [None, pa.py_buffer(out)], null_count=0)
 
 
 def _check_chunk(path, file_size, chunk: ColumnChunk, arrow_type) -> bool:

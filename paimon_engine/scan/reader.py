@@ -916,8 +916,9 @@ class TaskReader:
             pruned = len(keep_rgs) != len(chosen)
             chosen = keep_rgs
         rows_first = None
-        if not batch_size and residual is not None and not isinstance(residual, AlwaysTrue):
-            rows_first = self._residual_columns(task, pf, names, file_cols)
+        if not batch_size and ((residual is not None and not isinstance(residual, AlwaysTrue))
+                               or any(len(e) for _, e in eq_groups)):
+            rows_first = self._residual_columns(task, pf, names, file_cols, eq_groups)
         if not chosen:
             return
         # contiguous runs of row groups, so row positions stay absolute
@@ -976,55 +977,77 @@ class TaskReader:
             yield from _batches(self._finish(task, tbl, n, first, file_cols, positions(), eq_groups,
                                              dict_names=dict_names))
 
-    def _residual_columns(self, task, pf, names, file_cols):
-        """([(top-level name, field)] the residual reads, [their file column names in read order]) when some
-        column read is not one of them (reading those only for the passing rows saves work), else None."""
-        tops = {x.split(".")[0] for x in referenced_names(task.residual)}
-        fields = [(f.name, self.all_fields[f.id]) for f in self.schema.fields if f.name in tops]
-        fnames = frozenset(file_cols[f.id] for _, f in fields if f.id in file_cols)
+    def _residual_columns(self, task, pf, names, file_cols, eq_groups=()):
+        """([(top-level name, field)] the residual reads, [the file column names of those and of the equality
+        delete keys, in read order]) when some column read is not one of them (reading those only for the
+        kept rows saves work), else None."""
+        fields = []
+        if task.residual is not None and not isinstance(task.residual, AlwaysTrue):
+            tops = {x.split(".")[0] for x in referenced_names(task.residual)}
+            fields = [(f.name, self.all_fields[f.id]) for f in self.schema.fields if f.name in tops]
+        fids = {f.id for _, f in fields}
+        for ids, eqset in eq_groups:
+            if len(eqset):
+                fids.update(ids)
+        fnames = frozenset(file_cols[fid] for fid in fids if fid in file_cols)
         if not fnames or not any(x not in fnames for x in names):
             return None
         return fields, [x for x in names if x in fnames]
 
     def _read_passing_rows(self, task, pf, names, file_cols, residual_columns, rgs, first, total, positions,
                            eq_groups):
-        """Late materialization inside row groups: the residual's columns are read and the residual evaluated on
-        them (with the deletes and any row selection folded in); the other columns are then decoded only for the
-        rows that pass, so their pages without such a row are not even decompressed. When most rows pass, the
-        other columns are read whole instead (taking rows would cost more than it saves)."""
+        """Late materialization inside row groups: the residual's columns and the equality-delete keys are read
+        first, and the residual and the equality deletes evaluated on them (with the position deletes and any row
+        selection folded in); the other columns are then decoded only for the rows kept. When few rows are kept,
+        their pages without such a row are not even decompressed and the kept rows are taken from the others;
+        when most are, the page decoder writes only the kept rows of every page (keep flags)."""
         fields, order = residual_columns
         ft = pf.read(order, rgs)
         n = ft.num_rows
         if n != total - first:
             raise CorruptFileError(f"the row groups hold {n} rows, not the {total - first} their footer counts",
                                    path=task.path)
-        cols = {}
-        for top, f in fields:
-            name = file_cols.get(f.id)
-            cols[top] = _default_array(f, n) if name is None else _conform(ft.column(name), f.type, f.name)
-        keep = _bools(evaluate_arrow(task.residual, pa.table(cols)))
+        keep = None
+        if fields:
+            cols = {}
+            for top, f in fields:
+                name = file_cols.get(f.id)
+                cols[top] = _default_array(f, n) if name is None else _conform(ft.column(name), f.type, f.name)
+            keep = _bools(evaluate_arrow(task.residual, pa.table(cols)))
+        for ids, eqset in eq_groups:
+            if not len(eqset):
+                continue
+            keys = []
+            for fid in ids:
+                f = self.all_fields.get(fid)
+                name = file_cols.get(fid)
+                keys.append(pa.nulls(n) if f is None else _default_array(f, n) if name is None else
+                            _conform(ft.column(name), f.type, f.name))
+            hit = eqset.matches(keys, num_rows=n)
+            keep = ~hit if keep is None else keep & ~hit
         pos = positions()
         if pos is not None and pos.size:
             keep = keep & keep_mask(pos, first, n)
         if task.selection is not None:
             keep = keep & _selection_mask(task.selection, first, n)
-        rows = np.flatnonzero(keep).astype(np.int64)
+        kept = int(np.count_nonzero(keep))
+        if kept == 0:
+            return
         others = [x for x in names if x not in ft.column_names]
-        if rows.size > n // _LATE_ROWS:
-            dict_names = self._dictionary_names(pf, others, file_cols, rgs)
-            rest = pf.read(others, rgs, dict_names)
-            tbl = pa.Table.from_arrays([ft.column(x) if x in ft.column_names else rest.column(x) for x in names],
-                                       names=names)
-            yield from _batches(self._finish(task, tbl, n, first, file_cols, pos, eq_groups, dict_names=dict_names))
+        if kept > n // _LATE_ROWS:
+            from .parquet_columns import kept_rows
+            rest = pf.read(others, rgs, keep=keep)
+            tbl = pa.Table.from_arrays([kept_rows(ft.column(x), keep) if x in ft.column_names else rest.column(x)
+                                        for x in names], names=names)
+            yield from _batches(self._finish(task, tbl, kept, first, file_cols, None, (), kept=keep))
             return
-        if rows.size == 0:
-            return
+        rows = np.flatnonzero(keep).astype(np.int64)
         dict_names = self._dictionary_names(pf, others, file_cols, rgs)
         rest = pf.read(others, rgs, dict_names, selection=rows)
         taken = ft.take(pa.array(rows))
         tbl = pa.Table.from_arrays([taken.column(x) if x in ft.column_names else rest.column(x) for x in names],
                                    names=names)
-        yield from _batches(self._finish(task, tbl, int(rows.size), first, file_cols, None, eq_groups,
+        yield from _batches(self._finish(task, tbl, kept, first, file_cols, None, (),
                                          row_ids=rows + first, dict_names=dict_names))
 
     @staticmethod

@@ -907,3 +907,27 @@ def test_keep_kernels_match_the_twin_and_a_filter():
         bad = s_off.copy()
         bad[5] = len(s_data) + 9
         assert k.keep_byte_array(bad, s_data, n, np.ones(n, np.uint8), offs[:n + 3], 2, od) == -4
+
+
+def test_kept_rows_of_an_array():
+    """``kept_rows`` equals Arrow's filter for fixed-width arrays (sliced, chunked, time-zoned) and for the types
+    it leaves to the filter (nulls, strings, booleans, decimals); a flag count that is not the row count is
+    refused."""
+    rng = np.random.default_rng(8)
+    keep = rng.random(1000) > 0.3
+    arrays = [pa.array(np.arange(1000)), pa.array(rng.random(1000)),
+              pa.array(np.arange(1010, dtype=np.int32))[5:1005],
+              pa.chunked_array([pa.array(np.arange(600)), pa.array(np.arange(400))]),
+              pa.array(np.arange(1000), pa.int64()).cast(pa.timestamp("us", tz="UTC")),
+              pa.array(rng.random(1000).astype(np.float32)),
+              pa.array([None if i % 7 == 0 else i for i in range(1000)]),
+              pa.array([f"v{i}" for i in range(1000)]), pa.array([i % 3 == 0 for i in range(1000)]),
+              pa.array(range(1000), pa.int64()).cast(pa.decimal128(20, 0))]
+    for arr in arrays:
+        whole = arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
+        for flags in (keep, keep.astype(np.uint8), np.zeros(1000, bool), np.ones(1000, bool)):
+            got = PC.kept_rows(arr, flags)
+            got.validate(full=True)
+            assert got.equals(whole.filter(pa.array(flags.astype(bool)))), arr.type
+    with pytest.raises(ValueError):
+        PC.kept_rows(arrays[0], keep[:-1])
