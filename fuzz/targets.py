@@ -505,7 +505,9 @@ def equality_deletes(data: bytes):
 def parquet_data(data: bytes):
     """A Parquet data file read by the scan's task reader (the page decoder for every flat column it takes, pyarrow
     for the rest): the whole file, then with a residual filter (late materialization reads the filter column
-    first, and only the passing rows of the others), then in batches of 5 rows (the decoder page by page)."""
+    first, and only the passing rows of the others), then in batches of 5 rows (the decoder page by page), then
+    with a row selection dropping every third row (the decoder writes only the kept rows of each page)."""
+    import numpy as np
     import pyarrow as pa
     from paimon_engine.expressions import col
     from paimon_engine.scan.reader import TaskReader
@@ -515,10 +517,13 @@ def parquet_data(data: bytes):
     reader = _MEMORY.get("parquet_reader")
     if reader is None:
         reader = _MEMORY["parquet_reader"] = TaskReader(memory_io(), PARQUET_DATA_SCHEMA, PARQUET_DATA_SCHEMA)
-    for residual, batch_size in ((None, None), (col("i32") > 40, None), (None, 5)):
+    every_third_dropped = np.flatnonzero(np.arange(1 << 16) % 3)    # (rows past these are not selected)
+    for residual, batch_size, selection in ((None, None, None), (col("i32") > 40, None, None), (None, 5, None),
+                                            (None, None, every_third_dropped)):
         task = FileScanTask(path, "PARQUET", -1, len(data))
         if residual is not None:
             task.residual = residual.bind(PARQUET_DATA_SCHEMA)
+        task.selection = selection
         batches = list(reader.read_task(task, batch_size))
         if batches:
             tbl = pa.Table.from_batches(batches, schema=reader.output_schema)
