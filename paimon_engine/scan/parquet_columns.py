@@ -231,11 +231,21 @@ class _Decoder:
         out = self.out
         n, encoding, values, valid = self.page_values(hdr, body, v2, out.rows - row, out.validity, row)
         out.valid += valid
-        has_nulls = valid != n
+        self.values(encoding, values, row, n, valid)
+
+    def page_rows(self, hdr, row):
+        """The rows of the data page whose header is ``hdr`` and which starts at chunk row ``row``."""
+        n = int(hdr[3])
+        if n < 0 or n > self.chunk.rows - row:
+            self.fail(f"a data page of {n} values where {self.chunk.rows - row} rows are left")
+        return n
+
+    def values(self, encoding, values, row, n, valid):
+        """Write a page's values (PLAIN or dictionary-encoded) into the output from ``row``."""
         if encoding == PLAIN:
-            self.plain(values, row, n, valid, has_nulls)
+            self.plain(values, row, n, valid, valid != n)
         else:
-            self.dictionary_values(values, row, n, valid, has_nulls)
+            self.dictionary_values(values, row, n, valid, valid != n)
 
     def page_values(self, hdr, body, v2, left, validity, bit):
         """Decompress a data page of at most ``left`` rows and write its definition levels into ``validity``
@@ -286,9 +296,7 @@ class _Decoder:
         row is skipped; a page without nulls goes through a kernel that writes only its kept rows; any other page
         is decoded on its own and its kept rows copied."""
         chunk, out, k = self.chunk, self.out, self.k
-        n = int(hdr[3])
-        if n < 0 or n > chunk.rows - row:
-            self.fail(f"a data page of {n} values where {chunk.rows - row} rows are left")
+        n = self.page_rows(hdr, row)
         flags = self.keep[row:row + n]
         kept = int(np.count_nonzero(flags))
         if kept == 0:
@@ -327,10 +335,7 @@ class _Decoder:
             page.valid = valid
             self.out = page
             try:
-                if encoding == PLAIN:
-                    self.plain(values, 0, n, valid, valid != n)
-                else:
-                    self.dictionary_values(values, 0, n, valid, valid != n)
+                self.values(encoding, values, 0, n, valid)
             finally:
                 self.out = out
             if w:
@@ -453,9 +458,7 @@ class _Decoder:
         """Page mode: yield each data page's values as an array of its own (the dictionary page is read on the
         way); only one page's output is held at a time."""
         for hdr, body, row, v2 in self.data_pages():
-            n = int(hdr[3])
-            if n < 0 or n > self.chunk.rows - row:
-                self.fail(f"a data page of {n} values where {self.chunk.rows - row} rows are left")
+            n = self.page_rows(hdr, row)
             self.out = _Output(self.chunk, self.type, n)
             self.data_page(hdr, body, 0, v2)
             yield self.finish()
@@ -501,9 +504,7 @@ class _Decoder:
     def selected_rows(self, hdr, body, row, v2):
         """Selection mode: a page none of whose rows is selected is skipped (not decompressed); the others are
         decoded into a page-sized output and their selected rows taken."""
-        n = int(hdr[3])
-        if n < 0 or n > self.chunk.rows - row:
-            self.fail(f"a data page of {n} values where {self.chunk.rows - row} rows are left")
+        n = self.page_rows(hdr, row)
         sel = self.selection
         lo, hi = np.searchsorted(sel, (row, row + n))
         if hi == lo:
@@ -599,11 +600,7 @@ def read_column_chunk(path, read_at, file_size, chunk: ColumnChunk, arrow_type, 
     if keep is not None:
         if selection is not None:
             raise ValueError("a selection and keep flags together")
-        keep = np.asarray(keep)
-        keep = np.ascontiguousarray(keep).view(np.uint8) if keep.dtype in (np.bool_, np.uint8) else \
-            (keep != 0).view(np.uint8)
-        if keep.ndim != 1 or len(keep) != chunk.rows:
-            raise ValueError(f"{len(keep)} keep flags for a chunk of {chunk.rows} rows")
+        keep = _flags(keep, chunk.rows)
     if not _check_chunk(path, file_size, chunk, arrow_type):
         return _empty(arrow_type)
     if selection is not None and not len(selection):
@@ -646,19 +643,27 @@ def iter_column_chunk(path, read_at, file_size, chunk: ColumnChunk, arrow_type, 
         yield pieces[0] if len(pieces) == 1 else pa.concat_arrays(pieces)
 
 
+def _flags(keep, rows):
+    """Keep flags (bool, uint8 or any numbers: non-zero keeps) as a contiguous uint8 array (non-zero keeps), one
+    per row of ``rows``; ValueError for another count."""
+    keep = np.asarray(keep)
+    keep = np.ascontiguousarray(keep).view(np.uint8) if keep.dtype in (np.bool_, np.uint8) else \
+        (keep != 0).view(np.uint8)
+    if keep.ndim != 1 or len(keep) != rows:
+        raise ValueError(f"{len(keep)} keep flags for {rows} rows")
+    return keep
+
+
 def kept_rows(arr, keep) -> pa.Array:
     """The rows of ``arr`` (an array or chunked array) whose flag in ``keep`` (bool or uint8, one per row) is set:
     fixed-width values without nulls through the ``keep_fixed`` kernel, anything else through Arrow's filter."""
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.chunk(0) if arr.num_chunks == 1 else arr.combine_chunks()
-    keep = np.asarray(keep)
-    if len(keep) != len(arr):
-        raise ValueError(f"{len(keep)} keep flags for {len(arr)} rows")
+    flags = _flags(keep, len(arr))
     t = arr.type
     w = t.bit_width // 8 if pa.types.is_primitive(t) and not pa.types.is_boolean(t) else 0
-    if not w or arr.null_count or keep.dtype not in (np.bool_, np.uint8):
-        return arr.filter(pa.array(keep.astype(np.bool_, copy=False), pa.bool_()))
-    flags = np.ascontiguousarray(keep).view(np.uint8)
+    if not w or arr.null_count:
+        return arr.filter(pa.array(flags.astype(np.bool_), pa.bool_()))
     kept = int(np.count_nonzero(flags))
     values = np.frombuffer(arr.buffers()[1], np.uint8)[arr.offset * w:(arr.offset + len(arr)) * w]
     out = pool_array((kept + 1) * w)

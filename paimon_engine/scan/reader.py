@@ -1025,11 +1025,7 @@ class TaskReader:
                             _conform(ft.column(name), f.type, f.name))
             hit = eqset.matches(keys, num_rows=n)
             keep = ~hit if keep is None else keep & ~hit
-        pos = positions()
-        if pos is not None and pos.size:
-            keep = keep & keep_mask(pos, first, n)
-        if task.selection is not None:
-            keep = keep & _selection_mask(task.selection, first, n)
+        keep = self._keep_flags(task, positions(), first, n, keep)
         kept = int(np.count_nonzero(keep))
         if kept == 0:
             return
@@ -1051,12 +1047,16 @@ class TaskReader:
                                          row_ids=rows + first, dict_names=dict_names))
 
     @staticmethod
-    def _keep_flags(task, positions, first, n):
-        """Bool flags of the rows ``first .. first + n`` of the file kept by the deletes and the row selection."""
-        keep = keep_mask(positions if positions is not None else np.zeros(0, np.int64), first, n)
+    def _keep_flags(task, positions, first, n, keep=None):
+        """Bool flags of the rows ``first .. first + n`` of the file kept by the position deletes, the row
+        selection and ``keep`` (flags of those rows found already, not changed here)."""
+        if positions is not None and positions.size:
+            mask = keep_mask(positions, first, n)
+            keep = mask if keep is None else keep & mask
         if task.selection is not None:
-            keep &= _selection_mask(task.selection, first, n)
-        return keep
+            mask = _selection_mask(task.selection, first, n)
+            keep = mask if keep is None else keep & mask
+        return np.ones(n, np.bool_) if keep is None else keep
 
     def _dictionary_names(self, pf, names, file_cols, row_groups):
         """File columns to read as dictionary indices: string/binary columns read as string/binary whose pages
@@ -1086,9 +1086,7 @@ class TaskReader:
         selection = None
         rows = None
         if (positions is not None and positions.size) or task.selection is not None:
-            keep = keep_mask(positions if positions is not None else np.zeros(0, np.int64), lo, n)
-            if task.selection is not None:
-                keep &= _selection_mask(task.selection, lo, n)
+            keep = self._keep_flags(task, positions, lo, n)
             rows = np.flatnonzero(keep).astype(np.int64) + lo
             if rows.size <= n - rows.size:
                 # few rows kept (a point query's selection): the bitmap of the kept rows

@@ -539,6 +539,18 @@ def test_small_windows(tmp_path, monkeypatch, window, peek):
     _check(p)
 
 
+def _count_decompressions(monkeypatch):
+    """A list the decoder appends each decompressed page's size to."""
+    pages = []
+    real = PC._Decoder.decompress
+
+    def counting(self, body, size):
+        pages.append(size)
+        return real(self, body, size)
+    monkeypatch.setattr(PC._Decoder, "decompress", counting)
+    return pages
+
+
 @pytest.mark.parametrize("version", ["1.0", "2.0"])
 @pytest.mark.parametrize("dictionary", [True, False])
 def test_selected_rows(tmp_path, impl, version, dictionary, monkeypatch):
@@ -552,13 +564,7 @@ def test_selected_rows(tmp_path, impl, version, dictionary, monkeypatch):
     f = pa.OSFile(str(p))
     rows = md.num_rows
     rng = np.random.default_rng(1)
-    pages = []
-    real = PC._Decoder.decompress
-
-    def counting(self, body, size):
-        pages.append(size)
-        return real(self, body, size)
-    monkeypatch.setattr(PC._Decoder, "decompress", counting)
+    pages = _count_decompressions(monkeypatch)
     skipped = set()
     selections = [np.array([], np.int64), np.arange(rows), np.array([0, rows - 1]), np.arange(100, 140),
                   np.sort(rng.choice(rows, 37, replace=False))]
@@ -746,13 +752,7 @@ def test_kept_rows(tmp_path, impl, version, dictionary, nulls, monkeypatch):
     md, sch, sa = pf.metadata, pf.schema, pf.schema_arrow
     f = pa.OSFile(str(p))
     rows = md.num_rows
-    pages = []
-    real = PC._Decoder.decompress
-
-    def counting(self, body, size):
-        pages.append(size)
-        return real(self, body, size)
-    monkeypatch.setattr(PC._Decoder, "decompress", counting)
+    pages = _count_decompressions(monkeypatch)
     fewer = set()
     for j in range(md.num_columns):
         name = md.schema.column(j).path
