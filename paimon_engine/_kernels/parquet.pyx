@@ -1274,3 +1274,130 @@ def keep_byte_array(const int32_t[::1] src_offsets, const uint8_t[::1] src_data,
             offsets[row + 1 + j] = <int32_t>d
             j += 1
     return rc if rc else j
+
+
+# ---------------------------------------------------------------- DELTA_BINARY_PACKED
+
+#: the largest block of a DELTA_BINARY_PACKED page this kernel takes (values)
+DELTA_MAX_BLOCK = 1 << 24
+
+
+cdef inline uint64_t _packed_at(const uint8_t* b, Py_ssize_t avail, uint64_t bit, int bw) noexcept nogil:
+    """``bw`` (1..64) bits LSB first from bit ``bit`` of ``b``, whose ``avail`` bytes hold them all."""
+    cdef Py_ssize_t at = <Py_ssize_t>(bit >> 3)
+    cdef int shift = <int>(bit & 7)
+    cdef uint64_t v = 0, hi
+    cdef int k
+    if at + 9 <= avail:
+        memcpy(&v, b + at, 8)
+        v >>= shift
+        if shift + bw > 64:
+            hi = b[at + 8]
+            v |= hi << (64 - shift)
+    else:
+        for k in range((shift + bw + 7) >> 3):
+            v |= (<uint64_t>b[at + k]) << (8 * k) if k < 8 else 0
+        v >>= shift
+        if shift + bw > 64:
+            hi = b[at + 8]
+            v |= hi << (64 - shift)
+    if bw < 64:
+        v &= (<uint64_t>1 << bw) - 1
+    return v
+
+
+cdef inline void _put(uint8_t* o, Py_ssize_t i, int width, uint64_t v) noexcept nogil:
+    cdef uint32_t c32
+    if width == 8:
+        memcpy(o + 8 * i, &v, 8)
+    else:
+        c32 = <uint32_t>v
+        memcpy(o + 4 * i, &c32, 4)
+
+
+cdef Py_ssize_t _delta_blocks(const uint8_t* b, Py_ssize_t p, Py_ssize_t end, Py_ssize_t n, int width,
+                              Py_ssize_t vpm, Py_ssize_t minis, uint64_t cur, uint8_t* o) noexcept nogil:
+    """The blocks of a DELTA_BINARY_PACKED stream from ``p``, values 1 .. n - 1 after ``cur`` (value 0)."""
+    cdef Py_ssize_t done = 1, take, m, i, need, full
+    cdef const uint8_t* widths
+    cdef int64_t mind
+    cdef uint64_t md, bit
+    cdef int bw, rc
+    while done < n:
+        rc = _zigzag(b, end, &p, &mind)
+        if rc:
+            return rc
+        if width == 4 and (mind < -2147483648 or mind > 2147483647):
+            return -3
+        md = <uint64_t>mind
+        if minis > end - p:
+            return -1
+        widths = b + p
+        p += minis
+        for m in range(minis):
+            if done >= n:
+                break
+            bw = widths[m]
+            if bw > 8 * width:
+                return -5
+            take = vpm if vpm < n - done else n - done
+            full = vpm // 8 * bw
+            need = (take * bw + 7) // 8
+            if need > end - p:
+                return -1
+            if bw == 0:
+                for i in range(take):
+                    cur += md
+                    _put(o, done + i, width, cur)
+            else:
+                bit = 0
+                for i in range(take):
+                    cur += md + _packed_at(b + p, end - p, bit, bw)
+                    bit += bw
+                    _put(o, done + i, width, cur)
+            done += take
+            p += full if full <= end - p else end - p
+    return p
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def delta_binary_packed(const uint8_t[::1] buf, Py_ssize_t pos, Py_ssize_t end, Py_ssize_t n, int width,
+                        uint8_t[::1] out, Py_ssize_t out_pos):
+    """The ``n`` integers (``width`` 4: INT32, 8: INT64) of a DELTA_BINARY_PACKED stream at ``buf[pos:end]``,
+    little-endian into ``out`` from value ``out_pos``; sums wrap at the type's width. The stream's value count
+    must be ``n``; a last miniblock may stop after its last needed value. Returns the position after the last
+    miniblock read, or a negative status."""
+    cdef uint64_t block, minis, total
+    cdef int64_t first
+    cdef Py_ssize_t p = pos, r
+    cdef const uint8_t* b
+    cdef uint8_t* o
+    cdef int rc
+    if (width != 4 and width != 8) or n < 0 or pos < 0 or end > buf.shape[0] or pos > end or out_pos < 0 \
+            or out_pos > out.shape[0] // width or n > out.shape[0] // width - out_pos:
+        return -4
+    if pos == end:
+        return -1
+    b = &buf[0]
+    rc = _varint(b, end, &p, &block)
+    if rc == 0:
+        rc = _varint(b, end, &p, &minis)
+    if rc == 0:
+        rc = _varint(b, end, &p, &total)
+    if rc == 0:
+        rc = _zigzag(b, end, &p, &first)
+    if rc:
+        return rc
+    if block == 0 or block % 128 or block > DELTA_MAX_BLOCK or minis == 0 or block % minis \
+            or (block // minis) % 32 or total != <uint64_t>n:
+        return -5
+    if width == 4 and (first < -2147483648 or first > 2147483647):
+        return -3
+    if n == 0:
+        return p
+    o = &out[0] + out_pos * width
+    _put(o, 0, width, <uint64_t>first)
+    with nogil:
+        r = _delta_blocks(b, p, end, n, width, <Py_ssize_t>(block // minis), <Py_ssize_t>minis, <uint64_t>first, o)
+    return r

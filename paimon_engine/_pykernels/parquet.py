@@ -521,3 +521,56 @@ def keep_byte_array(src_offsets, src_data, n, keep, offsets, row, data):
         offsets[row + 1 + j] = d
         j += 1
     return j
+
+
+DELTA_MAX_BLOCK = 1 << 24
+
+
+def delta_binary_packed(buf, pos, end, n, width, out, out_pos):
+    if width not in (4, 8) or n < 0 or pos < 0 or end > len(buf) or pos > end or out_pos < 0 \
+            or out_pos > len(out) // width or n > len(out) // width - out_pos:
+        return BAD_LENGTH
+    if pos == end:
+        return TRUNCATED
+    r = _Reader(buf, pos, end)
+    try:
+        block, minis, total, first = r.varint(), r.varint(), r.varint(), r.zigzag()
+        if block == 0 or block % 128 or block > DELTA_MAX_BLOCK or minis == 0 or block % minis \
+                or (block // minis) % 32 or total != n:
+            return BAD_VALUE
+        if width == 4 and not -2**31 <= first < 2**31:
+            return OUT_OF_RANGE
+        if n == 0:
+            return r.pos
+        bits = 8 * width
+        mask = (1 << bits) - 1
+        vpm = block // minis
+        values = [first & mask]
+        cur = first
+        while len(values) < n:
+            mind = r.zigzag()
+            if width == 4 and not -2**31 <= mind < 2**31:
+                return OUT_OF_RANGE
+            if minis > r.end - r.pos:
+                return TRUNCATED
+            widths = bytes(buf[r.pos:r.pos + minis])
+            r.pos += minis
+            for bw in widths:
+                if len(values) >= n:
+                    break
+                if bw > bits:
+                    return BAD_VALUE
+                take = min(vpm, n - len(values))
+                need = (take * bw + 7) // 8
+                if need > r.end - r.pos:
+                    return TRUNCATED
+                packed = int.from_bytes(bytes(buf[r.pos:r.pos + need]), "little")
+                for i in range(take):
+                    cur = (cur + mind + ((packed >> (i * bw)) & ((1 << bw) - 1))) & mask
+                    values.append(cur)
+                r.pos += min(vpm // 8 * bw, r.end - r.pos)
+    except _Fail as f:
+        return f.code
+    dt = np.uint32 if width == 4 else np.uint64
+    out[out_pos * width:(out_pos + n) * width] = np.array(values, dt).view(np.uint8)
+    return r.pos

@@ -1,11 +1,11 @@
 """Parquet column chunks decoded by the engine's own page decoder.
 
 A flat column chunk (no repetition, at most one definition level) of INT32, INT64, FLOAT, DOUBLE or BYTE_ARRAY
-values, whose pages are PLAIN or dictionary-encoded (``PLAIN_DICTIONARY`` / ``RLE_DICTIONARY``), data page v1 or
-v2, uncompressed or compressed with ZSTD, SNAPPY or GZIP, is read here: the chunk's bytes are read once, each
+values, whose pages are PLAIN or dictionary-encoded (``PLAIN_DICTIONARY`` / ``RLE_DICTIONARY``), or
+``DELTA_BINARY_PACKED`` for INT32 and INT64, data page v1 or v2, uncompressed or compressed with ZSTD, SNAPPY or GZIP, is read here: the chunk's bytes are read once, each
 page is decompressed through Arrow's codecs and the ``parquet`` kernel writes its levels and values straight
 into Arrow-layout buffers (validity bitmap, values, offsets + data, or dictionary indices). Anything else (nested
-columns, BOOLEAN, INT96, fixed-length byte arrays, delta and byte-stream-split encodings, other codecs, a logical
+columns, BOOLEAN, INT96, fixed-length byte arrays, the other delta and byte-stream-split encodings, other codecs, a logical
 type whose Arrow values are not the stored ones) raises :class:`Unsupported` before any output is used, and the
 caller reads that column through pyarrow instead.
 
@@ -23,14 +23,17 @@ from .._pykernels import status
 from .._speedups import kernel
 from ..batch import pool_array
 from ..errors import CorruptFileError
+from ..formats.zstd import thread_decompressor, zstandard
 from .parquet_pages import (DATA_PAGE, DATA_PAGE_V2, DICTIONARY_PAGE, INDEX_PAGE, PLAIN_DICTIONARY,
                             RLE_DICTIONARY)
 
 __all__ = ["Unsupported", "ColumnChunk", "chunk_of", "read_column_chunk", "iter_column_chunk", "kept_rows"]
 
 # Encoding (the page types and dictionary encodings are parquet_pages')
-PLAIN, RLE = 0, 3
+PLAIN, RLE, DELTA_BINARY_PACKED = 0, 3, 5
 _DICTIONARY = (PLAIN_DICTIONARY, RLE_DICTIONARY)
+#: the physical types whose pages may be DELTA_BINARY_PACKED
+_DELTA_TYPES = ("INT32", "INT64")
 
 _WIDTH = {"INT32": 4, "FLOAT": 4, "INT64": 8, "DOUBLE": 8}
 # the Arrow types whose values are the stored ones, per physical type
@@ -48,6 +51,10 @@ _MAX_HEADER = 1 << 20
 #: rows a column chunk may hold per byte of it for this decoder (beyond that, pyarrow reads it)
 _ROWS_PER_BYTE = 64
 _LARGE_OUTPUT = 256 << 20
+#: bytes of room before a fixed-width output's first value (a multiple of 64: the values stay aligned)
+FRONT = 64
+#: the longest definition-level run of a page without nulls decompressed straight into its output
+_DIRECT_LEVELS = 32
 #: a page may not claim more decompressed bytes than this (the chunk's own total is the tighter bound)
 MAX_PAGE = 1 << 31
 
@@ -90,12 +97,16 @@ def decodable(physical: str, arrow_type) -> bool:
     return _storage(arrow_type) in _FIXED_TYPES.get(physical, ())
 
 
-def chunk_of(column_meta, column_schema, rows) -> ColumnChunk:
+def chunk_of(column_meta, column_schema, rows, path=None) -> ColumnChunk:
     """The :class:`ColumnChunk` of pyarrow's ``ColumnChunkMetaData`` (``column_schema``: the leaf's
-    ``ColumnSchema``, for its levels); :class:`Unsupported` for a chunk this decoder does not read."""
+    ``ColumnSchema``, for its levels); :class:`Unsupported` for a chunk this decoder does not read;
+    ``CorruptFileError`` (naming ``path``) for a chunk whose type is not its schema column's."""
+    physical = column_meta.physical_type
+    if physical != column_schema.physical_type:
+        raise CorruptFileError(f"bad Parquet column chunk metadata: column {column_meta.path_in_schema!r} has chunk "
+                               f"type {physical}, schema type {column_schema.physical_type}", path=path)
     if column_schema.max_repetition_level != 0 or column_schema.max_definition_level > 1:
         raise Unsupported("nested column")
-    physical = column_meta.physical_type
     if physical not in _WIDTH and physical != "BYTE_ARRAY":
         raise Unsupported(physical)
     codec = column_meta.compression
@@ -126,7 +137,10 @@ class _Output:
         self.validity = pool_array((n + 7) // 8) if chunk.max_def else None
         self.valid = 0
         if self.width:
-            self.values = pool_array((n + slack) * self.width)
+            # FRONT bytes before the first value: a PLAIN page may be decompressed with its definition levels
+            # landing there (see _Decoder.direct_page)
+            self.padded = pool_array(FRONT + (n + slack) * self.width)
+            self.values = self.padded[FRONT:]
         else:
             self.offsets = pool_array(n + 1 + slack, np.int32)
             self.offsets[0] = 0
@@ -165,6 +179,7 @@ class _Decoder:
         self.dictionary_array = None
         self.pieces = []
         self.codec = pa.Codec(_CODECS[chunk.codec]) if chunk.codec != "UNCOMPRESSED" else None
+        self.dctx = thread_decompressor() if chunk.codec == "ZSTD" else None
         self.dictionary = None          # fixed width: the values' bytes; byte arrays: (offsets, data)
         self.dict_size = 0
         self.scratch = np.empty(0, np.int32)
@@ -177,7 +192,7 @@ class _Decoder:
         why = f"{what}: {status.describe(code)}" if code is not None else what
         raise CorruptFileError(f"bad Parquet page ({why})", path=self.path, offset=self.chunk.start + self.page_at)
 
-    def decompress(self, body, size, into_end=None):
+    def decompress(self, body, size):
         if self.codec is None:
             if len(body) != size:
                 self.fail(f"an uncompressed page of {len(body)} bytes declares {size}")
@@ -229,9 +244,70 @@ class _Decoder:
 
     def data_page(self, hdr, body, row, v2):
         out = self.out
+        if self.dctx is not None and out.width and not out.as_dictionary and hdr[4] == PLAIN \
+                and self.direct_page(hdr, body, row, v2):
+            return
         n, encoding, values, valid = self.page_values(hdr, body, v2, out.rows - row, out.validity, row)
         out.valid += valid
         self.values(encoding, values, row, n, valid)
+
+    def direct_page(self, hdr, body, row, v2):
+        """Decompress a PLAIN page of fixed-width values without nulls straight into the output at ``row``
+        (no page-sized buffer, no copy). A v1 page's definition levels come first in its decompressed bytes: the
+        page is decompressed ``usize - n * width`` bytes before the row, into the output's room before it (the
+        previous rows' last bytes, saved and put back, or the FRONT bytes), and the levels are read there.
+        False (nothing written that the ordinary path does not write again) when the page has nulls or is not
+        laid out so."""
+        out, chunk = self.out, self.chunk
+        n = int(hdr[3])
+        if n < 0 or n > out.rows - row:
+            return False
+        w = out.width
+        usize = int(hdr[1])
+        at = row * w
+        if v2:
+            if hdr[11] == 0 or hdr[7] != 0:
+                return False
+            rep_len, def_len = int(hdr[10]), int(hdr[9])
+            if rep_len < 0 or def_len < 0 or rep_len + def_len > len(body) or usize - rep_len - def_len != n * w:
+                return False
+            if chunk.max_def:
+                valid = self.k.levels_validity(body, rep_len, rep_len + def_len, 1, 1, n, out.validity, row)
+                if valid != n:
+                    return False
+            self.decompress_into(body[rep_len + def_len:], out.values[at:at + n * w])
+            out.valid += n
+            return True
+        lead = usize - n * w
+        if lead < 0 or lead > _DIRECT_LEVELS or (lead == 0) != (chunk.max_def == 0):
+            return False
+        base, start = out.padded, FRONT + at - lead
+        saved = bytes(base[start:start + lead]) if row else None
+        try:
+            self.decompress_into(body, base[start:start + usize])
+            if lead:
+                levels = base[start:start + lead]
+                if int.from_bytes(bytes(levels[:4]), "little") != lead - 4 or \
+                        self.k.levels_validity(levels, 4, lead, 1, 1, n, out.validity, row) != n:
+                    return False
+        finally:
+            if saved:
+                base[start:start + lead] = np.frombuffer(saved, np.uint8)
+        out.valid += n
+        return True
+
+    def decompress_into(self, body, dst):
+        """Decompress a zstd page into ``dst``, which it must fill exactly."""
+        zstd = zstandard()
+        try:
+            reader = self.dctx.stream_reader(body)
+            got = reader.readinto(dst)
+            more = reader.read(1) if got == len(dst) else b""
+        except zstd.ZstdError as exc:
+            self.fail(f"zstd decompression failed ({exc})")
+        if got != len(dst) or more:
+            self.fail(f"a page decompressed to {'more than ' if more else ''}{got} bytes, not the {len(dst)} it "
+                      f"declares")
 
     def page_rows(self, hdr, row):
         """The rows of the data page whose header is ``hdr`` and which starts at chunk row ``row``."""
@@ -241,9 +317,11 @@ class _Decoder:
         return n
 
     def values(self, encoding, values, row, n, valid):
-        """Write a page's values (PLAIN or dictionary-encoded) into the output from ``row``."""
+        """Write a page's values (PLAIN, dictionary-encoded or delta-encoded) into the output from ``row``."""
         if encoding == PLAIN:
             self.plain(values, row, n, valid, valid != n)
+        elif encoding == DELTA_BINARY_PACKED:
+            self.delta(values, row, n, valid, valid != n)
         else:
             self.dictionary_values(values, row, n, valid, valid != n)
 
@@ -255,7 +333,8 @@ class _Decoder:
         if n < 0 or n > left:
             self.fail(f"a data page of {n} values where {left} rows are left")
         encoding = int(hdr[4])
-        if encoding not in (PLAIN,) + _DICTIONARY:
+        if encoding not in (PLAIN,) + _DICTIONARY and (encoding != DELTA_BINARY_PACKED
+                                                       or chunk.physical not in _DELTA_TYPES):
             raise Unsupported(f"data page encoding {encoding}")
         usize = int(hdr[1])
         if v2:
@@ -319,9 +398,9 @@ class _Decoder:
                 if len(values) < n * w:
                     self.fail(f"{len(values)} bytes of values for {n} values of {w} bytes")
                 rc = k.keep_fixed(values, w, n, flags, out.values, orow)
-            elif encoding != PLAIN and self.dictionary is not None and w:
+            elif encoding in _DICTIONARY and self.dictionary is not None and w:
                 rc = k.dictionary_fixed(values, 0, len(values), n, self.dictionary, w, out.values, orow, flags)
-            elif encoding != PLAIN and self.dictionary is not None and not w and self._fits(n):
+            elif encoding in _DICTIONARY and self.dictionary is not None and not w and self._fits(n):
                 out.reserve(n * self.dict_longest + 16)
                 rc = k.dictionary_byte_array(values, 0, len(values), n, self.dictionary[0], self.dictionary[1],
                                              out.offsets, orow, out.data, flags)
@@ -386,6 +465,21 @@ class _Decoder:
         if rc < 0:
             self.fail("string values" if rc != status.OUT_OF_RANGE else "more than 2 GiB of string values", rc)
         out.end = int(out.offsets[row + n])
+
+    def delta(self, values, row, n, valid, has_nulls):
+        out, k = self.out, self.k
+        w = out.width
+        if out.as_dictionary or w not in (4, 8):
+            raise Unsupported("a DELTA_BINARY_PACKED page in a column not read as its integers")
+        if not has_nulls:
+            rc = k.delta_binary_packed(values, 0, len(values), n, w, out.values, row)
+        else:
+            dense = np.empty(valid * w, np.uint8)
+            rc = k.delta_binary_packed(values, 0, len(values), valid, w, dense, 0)
+            if rc >= 0:
+                rc = k.expand_fixed(dense, w, out.validity, row, n, out.values, row)
+        if rc < 0:
+            self.fail("delta-encoded values", rc)
 
     def dictionary_values(self, values, row, n, valid, has_nulls):
         out, k = self.out, self.k

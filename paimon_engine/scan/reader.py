@@ -38,7 +38,6 @@ __all__ = ["TaskReader", "read_deletion_vector", "FILE_COLUMN", "POS_COLUMN", "R
            "LAST_UPDATED_COLUMN", "ROW_ID_FIELD_ID", "LAST_UPDATED_FIELD_ID", "LINEAGE_COLUMNS", "METADATA_COLUMNS"]
 
 FILE_COLUMN = "_file"
-_PARTIAL = object()  # marks a position cache built from the statistics shortcut
 POS_COLUMN = "_pos"
 METADATA_COLUMNS = (FILE_COLUMN, POS_COLUMN, ROW_ID_COLUMN, LAST_UPDATED_COLUMN)
 
@@ -302,31 +301,6 @@ class _ParquetFile:
             self._leaf = out
         return self._leaf
 
-    def single_value(self, name):
-        """The one value of string column ``name`` when the statistics of every row group show min == max and
-        no nulls; else None."""
-        md = self.pf.metadata
-        idx = self.leaf_index().get(name)
-        if idx is None:
-            return None
-        self.check_statistics()
-        try:
-            value = None
-            for i in range(md.num_row_groups):
-                st = md.row_group(i).column(idx).statistics
-                if st is None or not st.has_min_max or st.null_count != 0 or st.min != st.max:
-                    return None
-                v = st.min
-                if isinstance(v, bytes):
-                    v = v.decode("utf-8")
-                if value is None:
-                    value = v
-                elif value != v:
-                    return None
-            return value
-        except Exception:  # statistics are a shortcut only
-            return None
-
     def row_span(self, task):
         """(first row, end row) of the row groups a split reads, or None for the whole file."""
         if task.start is None:
@@ -470,7 +444,7 @@ class _ParquetFile:
                 first = 0
                 for g in groups:
                     rg = md.row_group(g)
-                    chunk = chunk_of(rg.column(j), pschema.column(j), rg.num_rows)
+                    chunk = chunk_of(rg.column(j), pschema.column(j), rg.num_rows, self.path)
                     sel = flags = None
                     if selection is not None:
                         a, b = np.searchsorted(selection, (first, first + rg.num_rows))
@@ -533,7 +507,7 @@ class _ParquetFile:
                     rest.append(name)
                     continue
                 try:
-                    chunk = chunk_of(rg.column(j), pschema.column(j), n)
+                    chunk = chunk_of(rg.column(j), pschema.column(j), n, self.path)
                 except Unsupported:
                     rest.append(name)
                     continue
@@ -645,9 +619,6 @@ class _RowFile:
         lo, hi = self.reader.row_range(blocks)
         return blocks, lo, hi
 
-    def single_value(self, name):
-        return None
-
     def read(self, names, row_groups=None, selection=None, blocks=None):
         batch = self.reader.read_all(columns=list(names), selection=selection, blocks=blocks)
         return batch.to_arrow_table() if hasattr(batch, "to_arrow_table") else batch.to_arrow()
@@ -731,9 +702,8 @@ class TaskReader:
             (delete_file.path, delete_file.content_offset)
         with self._lock:
             cached = self._pos_cache.get(key)
-        if cached is None or (not delete_file.is_deletion_vector and _norm_path(data_path) not in cached
-                              and cached.get(_PARTIAL)):
-            cached = self._load_positions(delete_file, data_path if cached is None else None, record_count)
+        if cached is None:
+            cached = self._load_positions(delete_file, record_count)
             with self._lock:
                 self._pos_cache[key] = cached
         if delete_file.is_deletion_vector:
@@ -744,7 +714,7 @@ class TaskReader:
             pos = pos[a:b]
         return pos
 
-    def _load_positions(self, d, data_path=None, record_count=None):
+    def _load_positions(self, d, record_count=None):
         if d.is_deletion_vector:
             off, size = d.content_offset, d.content_size
             if off is None or size is None:
@@ -758,56 +728,53 @@ class TaskReader:
             from ..index.iceberg_deletion_vector import parse_deletion_vector
             return parse_deletion_vector(raw, d.path, off, cardinality=d.record_count or None, record_count=rc)
         try:
-            return self._read_position_file(d, data_path)
+            return self._read_position_file(d)
         except (pa.ArrowException, UnicodeDecodeError) as exc:
             # a column Arrow cannot cast or convert (pos not an integer, file_path not UTF-8, ...)
             raise CorruptFileError(f"cannot read position delete file: {exc}", path=d.path) from None
 
-    def _read_position_file(self, d, data_path):
+    def _read_position_file(self, d):
+        """{normalized data file path: its sorted deleted positions} of a position delete file. A Parquet file's
+        ``file_path`` is read as dictionary indices (one value for a file that deletes from one data file)."""
         pf = _open(self.io, d.path, d.file_format, d.file_schema)
         names = {}
         for fid, want in ((2147483546, "file_path"), (2147483545, "pos")):
             n = pf.by_id.get(fid) if pf.has_ids else None
             names[want] = n or pf.by_name.get(want)
-        if names["file_path"] is None or names["pos"] is None:
+        fp, ps = names["file_path"], names["pos"]
+        if fp is None or ps is None:
             raise CorruptFileError("position delete file lacks file_path/pos columns", path=d.path)
         if not pf.is_row:
             types = {f.name: f.type for f in pf.schema_arrow}
-            fp, ps = types.get(names["file_path"]), types.get(names["pos"])
-            if fp is None or not (pa.types.is_string(fp) or pa.types.is_large_string(fp)) \
-                    or ps is None or not pa.types.is_integer(ps):
-                raise CorruptFileError(f"position delete columns file_path: {fp}, pos: {ps} (want string and "
+            ft, pt = types.get(fp), types.get(ps)
+            if ft is None or not (pa.types.is_string(ft) or pa.types.is_large_string(ft)) \
+                    or pt is None or not pa.types.is_integer(pt):
+                raise CorruptFileError(f"position delete columns file_path: {ft}, pos: {pt} (want string and "
                                        f"integer)", path=d.path)
-        single = pf.single_value(names["file_path"]) if data_path is not None else None
-        if single is not None and _norm_path(single) == _norm_path(data_path):
-            # every row names the same data file (Parquet statistics say so): read only the positions
-            pos = pf.read([names["pos"]]).column(0).combine_chunks()
-            if pos.null_count:
-                raise CorruptFileError("null pos in a position delete file", path=d.path)
-            pos = _int64s(pos)
-            return {_norm_path(single): merge_positions([pos]), _PARTIAL: True}
-        tbl = pf.read([names["file_path"], names["pos"]])
-        paths = tbl.column(names["file_path"]).combine_chunks()
-        pos = tbl.column(names["pos"]).combine_chunks()
+        tbl = pf.read([fp, ps]) if pf.is_row else pf.read([fp, ps], dict_names=(fp,))
+        paths = tbl.column(fp)
+        pos = tbl.column(ps).combine_chunks()
         if paths.null_count or pos.null_count:
             raise CorruptFileError("null file_path or pos in a position delete file", path=d.path)
         pos = _int64s(pos)
-        enc = paths.dictionary_encode()
-        codes = _int64s(enc.indices)
-        dict_vals = enc.dictionary.to_pylist()
-        out = {}
+        if not pa.types.is_dictionary(paths.type):
+            paths = pa.chunked_array([paths.combine_chunks().dictionary_encode()])
+        elif paths.num_chunks > 1:
+            paths = paths.unify_dictionaries()
+        if not paths.num_chunks or not len(pos):
+            return {}
+        dict_vals = paths.chunk(0).dictionary.to_pylist()
+        codes = _int64s(pa.chunked_array([c.indices for c in paths.chunks]).combine_chunks())
         if len(dict_vals) == 1:
-            out[_norm_path(dict_vals[0])] = merge_positions([pos])
-        else:
-            order = np.argsort(codes, kind="stable")
-            sc = codes[order]
-            bounds = np.flatnonzero(np.diff(sc)) + 1
-            starts = np.concatenate([[0], bounds])
-            ends = np.concatenate([bounds, [len(sc)]])
-            for s, e in zip(starts.tolist(), ends.tolist()):
-                if e > s:
-                    out[_norm_path(dict_vals[sc[s]])] = merge_positions([pos[order[s:e]]])
-        return out
+            return {_norm_path(dict_vals[0]): merge_positions([pos])}
+        order = np.argsort(codes, kind="stable")
+        sc = codes[order]
+        bounds = np.flatnonzero(np.diff(sc)) + 1
+        groups = {}
+        for s, e in zip([0] + bounds.tolist(), bounds.tolist() + [len(sc)]):
+            # (a dictionary may hold one path twice)
+            groups.setdefault(_norm_path(dict_vals[sc[s]]), []).append(pos[order[s:e]])
+        return {key: merge_positions(parts) for key, parts in groups.items()}
 
     def _equality_set(self, ids, files):
         key = (ids, tuple(sorted(d.path for d in files)))

@@ -117,16 +117,24 @@ class MiniTable:
         return df
 
     def write_position_deletes(self, data_path, positions, partition=(), spec_id=None, referenced=False):
-        tbl = pa.table({"file_path": pa.array([data_path] * len(positions), pa.string()),
-                        "pos": pa.array(sorted(positions), pa.int64())}, schema=POS_SCHEMA)
+        return self.write_position_delete_rows([(data_path, p) for p in sorted(positions)], partition, spec_id,
+                                               referenced_data_file=data_path if referenced else None)
+
+    def write_position_delete_rows(self, rows, partition=(), spec_id=None, referenced_data_file=None, **write):
+        """A position delete file of ``rows`` ((data file path, position) pairs, in the order given);
+        ``write``: options of ``pq.write_table``."""
+        tbl = pa.table({"file_path": pa.array([r[0] for r in rows], pa.string()),
+                        "pos": pa.array([r[1] for r in rows], pa.int64())}, schema=POS_SCHEMA)
         path = self._path("deletes")
-        pq.write_table(tbl, path)
+        pq.write_table(tbl, path, **write)
+        paths = sorted({r[0] for r in rows})
         return DataFile(path, "PARQUET", tuple(partition), tbl.num_rows, self.io.size(path),
                         content=CONTENT_POSITION_DELETES,
-                        referenced_data_file=data_path if referenced else None,
+                        referenced_data_file=referenced_data_file,
                         spec_id=self.md.default_spec_id if spec_id is None else spec_id,
-                        lower_bounds={2147483546: data_path.encode()}, upper_bounds={2147483546: data_path.encode()},
-                        value_counts={2147483546: len(positions), 2147483545: len(positions)},
+                        lower_bounds={2147483546: paths[0].encode()} if paths else {},
+                        upper_bounds={2147483546: paths[-1].encode()} if paths else {},
+                        value_counts={2147483546: len(rows), 2147483545: len(rows)},
                         null_value_counts={2147483546: 0, 2147483545: 0})
 
     def write_equality_deletes(self, field_ids, rows, partition=(), spec_id=None):

@@ -201,8 +201,8 @@ def test_what_it_leaves_to_pyarrow(tmp_path, impl):
     _unsupported(tmp_path, pa.table({"x": pa.array([b"ab"] * n, pa.binary(2))}))
     _unsupported(tmp_path, pa.table({"x": pa.array([[1, 2]] * n)}))
     _unsupported(tmp_path, pa.table({"x": pa.array(["a"] * n, pa.large_string())}))
-    _unsupported(tmp_path, pa.table({"x": pa.array(range(n), pa.int64())}), use_dictionary=False,
-                 column_encoding={"x": "DELTA_BINARY_PACKED"})
+    _unsupported(tmp_path, pa.table({"x": pa.array(["a", "bc"] * 25)}), use_dictionary=False,
+                 column_encoding={"x": "DELTA_LENGTH_BYTE_ARRAY"})
     _unsupported(tmp_path, pa.table({"x": pa.array(np.arange(n, dtype=np.float64))}), use_dictionary=False,
                  column_encoding={"x": "BYTE_STREAM_SPLIT"})
     _unsupported(tmp_path, pa.table({"x": pa.array(range(n), pa.int64())}), compression="lz4")
@@ -542,12 +542,17 @@ def test_small_windows(tmp_path, monkeypatch, window, peek):
 def _count_decompressions(monkeypatch):
     """A list the decoder appends each decompressed page's size to."""
     pages = []
-    real = PC._Decoder.decompress
+    real, real_into = PC._Decoder.decompress, PC._Decoder.decompress_into
 
     def counting(self, body, size):
         pages.append(size)
         return real(self, body, size)
+
+    def counting_into(self, body, dst):
+        pages.append(len(dst))
+        return real_into(self, body, dst)
     monkeypatch.setattr(PC._Decoder, "decompress", counting)
+    monkeypatch.setattr(PC._Decoder, "decompress_into", counting_into)
     return pages
 
 
@@ -931,3 +936,269 @@ def test_kept_rows_of_an_array():
             assert got.equals(whole.filter(pa.array(flags.astype(bool)))), arr.type
     with pytest.raises(ValueError):
         PC.kept_rows(arrays[0], keep[:-1])
+
+
+def _pages_into(monkeypatch):
+    """A list the decoder appends the size of each page it decompresses straight into its output to."""
+    sizes = []
+    real = PC._Decoder.decompress_into
+
+    def counting(self, body, dst):
+        sizes.append(len(dst))
+        return real(self, body, dst)
+    monkeypatch.setattr(PC._Decoder, "decompress_into", counting)
+    return sizes
+
+
+@pytest.mark.parametrize("version", ["1.0", "2.0"])
+@pytest.mark.parametrize("kind", ["optional", "required", "one null a page", "nulls"])
+def test_plain_pages_decompressed_into_the_output(tmp_path, impl, version, kind, monkeypatch):
+    """PLAIN zstd pages of fixed-width values without nulls are decompressed straight into the column (a v1
+    page's definition levels land in the room before its first row, and the previous page's last values are
+    put back): the same columns as pyarrow's, whole, in pages, with keep flags and with a selection. Pages with
+    nulls are read the ordinary way."""
+    n = 5000
+    t = _table(n=n, nulls=kind == "nulls", seed=3)
+    if kind == "one null a page":     # the levels and values then almost fill a page of that many rows
+        mask = np.zeros(n, bool)
+        mask[::97] = True
+        t = pa.table({c: pa.array(t.column(c).to_numpy(zero_copy_only=False), t.column(c).type, mask=mask)
+                      for c in ("i32", "i64", "f64", "d", "ts")})
+    if kind == "required":
+        t = t.cast(pa.schema([f.with_nullable(False) for f in t.schema]))
+    p = tmp_path / "t.parquet"
+    pq.write_table(t, p, data_page_version=version, use_dictionary=False, compression="zstd",
+                   data_page_size=1000, write_batch_size=97, row_group_size=3000)
+    into = _pages_into(monkeypatch)
+    got = _check(p)
+    if kind in ("optional", "required"):
+        assert len(into) > 40 and got["i64"].null_count == 0
+    elif kind == "nulls":
+        assert into == []
+    pf = pq.ParquetFile(p)
+    md, sch, sa = pf.metadata, pf.schema, pf.schema_arrow
+    f = pa.OSFile(str(p))
+    rows = md.row_group(0).num_rows
+    keep = np.random.default_rng(1).random(rows) < 0.9
+    keep[:400] = True                 # whole pages kept go through the direct path too
+    sel = np.flatnonzero(~keep)
+    for j in range(md.num_columns):
+        name = md.schema.column(j).path
+        chunk = PC.chunk_of(md.row_group(0).column(j), sch.column(j), rows)
+        want = pq.read_table(p).column(name).chunk(0)
+        assert PC.read_column_chunk(str(p), f.read_at, f.size(), chunk, sa.field(name).type,
+                                    keep=keep).equals(want.filter(pa.array(keep))), name
+        assert PC.read_column_chunk(str(p), f.read_at, f.size(), chunk, sa.field(name).type,
+                                    selection=sel).equals(want.take(pa.array(sel))), name
+        pages = PC.iter_column_chunk(str(p), f.read_at, f.size(), chunk, sa.field(name).type, 333)
+        assert pa.concat_arrays(list(pages)).equals(want), name
+
+
+def test_a_zstd_frame_that_does_not_fill_its_page(tmp_path):
+    """A frame holding fewer or more bytes than the page header declares is a corrupt page, named by file and
+    offset; so is a frame that is not zstd."""
+    import zstandard
+    chunk = PC.ColumnChunk("INT64", "ZSTD", 100, 1000, 10, 80, 0, 10)
+    dec = PC._Decoder("f.parquet", chunk, pa.int64(), None)
+    dst = np.zeros(80, np.uint8)
+    dec.decompress_into(zstandard.ZstdCompressor().compress(bytes(range(80))), dst)
+    assert bytes(dst) == bytes(range(80))
+    for body in (zstandard.ZstdCompressor().compress(bytes(79)), zstandard.ZstdCompressor().compress(bytes(81)),
+                 zstandard.ZstdCompressor(write_content_size=False).compress(bytes(81)), b"not zstd at all", b""):
+        with pytest.raises(CorruptFileError, match="page") as e:
+            dec.decompress_into(body, dst)
+        assert e.value.path == "f.parquet" and e.value.offset == 100
+
+
+def _zigzag(v):
+    return (v << 1) if v >= 0 else ((-v) << 1) - 1
+
+
+def _delta_stream(values, width, block=128, minis=4, pad_last=True):
+    """A DELTA_BINARY_PACKED stream of ``values`` (``width`` 4 or 8 bytes), deltas wrapping at that width."""
+    bits = 8 * width
+    mask = (1 << bits) - 1
+    out = bytearray(_uvarint(block) + _uvarint(minis) + _uvarint(len(values)))
+    if not values:
+        return bytes(out + _uvarint(0))
+    out += _uvarint(_zigzag(values[0]))
+    deltas = []
+    for a, b in zip(values, values[1:]):
+        d = (b - a) & mask
+        deltas.append(d - (1 << bits) if d >> (bits - 1) else d)
+    vpm = block // minis
+    for s in range(0, len(deltas), block):
+        chunk = deltas[s:s + block]
+        lo = min(chunk)
+        out += _uvarint(_zigzag(lo))
+        packed = [(d - lo) & mask for d in chunk]
+        groups = [packed[m * vpm:(m + 1) * vpm] for m in range(minis)]
+        widths = [max(g).bit_length() if g else 0 for g in groups]
+        out += bytes(widths)
+        for g, w in zip(groups, widths):
+            if not g:
+                break
+            word = 0
+            for i, x in enumerate(g):
+                word |= x << (i * w)
+            size = vpm * w // 8 if pad_last or len(g) == vpm else (len(g) * w + 7) // 8
+            out += word.to_bytes(size, "little")
+    return bytes(out)
+
+
+def _int_values(rng, n, width):
+    lo, hi = (-2**31, 2**31) if width == 4 else (-2**63, 2**63)
+    kind = rng.integers(0, 5)
+    if kind == 4:                     # deltas of every bit width up to the type's (a value across two words)
+        bits = 8 * width
+        out, v = [], 0
+        for i in range(n):
+            b = int(rng.integers(1, bits + 1))
+            v = (v + int(rng.integers(0, 2**min(b, 62))) * 2**max(b - 62, 0)) % 2**bits
+            out.append(v - 2**bits if v >> (bits - 1) else v)
+        return out
+    if kind == 0:
+        return [int(x) for x in rng.integers(lo, hi, n, dtype=np.int64 if width == 8 else np.int32)]
+    if kind == 1:
+        return [int(x) for x in np.cumsum(rng.integers(0, 5, n))]
+    if kind == 2:
+        return [int(x) for x in rng.choice([lo, hi - 1, 0, -1, 1], n)]
+    return [int(x) for x in rng.integers(-1000, 1000, n)]
+
+
+def test_delta_binary_packed_kernel_matches_the_twin_and_the_values():
+    """DELTA_BINARY_PACKED: both implementations decode streams of random, sorted and extreme values (bit widths
+    up to 64, deltas wrapping), block sizes and miniblock counts, a last miniblock padded or not, and give the
+    same status on every damaged stream."""
+    impls = [p.values[0] for p in K]
+    k = impls[0]
+    rng = np.random.default_rng(5)
+    for trial in range(200):
+        width = (4, 8)[trial % 2]
+        n = int(rng.choice([0, 1, 2, 31, 127, 128, 129, 500, 1025]))
+        values = _int_values(rng, n, width)
+        block, minis = [(128, 4), (128, 1), (256, 8), (1024, 32)][trial % 4]
+        raw = np.frombuffer(_delta_stream(values, width, block, minis, pad_last=trial % 3 != 0), np.uint8)
+        want = np.array(values, np.int32 if width == 4 else np.int64)
+        for impl in impls:
+            out = np.zeros((n + 2) * width, np.uint8)
+            end = impl.delta_binary_packed(raw, 0, len(raw), n, width, out, 1)
+            assert end == len(raw), (impl, trial)
+            assert (out[width:(n + 1) * width].view(want.dtype) == want).all()
+            assert not out[:width].any() and not out[(n + 1) * width:].any()
+        assert k.delta_binary_packed(raw, 0, len(raw), n + 1, width, np.zeros((n + 2) * width, np.uint8), 0) \
+            == -5                             # the stream holds another count
+        assert k.delta_binary_packed(raw, 0, len(raw), n, width, np.zeros(max(n * width - 1, 0), np.uint8),
+                                     0) == (-4 if n else len(raw))
+        if len(raw) < 2:
+            continue
+        for d in range(8):
+            bad = raw.copy()
+            if d < 6:
+                bad[int(rng.integers(0, len(bad)))] ^= 1 << int(rng.integers(0, 8))
+            else:
+                bad = bad[:int(rng.integers(0, len(bad)))]
+            outs = [np.zeros(max(n, 1) * width, np.uint8) for _ in impls]
+            got = [impl.delta_binary_packed(bad, 0, len(bad), n, width, o, 0) for impl, o in zip(impls, outs)]
+            assert got[0] == got[-1], (trial, d, got)
+            if got[0] >= 0:
+                assert (outs[0] == outs[-1]).all()
+    for bad_header in (_uvarint(100) + _uvarint(4) + _uvarint(1) + _uvarint(0),       # block not a multiple of 128
+                       _uvarint(128) + _uvarint(3) + _uvarint(1) + _uvarint(0),       # 128 / 3 miniblocks
+                       _uvarint(128) + _uvarint(8) + _uvarint(1) + _uvarint(0),       # 16 values a miniblock
+                       _uvarint(1 << 40) + _uvarint(4) + _uvarint(1) + _uvarint(0),   # an absurd block
+                       _uvarint(128) + _uvarint(0) + _uvarint(1) + _uvarint(0)):
+        for impl in impls:
+            assert impl.delta_binary_packed(np.frombuffer(bad_header, np.uint8), 0, len(bad_header), 1, 8,
+                                            np.zeros(8, np.uint8), 0) == -5
+    too_wide = _uvarint(128) + _uvarint(4) + _uvarint(2) + _uvarint(0) + _uvarint(0) + bytes([33, 0, 0, 0]) + \
+        bytes(32 * 33 // 8)
+    out_of_range = _uvarint(128) + _uvarint(4) + _uvarint(1) + _uvarint(_zigzag(2**31))
+    for impl in impls:
+        buf = np.frombuffer(too_wide, np.uint8)
+        assert impl.delta_binary_packed(buf, 0, len(buf), 2, 4, np.zeros(8, np.uint8), 0) == -5
+        assert impl.delta_binary_packed(buf, 0, len(buf), 2, 8, np.zeros(16, np.uint8), 0) == len(buf)
+        buf = np.frombuffer(out_of_range, np.uint8)
+        assert impl.delta_binary_packed(buf, 0, len(buf), 1, 4, np.zeros(4, np.uint8), 0) == -3
+        assert impl.delta_binary_packed(buf, 0, len(buf), 1, 8, np.zeros(8, np.uint8), 0) == len(buf)
+        assert impl.delta_binary_packed(buf, 0, 0, 1, 8, np.zeros(8, np.uint8), 0) == -1
+
+
+@pytest.mark.parametrize("version", ["1.0", "2.0"])
+@pytest.mark.parametrize("nulls", [True, False])
+def test_delta_encoded_files(tmp_path, impl, version, nulls, monkeypatch):
+    """INT32/INT64 columns written DELTA_BINARY_PACKED by pyarrow (random, sorted and extreme values, dates and
+    timestamps, several pages and row groups) read as pyarrow reads them: whole, with keep flags, with a
+    selection and in pages; damaged pages raise CorruptFileError."""
+    n = 4000
+    rng = np.random.default_rng(11)
+    mask = (rng.random(n) < 0.2) if nulls else None
+    t = pa.table({
+        "r64": pa.array(rng.integers(-2**63, 2**63 - 1, n, dtype=np.int64), mask=mask),
+        "r32": pa.array(rng.integers(-2**31, 2**31 - 1, n, dtype=np.int32), mask=mask),
+        "pos": pa.array(np.cumsum(rng.integers(0, 40, n)), pa.int64(), mask=mask),
+        "ext": pa.array(rng.choice([-2**63, 2**63 - 1, 0], n), pa.int64(), mask=mask),
+        "d": pa.array(np.arange(n, dtype=np.int32), pa.int32(), mask=mask).cast(pa.date32()),
+        "ts": pa.array(np.arange(n, dtype=np.int64) * 1_000_003, pa.int64(), mask=mask).cast(pa.timestamp("us")),
+    })
+    p = tmp_path / "t.parquet"
+    pq.write_table(t, p, data_page_version=version, use_dictionary=False, compression="zstd",
+                   column_encoding={c: "DELTA_BINARY_PACKED" for c in t.column_names}, data_page_size=2000,
+                   row_group_size=1500)
+    assert "DELTA_BINARY_PACKED" in pq.ParquetFile(p).metadata.row_group(0).column(0).encodings
+    _check(p)
+    pf = pq.ParquetFile(p)
+    md, sch, sa = pf.metadata, pf.schema, pf.schema_arrow
+    f = pa.OSFile(str(p))
+    rows = md.row_group(0).num_rows
+    keep = np.random.default_rng(2).random(rows) < 0.7
+    sel = np.flatnonzero(~keep)
+    want_all = pq.read_table(p)
+    for j in range(md.num_columns):
+        name = md.schema.column(j).path
+        chunk = PC.chunk_of(md.row_group(0).column(j), sch.column(j), rows)
+        t = sa.field(name).type
+        want = want_all.column(name).chunk(0)
+        assert PC.read_column_chunk(str(p), f.read_at, f.size(), chunk, t, keep=keep).equals(
+            want.filter(pa.array(keep))), name
+        assert PC.read_column_chunk(str(p), f.read_at, f.size(), chunk, t, selection=sel).equals(
+            want.take(pa.array(sel))), name
+        assert pa.concat_arrays(list(PC.iter_column_chunk(str(p), f.read_at, f.size(), chunk, t, 333))).equals(
+            want), name
+    raw = p.read_bytes()
+    rg = md.row_group(0)
+    lo = min(rg.column(j).data_page_offset for j in range(md.num_columns))
+    hi = max(rg.column(j).data_page_offset + rg.column(j).total_compressed_size for j in range(md.num_columns))
+    trials = 100 if impl.__name__.startswith("paimon_engine._kernels") else 20
+    for trial in range(trials):
+        b = bytearray(raw)
+        b[int(rng.integers(lo, hi))] ^= 1 << int(rng.integers(0, 8))
+        try:
+            _decode_all(bytes(b), pf)
+        except CorruptFileError as exc:
+            assert exc.path == "bad.parquet" and lo <= exc.offset < hi
+
+
+def test_delta_encoded_uncompressed_pages(tmp_path, impl):
+    """Uncompressed DELTA_BINARY_PACKED pages: a bit flip in a page's values decodes to other values or raises
+    CorruptFileError, never anything else."""
+    n = 3000
+    t = pa.table({"x": pa.array(np.cumsum(np.arange(n) % 7), pa.int64()),
+                  "y": pa.array(np.arange(n, dtype=np.int32) * -3, pa.int32())})
+    p = tmp_path / "t.parquet"
+    pq.write_table(t, p, use_dictionary=False, compression="none",
+                   column_encoding={"x": "DELTA_BINARY_PACKED", "y": "DELTA_BINARY_PACKED"}, data_page_size=1000)
+    _check(p)
+    raw, pf = p.read_bytes(), pq.ParquetFile(p)
+    rg = pf.metadata.row_group(0)
+    rng = np.random.default_rng(4)
+    for trial in range(200 if impl.__name__.startswith("paimon_engine._kernels") else 30):
+        b = bytearray(raw)
+        j = trial % 2
+        at = int(rng.integers(rg.column(j).data_page_offset,
+                              rg.column(j).data_page_offset + rg.column(j).total_compressed_size))
+        b[at] ^= 1 << int(rng.integers(0, 8))
+        try:
+            _decode_all(bytes(b), pf)
+        except CorruptFileError:
+            pass

@@ -167,6 +167,28 @@ def test_split_tasks_read_the_same_rows(tmp_path):
     assert batched == [r["id"] for r in whole]
 
 
+@pytest.mark.parametrize("write", [
+    {"row_group_size": 7, "column_encoding": {"pos": "DELTA_BINARY_PACKED"}, "use_dictionary": ["file_path"]},
+    {"row_group_size": 1000, "use_dictionary": False},
+    {"row_group_size": 5, "data_page_version": "2.0"},
+])
+def test_one_position_delete_file_for_several_data_files(tmp_path, write):
+    """A position delete file naming several data files (and one the table does not hold), its paths in other
+    dictionaries from row group to row group, or PLAIN, its positions delta-encoded or not: each data file loses
+    exactly its own rows."""
+    schema = Schema(T.RowType([T.DataField(1, "id", T.BigIntType()), T.DataField(2, "k", T.IntType()),
+                               T.DataField(3, "s", T.STRING())]))
+    mt = MiniTable(tmp_path, schema)
+    files = [mt.append(data(300, start=1000 * i))[0] for i in range(3)]
+    gone = {files[0].file_path: [0, 5, 299], files[1].file_path: list(range(0, 300, 7)),
+            files[2].file_path: [150], str(tmp_path / "elsewhere.parquet"): [1, 2]}
+    pairs = sorted((p, q) for p, qs in gone.items() for q in qs)
+    mt.commit([mt.write_position_delete_rows(pairs, **write)], operation="delete")
+    want = [1000 * i + q for i, f in enumerate(files) for q in range(300) if q not in gone[f.file_path]]
+    assert [r["id"] for r in rows(mt.scan().to_arrow())] == want
+    assert [r["id"] for r in rows(mt.scan(columns=["id", "_pos"]).to_arrow())] == want
+
+
 def test_deletion_vectors(tmp_path):
     schema = Schema(T.RowType([T.DataField(1, "id", T.BigIntType()), T.DataField(2, "k", T.IntType()),
                                T.DataField(3, "s", T.STRING())]))

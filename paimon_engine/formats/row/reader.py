@@ -17,36 +17,15 @@ from ..._pykernels import status
 from ...batch import Column, ColumnBatch, pool_array
 from ...errors import CorruptFileError, InvalidArgumentError, NotFoundError, ValueOutOfRangeError
 from . import values as V
+from ..zstd import thread_decompressor, zstandard
 from .footer import FOOTER_SIZE, BlockIndex, Footer
 
 __all__ = ["RowFileReader"]
 
 
-_ZSTD = None
-
-
-def _zstandard():
-    """The zstandard module (imported on first use; kept in a global for the per-block loops)."""
-    global _ZSTD
-    if _ZSTD is None:
-        import zstandard
-        _ZSTD = zstandard
-    return _ZSTD
-
-
-_LOCAL = threading.local()
 _I32 = struct.Struct("<i")
 _FIXED = {T.SmallIntType: struct.Struct("<h"), T.IntType: struct.Struct("<i"), T.BigIntType: struct.Struct("<q"),
           T.FloatType: struct.Struct("<f"), T.DoubleType: struct.Struct("<d")}
-
-
-def _thread_dctx():
-    """The calling thread's zstd decompressor, shared by every reader (a decompressor is not thread-safe; one
-    per thread keeps its window buffers allocated between blocks and between readers)."""
-    d = getattr(_LOCAL, "dctx", None)
-    if d is None:
-        d = _LOCAL.dctx = _zstandard().ZstdDecompressor()
-    return d
 
 DEFAULT_MAX_BLOCK_SIZE = 256 << 20
 #: the first read of a file takes this many bytes from its end: the footer and, for files of up to ~3000 blocks,
@@ -188,7 +167,7 @@ class RowFileReader:
 
     @property
     def _dctx(self):
-        return _thread_dctx()
+        return thread_decompressor()
 
     @property
     def _program(self):
@@ -244,7 +223,7 @@ class RowFileReader:
             off, usz, want = int(ix.offsets[b]), int(ix.uncompressed_sizes[b]), ix.block_rows(b)
         else:
             off, usz, want = lists[0][b], lists[2][b], lists[3][b]
-        zstd = _ZSTD or _zstandard()
+        zstd = zstandard()
         try:
             # a frame that states its content size must state the indexed size (never trust it for allocation)
             declared = zstd.frame_content_size(raw)
@@ -478,7 +457,7 @@ class RowFileReader:
         data_starts = [[int(starts[k]) if o is not None and o[0] == V.K_BYTES else 0 for o in outs]
                        for k in range(len(parts))]
         if len(parts) == 1:
-            results = [self._decode_part(parts[0][0], 0, outs, total, data_starts[0], cached, _thread_dctx())]
+            results = [self._decode_part(parts[0][0], 0, outs, total, data_starts[0], cached, thread_decompressor())]
         else:
             # a part whose predecessor has already ended writes its string bytes right behind that part's (no
             # move afterwards); one that starts earlier writes into its own room. The rooms bound both: a part
@@ -490,7 +469,7 @@ class RowFileReader:
                 prev = ends[k - 1] if k else None
                 at = data_starts[k] if prev is None else [int(prev[i]) if o is not None and o[0] == V.K_BYTES
                                                           else 0 for i, o in enumerate(outs)]
-                r = self._decode_part(steps, base, outs, total, at, False, _thread_dctx())
+                r = self._decode_part(steps, base, outs, total, at, False, thread_decompressor())
                 ends[k] = r[0]
                 return r[0], r[1], r[2], at
             results = shared_map("row", run, range(len(parts)), self._threads)
