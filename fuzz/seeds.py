@@ -324,7 +324,7 @@ def row_filter_seeds():
 
 def parquet_data_seeds():
     """Small Parquet data files of ``targets.PARQUET_DATA_SCHEMA`` (field ids in the schema, as the table's writer
-    stores them): data pages v1 and v2, dictionary and PLAIN pages, with and without nulls, three codecs."""
+    stores them): data pages v1 and v2, dictionary, PLAIN and delta-encoded pages, with and without nulls, three codecs."""
     import pyarrow as pa
     import pyarrow.parquet as pq
     n = 24
@@ -348,6 +348,15 @@ def parquet_data_seeds():
                 pq.write_table(table, buf, data_page_version=version, compression=comp, use_dictionary=dictionary,
                                data_page_size=64, row_group_size=16)
                 out[f"v{version[0]}_{comp}_{'dict' if dictionary else 'plain'}"] = buf.getvalue()
+        for comp in ("none", "zstd"):
+            # the integer columns delta-encoded (DELTA_BINARY_PACKED)
+            buf = io.BytesIO()
+            ints = [f.name for f, a in zip(fields, arrays) if a.type in (pa.int32(), pa.int64(), pa.date32())
+                    or pa.types.is_timestamp(a.type)]
+            pq.write_table(table, buf, data_page_version=version, compression=comp, use_dictionary=False,
+                           column_encoding={name: "DELTA_BINARY_PACKED" for name in ints}, data_page_size=64,
+                           row_group_size=16)
+            out[f"v{version[0]}_{comp}_delta"] = buf.getvalue()
     return out
 
 

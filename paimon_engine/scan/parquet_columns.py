@@ -385,11 +385,7 @@ class _Decoder:
             self.data_page(hdr, body, orow, v2)
             self.orow += n
             return
-        pv = None
-        if chunk.max_def:
-            if self.page_validity is None or len(self.page_validity) < (n + 7) // 8:
-                self.page_validity = np.empty((n + 7) // 8, np.uint8)
-            pv = self.page_validity
+        pv = self.page_bits(n)
         n, encoding, values, valid = self.page_values(hdr, body, v2, n, pv, 0)
         w = out.width
         rc = None
@@ -596,16 +592,82 @@ class _Decoder:
                 self.fail(f"unknown page type {ptype}")
 
     def selected_rows(self, hdr, body, row, v2):
-        """Selection mode: a page none of whose rows is selected is skipped (not decompressed); the others are
-        decoded into a page-sized output and their selected rows taken."""
+        """Selection mode: a page none of whose rows is selected is skipped (not decompressed). From a page
+        without nulls, the selected values are gathered straight from its PLAIN values or its dictionary indices
+        (fixed-width values, string dictionary indices, strings from a dictionary); any other page is decoded
+        into a page-sized output and its selected rows taken."""
         n = self.page_rows(hdr, row)
         sel = self.selection
         lo, hi = np.searchsorted(sel, (row, row + n))
         if hi == lo:
             return
-        self.out = _Output(self.chunk, self.type, n)
-        self.data_page(hdr, body, 0, v2)
-        self.pieces.append(self.finish().take(pa.array(sel[lo:hi] - row)))
+        rel = (sel[lo:hi] - row).astype(np.int32)
+        pv = self.page_bits(n)
+        n, encoding, values, valid = self.page_values(hdr, body, v2, n, pv, 0)
+        piece = self.gathered(encoding, values, n, rel) if valid == n else None
+        if piece is None:
+            page = self.out = _Output(self.chunk, self.type, n)
+            if pv is not None:
+                page.validity = pv
+            page.valid = valid
+            self.values(encoding, values, 0, n, valid)
+            piece = self.finish().take(pa.array(rel))
+        self.pieces.append(piece)
+
+    def gathered(self, encoding, values, n, rel):
+        """The rows ``rel`` (int32, within the page) of a page of ``n`` values without nulls, gathered from its
+        decompressed ``values``; None when the page is not PLAIN fixed-width or dictionary-encoded."""
+        k, t = self.k, self.type
+        m = len(rel)
+        as_dictionary = pa.types.is_dictionary(t)
+        w = 4 if as_dictionary else _WIDTH.get(self.chunk.physical, 0)
+        if encoding == PLAIN:
+            if not w or as_dictionary:
+                return None
+            if len(values) < n * w:
+                self.fail(f"{len(values)} bytes of values for {n} values of {w} bytes")
+            out = pool_array(m * w)
+            rc = k.gather_fixed(values, w, rel, 0, m, out, 0)
+            if rc < 0:
+                self.fail("selected values", rc)
+            return pa.Array.from_buffers(t, m, [None, pa.py_buffer(out)])
+        if encoding not in _DICTIONARY:
+            return None
+        if self.dictionary is None:
+            self.fail("a dictionary-encoded page without a dictionary page")
+        idx = self.indices(n)
+        rc = k.dictionary_indices(values, 0, len(values), n, self.dict_size, idx, 0)
+        if rc < 0:
+            self.fail("dictionary indices", rc)
+        chosen = idx[rel]
+        if as_dictionary:
+            return pa.DictionaryArray.from_arrays(pa.Array.from_buffers(pa.int32(), m, [None, pa.py_buffer(chosen)]),
+                                                  self.dictionary_arrow(), safe=False)
+        if w:
+            out = pool_array(m * w)
+            rc = k.gather_fixed(self.dictionary, w, chosen, 0, m, out, 0)
+            if rc < 0:
+                self.fail("dictionary values", rc)
+            return pa.Array.from_buffers(t, m, [None, pa.py_buffer(out)])
+        self.dictionary_arrow()          # a string dictionary is checked once for UTF-8
+        d_off, d_data = self.dictionary
+        size = k.dictionary_bytes(d_off, chosen, 0, m)
+        if size < 0:
+            self.fail("dictionary indices", size)
+        offsets, data = pool_array(m + 1, np.int32), pool_array(max(size, 1))
+        offsets[0] = 0
+        rc = k.gather_byte_array(d_off, d_data, chosen, 0, m, _NONE, 0, offsets, 0, data)
+        if rc < 0:
+            self.fail("dictionary values" if rc != status.OUT_OF_RANGE else "dictionary values (index or size)", rc)
+        return pa.Array.from_buffers(t, m, [None, pa.py_buffer(offsets), pa.py_buffer(data[:max(size, 1)])])
+
+    def page_bits(self, n):
+        """A reused validity bitmap for a page of ``n`` rows (None for a required column)."""
+        if not self.chunk.max_def:
+            return None
+        if self.page_validity is None or len(self.page_validity) < (n + 7) // 8:
+            self.page_validity = np.empty((n + 7) // 8, np.uint8)
+        return self.page_validity
 
     def finish_selection(self):
         if not self.pieces:
@@ -614,6 +676,23 @@ class _Decoder:
             return self.pieces[0]
         return pa.concat_arrays(self.pieces)
 
+    def dictionary_arrow(self):
+        """The chunk's string or binary dictionary as an Arrow array (built once; a string one checked for
+        UTF-8)."""
+        dictionary = self.dictionary_array
+        if dictionary is None:
+            d_off, d_data = self.dictionary if self.dictionary is not None else (np.zeros(1, np.int32), _NONE)
+            vt = self.type.value_type if pa.types.is_dictionary(self.type) else self.type
+            dictionary = pa.Array.from_buffers(vt, len(d_off) - 1, [None, pa.py_buffer(d_off), pa.py_buffer(d_data)])
+            if vt == pa.string():
+                try:
+                    dictionary.validate(full=True)
+                except pa.ArrowInvalid as exc:
+                    raise CorruptFileError(f"bad Parquet dictionary (not UTF-8): {exc}", path=self.path,
+                                           offset=self.chunk.start) from None
+            self.dictionary_array = dictionary
+        return dictionary
+
     def finish(self):
         out = self.out
         n = out.rows
@@ -621,20 +700,7 @@ class _Decoder:
         validity = pa.py_buffer(out.validity) if nulls else None
         if out.as_dictionary:
             indices = pa.Array.from_buffers(pa.int32(), n, [validity, pa.py_buffer(out.values)], null_count=nulls)
-            dictionary = self.dictionary_array
-            if dictionary is None:
-                d_off, d_data = self.dictionary if self.dictionary is not None else (np.zeros(1, np.int32), _NONE)
-                vt = out.type.value_type
-                dictionary = pa.Array.from_buffers(vt, len(d_off) - 1, [None, pa.py_buffer(d_off),
-                                                                        pa.py_buffer(d_data)])
-                if vt == pa.string():
-                    try:
-                        dictionary.validate(full=True)
-                    except pa.ArrowInvalid as exc:
-                        raise CorruptFileError(f"bad Parquet dictionary (not UTF-8): {exc}", path=self.path,
-                                               offset=self.chunk.start) from None
-                self.dictionary_array = dictionary
-            return pa.DictionaryArray.from_arrays(indices, dictionary, safe=False)
+            return pa.DictionaryArray.from_arrays(indices, self.dictionary_arrow(), safe=False)
         if out.width:
             return pa.Array.from_buffers(out.type, n, [validity, pa.py_buffer(out.values)], null_count=nulls)
         arr = pa.Array.from_buffers(out.type, n, [validity, pa.py_buffer(out.offsets),

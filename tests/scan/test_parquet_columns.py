@@ -219,6 +219,7 @@ def _chunk_bytes(tmp_path, nulls=True, **kw):
 
 
 def _decode_all(raw, pf, path="bad.parquet"):
+    """Read every column chunk of the first row group whole, then every fifth row by selection."""
     md, sch, sa = pf.metadata, pf.schema, pf.schema_arrow
     for j in range(md.num_columns):
         rg = md.row_group(0)
@@ -230,6 +231,8 @@ def _decode_all(raw, pf, path="bad.parquet"):
         except PC.Unsupported:
             continue
         arr.validate()
+        sel = np.arange(0, rg.num_rows, 5, dtype=np.int64)
+        PC.read_column_chunk(path, read_at, len(raw), chunk, sa.field(name).type, selection=sel).validate()
 
 
 @pytest.mark.parametrize("version", ["1.0", "2.0"])
@@ -558,12 +561,21 @@ def _count_decompressions(monkeypatch):
 
 @pytest.mark.parametrize("version", ["1.0", "2.0"])
 @pytest.mark.parametrize("dictionary", [True, False])
-def test_selected_rows(tmp_path, impl, version, dictionary, monkeypatch):
+@pytest.mark.parametrize("nulls", [True, False])
+def test_selected_rows(tmp_path, impl, version, dictionary, nulls, monkeypatch):
     """Only the selected rows, equal to taking them from the whole column; pages without a selected row are not
-    decompressed."""
+    decompressed. Without nulls, the rows are gathered from the page's values or dictionary indices."""
     p = tmp_path / "t.parquet"
-    pq.write_table(_table(), p, data_page_version=version, use_dictionary=dictionary, data_page_size=1024,
-                   write_batch_size=128, compression="zstd")
+    pq.write_table(_table(nulls=nulls), p, data_page_version=version, use_dictionary=dictionary,
+                   data_page_size=1024, write_batch_size=128, compression="zstd", dictionary_pagesize_limit=4096)
+    gathered = []
+    real = PC._Decoder.gathered
+
+    def counting(self, *a):
+        got = real(self, *a)
+        gathered.append(got is not None)
+        return got
+    monkeypatch.setattr(PC._Decoder, "gathered", counting)
     pf = pq.ParquetFile(p)
     md, sch, sa = pf.metadata, pf.schema, pf.schema_arrow
     f = pa.OSFile(str(p))
@@ -579,7 +591,11 @@ def test_selected_rows(tmp_path, impl, version, dictionary, monkeypatch):
         for as_dict in ((False, True) if sa.field(name).type == pa.string() and dictionary else (False,)):
             t = pa.dictionary(pa.int32(), sa.field(name).type) if as_dict else sa.field(name).type
             del pages[:]
-            whole = PC.read_column_chunk(str(p), f.read_at, f.size(), chunk, t)
+            try:
+                whole = PC.read_column_chunk(str(p), f.read_at, f.size(), chunk, t)
+            except PC.Unsupported:          # a PLAIN page in a column read as indices (dictionary fallback)
+                assert as_dict
+                continue
             all_pages = len(pages)
             for sel in selections:
                 del pages[:]
@@ -590,6 +606,7 @@ def test_selected_rows(tmp_path, impl, version, dictionary, monkeypatch):
                     assert len(pages) < all_pages / 2
                     skipped.add(name)
     assert "i64" in skipped
+    assert any(gathered) != nulls     # a page with nulls is decoded whole
     with pytest.raises(ValueError):
         PC.read_column_chunk(str(p), f.read_at, f.size(), chunk, t, selection=np.array([rows]))
 
