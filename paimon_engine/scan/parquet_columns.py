@@ -404,15 +404,7 @@ class _Decoder:
                     out.end = int(out.offsets[orow + kept])
         if rc is None:
             # decoded on its own, then its kept rows copied
-            page = _Output(chunk, self.type, n)
-            if pv is not None:
-                page.validity = pv
-            page.valid = valid
-            self.out = page
-            try:
-                self.values(encoding, values, 0, n, valid)
-            finally:
-                self.out = out
+            page = self.page_output(encoding, values, n, pv, valid)
             if w:
                 rc = k.keep_fixed(page.values, w, n, flags, out.values, orow)
             else:
@@ -606,13 +598,22 @@ class _Decoder:
         n, encoding, values, valid = self.page_values(hdr, body, v2, n, pv, 0)
         piece = self.gathered(encoding, values, n, rel) if valid == n else None
         if piece is None:
-            page = self.out = _Output(self.chunk, self.type, n)
-            if pv is not None:
-                page.validity = pv
-            page.valid = valid
-            self.values(encoding, values, 0, n, valid)
-            piece = self.finish().take(pa.array(rel))
+            piece = self.finish(self.page_output(encoding, values, n, pv, valid)).take(pa.array(rel))
         self.pieces.append(piece)
+
+    def page_output(self, encoding, values, n, validity, valid):
+        """A page's ``n`` rows (their decompressed ``values``, their ``validity`` and count of ``valid`` rows
+        read) decoded into an output of their own."""
+        page = _Output(self.chunk, self.type, n)
+        if validity is not None:
+            page.validity = validity
+        page.valid = valid
+        out, self.out = self.out, page
+        try:
+            self.values(encoding, values, 0, n, valid)
+        finally:
+            self.out = out
+        return page
 
     def gathered(self, encoding, values, n, rel):
         """The rows ``rel`` (int32, within the page) of a page of ``n`` values without nulls, gathered from its
@@ -621,16 +622,19 @@ class _Decoder:
         m = len(rel)
         as_dictionary = pa.types.is_dictionary(t)
         w = 4 if as_dictionary else _WIDTH.get(self.chunk.physical, 0)
+
+        def fixed(source, indices, what):
+            out = pool_array(m * w)
+            rc = k.gather_fixed(source, w, indices, 0, m, out, 0)
+            if rc < 0:
+                self.fail(what, rc)
+            return pa.Array.from_buffers(t, m, [None, pa.py_buffer(out)])
         if encoding == PLAIN:
             if not w or as_dictionary:
                 return None
             if len(values) < n * w:
                 self.fail(f"{len(values)} bytes of values for {n} values of {w} bytes")
-            out = pool_array(m * w)
-            rc = k.gather_fixed(values, w, rel, 0, m, out, 0)
-            if rc < 0:
-                self.fail("selected values", rc)
-            return pa.Array.from_buffers(t, m, [None, pa.py_buffer(out)])
+            return fixed(values, rel, "selected values")
         if encoding not in _DICTIONARY:
             return None
         if self.dictionary is None:
@@ -644,11 +648,7 @@ class _Decoder:
             return pa.DictionaryArray.from_arrays(pa.Array.from_buffers(pa.int32(), m, [None, pa.py_buffer(chosen)]),
                                                   self.dictionary_arrow(), safe=False)
         if w:
-            out = pool_array(m * w)
-            rc = k.gather_fixed(self.dictionary, w, chosen, 0, m, out, 0)
-            if rc < 0:
-                self.fail("dictionary values", rc)
-            return pa.Array.from_buffers(t, m, [None, pa.py_buffer(out)])
+            return fixed(self.dictionary, chosen, "dictionary values")
         self.dictionary_arrow()          # a string dictionary is checked once for UTF-8
         d_off, d_data = self.dictionary
         size = k.dictionary_bytes(d_off, chosen, 0, m)
@@ -693,8 +693,9 @@ class _Decoder:
             self.dictionary_array = dictionary
         return dictionary
 
-    def finish(self):
-        out = self.out
+    def finish(self, out=None):
+        """The output (``out``, else the decoder's) as an Arrow array."""
+        out = out or self.out
         n = out.rows
         nulls = n - out.valid
         validity = pa.py_buffer(out.validity) if nulls else None
