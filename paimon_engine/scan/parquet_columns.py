@@ -179,7 +179,9 @@ class _Decoder:
         self.dictionary_array = None
         self.pieces = []
         self.codec = pa.Codec(_CODECS[chunk.codec]) if chunk.codec != "UNCOMPRESSED" else None
-        self.dctx = thread_decompressor() if chunk.codec == "ZSTD" else None
+        # zstd pages may be decompressed straight into the output (with the calling thread's decompressor: a
+        # page-by-page read may go on in another thread)
+        self.zstd = chunk.codec == "ZSTD"
         self.dictionary = None          # fixed width: the values' bytes; byte arrays: (offsets, data)
         self.dict_size = 0
         self.scratch = np.empty(0, np.int32)
@@ -244,7 +246,7 @@ class _Decoder:
 
     def data_page(self, hdr, body, row, v2):
         out = self.out
-        if self.dctx is not None and out.width and not out.as_dictionary and hdr[4] == PLAIN \
+        if self.zstd and out.width and not out.as_dictionary and hdr[4] == PLAIN \
                 and self.direct_page(hdr, body, row, v2):
             return
         n, encoding, values, valid = self.page_values(hdr, body, v2, out.rows - row, out.validity, row)
@@ -300,7 +302,7 @@ class _Decoder:
         """Decompress a zstd page into ``dst``, which it must fill exactly."""
         zstd = zstandard()
         try:
-            reader = self.dctx.stream_reader(body)
+            reader = thread_decompressor().stream_reader(body)
             got = reader.readinto(dst)
             more = reader.read(1) if got == len(dst) else b""
         except zstd.ZstdError as exc:

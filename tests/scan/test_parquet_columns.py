@@ -1219,3 +1219,34 @@ def test_delta_encoded_uncompressed_pages(tmp_path, impl):
             _decode_all(bytes(b), pf)
         except CorruptFileError:
             pass
+
+
+def test_page_mode_reads_moving_between_threads(tmp_path):
+    """Page-by-page reads of zstd pages advanced from whichever pool thread is free, several at once: each
+    page is decompressed with the decompressor of the thread reading it, and every column comes out whole."""
+    from concurrent.futures import ThreadPoolExecutor
+    t = _table(n=20000, nulls=False)
+    p = tmp_path / "t.parquet"
+    pq.write_table(t, p, use_dictionary=False, compression="zstd", data_page_size=2000)
+    pf = pq.ParquetFile(p)
+    md, sch, sa = pf.metadata, pf.schema, pf.schema_arrow
+    f = pa.OSFile(str(p))
+    iters = {}
+    for j in range(md.num_columns):
+        name = md.schema.column(j).path
+        if name in ("i32", "i64", "f32", "f64", "d", "ts"):
+            chunk = PC.chunk_of(md.row_group(0).column(j), sch.column(j), md.num_rows)
+            iters[name] = iter(PC.iter_column_chunk(str(p), f.read_at, f.size(), chunk, sa.field(name).type, 700))
+    got = {name: [] for name in iters}
+    with ThreadPoolExecutor(4) as pool:
+        live = dict(iters)
+        while live:
+            futures = {name: pool.submit(next, it, None) for name, it in live.items()}
+            for name, fut in futures.items():
+                arr = fut.result()
+                if arr is None:
+                    del live[name]
+                else:
+                    got[name].append(arr)
+    for name, pieces in got.items():
+        assert pa.concat_arrays(pieces).equals(t.column(name).combine_chunks()), name
