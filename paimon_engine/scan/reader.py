@@ -703,7 +703,7 @@ class TaskReader:
         with self._lock:
             cached = self._pos_cache.get(key)
         if cached is None:
-            cached = self._load_positions(delete_file, record_count)
+            cached = self._load_positions(delete_file, record_count, data_path)
             with self._lock:
                 self._pos_cache[key] = cached
         if delete_file.is_deletion_vector:
@@ -714,7 +714,7 @@ class TaskReader:
             pos = pos[a:b]
         return pos
 
-    def _load_positions(self, d, record_count=None):
+    def _load_positions(self, d, record_count=None, data_path=None):
         if d.is_deletion_vector:
             off, size = d.content_offset, d.content_size
             if off is None or size is None:
@@ -728,14 +728,15 @@ class TaskReader:
             from ..index.iceberg_deletion_vector import parse_deletion_vector
             return parse_deletion_vector(raw, d.path, off, cardinality=d.record_count or None, record_count=rc)
         try:
-            return self._read_position_file(d)
+            return self._read_position_file(d, data_path)
         except (pa.ArrowException, UnicodeDecodeError) as exc:
             # a column Arrow cannot cast or convert (pos not an integer, file_path not UTF-8, ...)
             raise CorruptFileError(f"cannot read position delete file: {exc}", path=d.path) from None
 
-    def _read_position_file(self, d):
-        """{normalized data file path: its sorted deleted positions} of a position delete file. A Parquet file's
-        ``file_path`` is read as dictionary indices (one value for a file that deletes from one data file)."""
+    def _read_position_file(self, d, data_path=None):
+        """{normalized data file path: its sorted deleted positions} of a position delete file. A file whose
+        manifest entry names ``data_path`` as its ``referenced_data_file`` (every row deletes from that file) is
+        read for ``pos`` alone; otherwise a Parquet file's ``file_path`` is read as dictionary indices."""
         pf = _open(self.io, d.path, d.file_format, d.file_schema)
         names = {}
         for fid, want in ((2147483546, "file_path"), (2147483545, "pos")):
@@ -751,6 +752,12 @@ class TaskReader:
                     or pt is None or not pa.types.is_integer(pt):
                 raise CorruptFileError(f"position delete columns file_path: {ft}, pos: {pt} (want string and "
                                        f"integer)", path=d.path)
+        if d.referenced_data_file is not None and data_path is not None \
+                and _norm_path(d.referenced_data_file) == _norm_path(data_path):
+            pos = pf.read([ps]).column(0).combine_chunks()
+            if pos.null_count:
+                raise CorruptFileError("null pos in a position delete file", path=d.path)
+            return {_norm_path(data_path): merge_positions([_int64s(pos)])} if len(pos) else {}
         tbl = pf.read([fp, ps]) if pf.is_row else pf.read([fp, ps], dict_names=(fp,))
         paths = tbl.column(fp)
         pos = tbl.column(ps).combine_chunks()

@@ -189,6 +189,31 @@ def test_one_position_delete_file_for_several_data_files(tmp_path, write):
     assert [r["id"] for r in rows(mt.scan(columns=["id", "_pos"]).to_arrow())] == want
 
 
+@pytest.mark.parametrize("fmt", ["parquet", "row"])
+def test_file_scoped_position_deletes_read_pos_alone(tmp_path, fmt, monkeypatch):
+    """A position delete file whose manifest entry names its referenced_data_file deletes from that file only
+    (the spec's meaning): its pos column alone is read, file_path is not."""
+    from paimon_engine.scan import reader as R
+    schema = Schema(T.RowType([T.DataField(1, "id", T.BigIntType()), T.DataField(2, "k", T.IntType()),
+                               T.DataField(3, "s", T.STRING())]))
+    cat = FileSystemCatalog(str(tmp_path / "wh"))
+    cat.create_namespace("db")
+    t = cat.create_table("db.t", schema, properties={"format-version": "2", "write.format.default": fmt})
+    t.append(data(300))
+    t.delete(col("id").isin([0, 7, 299]))
+    reads = []
+    real = R._ParquetFile.read if fmt == "parquet" else R._RowFile.read
+
+    def spy(self, names, *a, **kw):
+        reads.append((self.path, list(names)))
+        return real(self, names, *a, **kw)
+    monkeypatch.setattr(R._ParquetFile if fmt == "parquet" else R._RowFile, "read", spy)
+    got = [r["id"] for r in rows(t.scan().to_arrow())]
+    assert got == [i for i in range(300) if i not in (0, 7, 299)]
+    deletes = [names for path, names in reads if "delete" in path]
+    assert deletes == [["pos"]], reads
+
+
 def test_deletion_vectors(tmp_path):
     schema = Schema(T.RowType([T.DataField(1, "id", T.BigIntType()), T.DataField(2, "k", T.IntType()),
                                T.DataField(3, "s", T.STRING())]))
