@@ -281,7 +281,8 @@ class _Decoder:
             out.valid += n
             return True
         lead = usize - n * w
-        if lead < 0 or lead > _DIRECT_LEVELS or (lead == 0) != (chunk.max_def == 0):
+        if lead < 0 or lead > _DIRECT_LEVELS or (lead == 0) != (chunk.max_def == 0) \
+                or (lead and int(hdr[5]) != RLE):
             return False
         base, start = out.padded, FRONT + at - lead
         saved = bytes(base[start:start + lead]) if row else None
@@ -302,7 +303,8 @@ class _Decoder:
         """Decompress a zstd page into ``dst``, which it must fill exactly."""
         zstd = zstandard()
         try:
-            reader = thread_decompressor().stream_reader(body)
+            # (a page may hold several frames, one after another)
+            reader = thread_decompressor().stream_reader(body, read_across_frames=True)
             got = reader.readinto(dst)
             more = reader.read(1) if got == len(dst) else b""
         except zstd.ZstdError as exc:

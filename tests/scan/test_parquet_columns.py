@@ -1012,13 +1012,18 @@ def test_plain_pages_decompressed_into_the_output(tmp_path, impl, version, kind,
 
 
 def test_a_zstd_frame_that_does_not_fill_its_page(tmp_path):
-    """A frame holding fewer or more bytes than the page header declares is a corrupt page, named by file and
-    offset; so is a frame that is not zstd."""
+    """A page's frames holding fewer or more bytes than its header declares make a corrupt page, named by file
+    and offset; so does a frame that is not zstd. Several frames that add up are read."""
     import zstandard
     chunk = PC.ColumnChunk("INT64", "ZSTD", 100, 1000, 10, 80, 0, 10)
     dec = PC._Decoder("f.parquet", chunk, pa.int64(), None)
     dst = np.zeros(80, np.uint8)
     dec.decompress_into(zstandard.ZstdCompressor().compress(bytes(range(80))), dst)
+    assert bytes(dst) == bytes(range(80))
+    # a page of several frames (the format allows them)
+    dst[:] = 0
+    dec.decompress_into(zstandard.ZstdCompressor().compress(bytes(range(30))) +
+                        zstandard.ZstdCompressor().compress(bytes(range(30, 80))), dst)
     assert bytes(dst) == bytes(range(80))
     for body in (zstandard.ZstdCompressor().compress(bytes(79)), zstandard.ZstdCompressor().compress(bytes(81)),
                  zstandard.ZstdCompressor(write_content_size=False).compress(bytes(81)), b"not zstd at all", b""):
@@ -1250,3 +1255,33 @@ def test_page_mode_reads_moving_between_threads(tmp_path):
                     got[name].append(arr)
     for name, pieces in got.items():
         assert pa.concat_arrays(pieces).equals(t.column(name).combine_chunks()), name
+
+
+def test_a_zstd_page_of_several_frames(tmp_path):
+    """A data page whose zstd body is two frames and a skippable frame (as valid as one frame) reads as pyarrow
+    reads it, through the path that decompresses straight into the column."""
+    import io
+    import struct
+    import zstandard
+    from paimon_engine._speedups import kernel
+    n = 20000
+    values = np.random.default_rng(0).choice(np.array([1, 10**12, 77, -5, 123456789], np.int64), n)
+    t = pa.table({"x": pa.array(values)}).cast(pa.schema([pa.field("x", pa.int64(), nullable=False)]))
+    buf = io.BytesIO()
+    pq.write_table(t, buf, compression="zstd", compression_level=1, use_dictionary=False, data_page_version="2.0",
+                   data_page_size=1 << 30, write_statistics=False)
+    raw = bytearray(buf.getvalue())
+    cc = pq.ParquetFile(io.BytesIO(bytes(raw))).metadata.row_group(0).column(0)
+    hdr = np.empty(12, np.int64)
+    at = kernel("parquet").page_header(np.frombuffer(bytes(raw), np.uint8), cc.data_page_offset, len(raw), hdr)
+    size = int(hdr[2])
+    plain = pa.Codec("zstd").decompress(bytes(raw[at:at + size]), decompressed_size=int(hdr[1]), asbytes=True)
+    c = zstandard.ZstdCompressor(level=19)
+    frames = c.compress(plain[:len(plain) // 2]) + c.compress(plain[len(plain) // 2:])
+    assert size - len(frames) >= 8
+    frames += struct.pack("<II", 0x184D2A50, size - len(frames) - 8) + bytes(size - len(frames) - 8)
+    raw[at:at + size] = frames
+    p = tmp_path / "frames.parquet"
+    p.write_bytes(bytes(raw))
+    assert pq.read_table(p).equals(t)
+    _check(p)
