@@ -559,6 +559,48 @@ def _count_decompressions(monkeypatch):
     return pages
 
 
+def _whole_columns(p, f, dictionary, pages):
+    """(name, chunk, Arrow type, read as dictionary indices, the whole column, the pages its read decompressed)
+    for every column of the first row group of the file at ``p`` (``f`` open on it); string columns of a
+    dictionary-encoded file also as indices, except where the dictionary falls back to PLAIN pages (a column
+    read as indices then raises Unsupported). ``pages``: the list ``_count_decompressions`` fills."""
+    pf = pq.ParquetFile(p)
+    md, sch, sa = pf.metadata, pf.schema, pf.schema_arrow
+    for j in range(md.num_columns):
+        name = md.schema.column(j).path
+        chunk = PC.chunk_of(md.row_group(0).column(j), sch.column(j), md.row_group(0).num_rows)
+        for as_dict in ((False, True) if sa.field(name).type == pa.string() and dictionary else (False,)):
+            t = pa.dictionary(pa.int32(), sa.field(name).type) if as_dict else sa.field(name).type
+            del pages[:]
+            try:
+                whole = PC.read_column_chunk(str(p), f.read_at, f.size(), chunk, t)
+            except PC.Unsupported:          # a PLAIN page in a column read as indices (dictionary fallback)
+                assert as_dict
+                continue
+            yield name, chunk, t, as_dict, whole, len(pages)
+
+
+def _read_modes_match_pyarrow(p, keep):
+    """Every column of the first row group of the file at ``p``, read with ``keep`` flags, with the selection of
+    the rows ``keep`` drops, and page by page (333 rows a batch), equals pyarrow's read of it."""
+    pf = pq.ParquetFile(p)
+    md, sch, sa = pf.metadata, pf.schema, pf.schema_arrow
+    f = pa.OSFile(str(p))
+    want_all = pq.read_table(p)
+    sel = np.flatnonzero(~keep)
+    for j in range(md.num_columns):
+        name = md.schema.column(j).path
+        chunk = PC.chunk_of(md.row_group(0).column(j), sch.column(j), md.row_group(0).num_rows)
+        t = sa.field(name).type
+        want = want_all.column(name).chunk(0)
+        assert PC.read_column_chunk(str(p), f.read_at, f.size(), chunk, t, keep=keep).equals(
+            want.filter(pa.array(keep))), name
+        assert PC.read_column_chunk(str(p), f.read_at, f.size(), chunk, t, selection=sel).equals(
+            want.take(pa.array(sel))), name
+        assert pa.concat_arrays(list(PC.iter_column_chunk(str(p), f.read_at, f.size(), chunk, t, 333))).equals(
+            want), name
+
+
 @pytest.mark.parametrize("version", ["1.0", "2.0"])
 @pytest.mark.parametrize("dictionary", [True, False])
 @pytest.mark.parametrize("nulls", [True, False])
@@ -576,35 +618,22 @@ def test_selected_rows(tmp_path, impl, version, dictionary, nulls, monkeypatch):
         gathered.append(got is not None)
         return got
     monkeypatch.setattr(PC._Decoder, "gathered", counting)
-    pf = pq.ParquetFile(p)
-    md, sch, sa = pf.metadata, pf.schema, pf.schema_arrow
     f = pa.OSFile(str(p))
-    rows = md.num_rows
+    rows = pq.ParquetFile(p).metadata.num_rows
     rng = np.random.default_rng(1)
     pages = _count_decompressions(monkeypatch)
     skipped = set()
     selections = [np.array([], np.int64), np.arange(rows), np.array([0, rows - 1]), np.arange(100, 140),
                   np.sort(rng.choice(rows, 37, replace=False))]
-    for j in range(md.num_columns):
-        name = md.schema.column(j).path
-        chunk = PC.chunk_of(md.row_group(0).column(j), sch.column(j), rows)
-        for as_dict in ((False, True) if sa.field(name).type == pa.string() and dictionary else (False,)):
-            t = pa.dictionary(pa.int32(), sa.field(name).type) if as_dict else sa.field(name).type
+    for name, chunk, t, as_dict, whole, all_pages in _whole_columns(p, f, dictionary, pages):
+        for sel in selections:
             del pages[:]
-            try:
-                whole = PC.read_column_chunk(str(p), f.read_at, f.size(), chunk, t)
-            except PC.Unsupported:          # a PLAIN page in a column read as indices (dictionary fallback)
-                assert as_dict
-                continue
-            all_pages = len(pages)
-            for sel in selections:
-                del pages[:]
-                got = PC.read_column_chunk(str(p), f.read_at, f.size(), chunk, t, selection=sel.astype(np.int64))
-                got.validate(full=True)
-                assert got.equals(whole.take(pa.array(sel, pa.int64()))), (name, as_dict, sel[:5])
-                if len(sel) == 40 and all_pages > 4:   # rows 100..139 lie on a few pages of many
-                    assert len(pages) < all_pages / 2
-                    skipped.add(name)
+            got = PC.read_column_chunk(str(p), f.read_at, f.size(), chunk, t, selection=sel.astype(np.int64))
+            got.validate(full=True)
+            assert got.equals(whole.take(pa.array(sel, pa.int64()))), (name, as_dict, sel[:5])
+            if len(sel) == 40 and all_pages > 4:   # rows 100..139 lie on a few pages of many
+                assert len(pages) < all_pages / 2
+                skipped.add(name)
     assert "i64" in skipped
     assert any(gathered) != nulls     # a page with nulls is decoded whole
     with pytest.raises(ValueError):
@@ -770,34 +799,21 @@ def test_kept_rows(tmp_path, impl, version, dictionary, nulls, monkeypatch):
     p = tmp_path / "t.parquet"
     pq.write_table(_table(nulls=nulls), p, data_page_version=version, use_dictionary=dictionary,
                    data_page_size=1024, write_batch_size=128, compression="zstd", dictionary_pagesize_limit=4096)
-    pf = pq.ParquetFile(p)
-    md, sch, sa = pf.metadata, pf.schema, pf.schema_arrow
     f = pa.OSFile(str(p))
-    rows = md.num_rows
+    rows = pq.ParquetFile(p).metadata.num_rows
     pages = _count_decompressions(monkeypatch)
     fewer = set()
-    for j in range(md.num_columns):
-        name = md.schema.column(j).path
-        chunk = PC.chunk_of(md.row_group(0).column(j), sch.column(j), rows)
-        for as_dict in ((False, True) if sa.field(name).type == pa.string() and dictionary else (False,)):
-            t = pa.dictionary(pa.int32(), sa.field(name).type) if as_dict else sa.field(name).type
+    for name, chunk, t, as_dict, whole, all_pages in _whole_columns(p, f, dictionary, pages):
+        for keep in _keep_patterns(rows):
             del pages[:]
-            try:
-                whole = PC.read_column_chunk(str(p), f.read_at, f.size(), chunk, t)
-            except PC.Unsupported:          # a PLAIN page in a column read as indices (dictionary fallback)
-                assert as_dict
-                continue
-            all_pages = len(pages)
-            for keep in _keep_patterns(rows):
-                del pages[:]
-                for flags in (keep, keep.astype(np.uint8)):
-                    got = PC.read_column_chunk(str(p), f.read_at, f.size(), chunk, t, keep=flags)
-                    got.validate(full=True)
-                    assert got.equals(whole.filter(pa.array(keep))), (name, as_dict)
-                if not keep[rows // 3:2 * rows // 3].any() and len(pages) < 2 * all_pages:
-                    fewer.add(name)
-                if not keep.any():              # at most the dictionary page, once per read
-                    assert len(pages) <= 2
+            for flags in (keep, keep.astype(np.uint8)):
+                got = PC.read_column_chunk(str(p), f.read_at, f.size(), chunk, t, keep=flags)
+                got.validate(full=True)
+                assert got.equals(whole.filter(pa.array(keep))), (name, as_dict)
+            if not keep[rows // 3:2 * rows // 3].any() and len(pages) < 2 * all_pages:
+                fewer.add(name)
+            if not keep.any():              # at most the dictionary page, once per read
+                assert len(pages) <= 2
     assert "i64" in fewer
     with pytest.raises(ValueError):
         PC.read_column_chunk(str(p), f.read_at, f.size(), chunk, t, keep=np.ones(rows + 1, bool))
@@ -992,23 +1008,9 @@ def test_plain_pages_decompressed_into_the_output(tmp_path, impl, version, kind,
         assert len(into) > 40 and got["i64"].null_count == 0
     elif kind == "nulls":
         assert into == []
-    pf = pq.ParquetFile(p)
-    md, sch, sa = pf.metadata, pf.schema, pf.schema_arrow
-    f = pa.OSFile(str(p))
-    rows = md.row_group(0).num_rows
-    keep = np.random.default_rng(1).random(rows) < 0.9
+    keep = np.random.default_rng(1).random(pq.ParquetFile(p).metadata.row_group(0).num_rows) < 0.9
     keep[:400] = True                 # whole pages kept go through the direct path too
-    sel = np.flatnonzero(~keep)
-    for j in range(md.num_columns):
-        name = md.schema.column(j).path
-        chunk = PC.chunk_of(md.row_group(0).column(j), sch.column(j), rows)
-        want = pq.read_table(p).column(name).chunk(0)
-        assert PC.read_column_chunk(str(p), f.read_at, f.size(), chunk, sa.field(name).type,
-                                    keep=keep).equals(want.filter(pa.array(keep))), name
-        assert PC.read_column_chunk(str(p), f.read_at, f.size(), chunk, sa.field(name).type,
-                                    selection=sel).equals(want.take(pa.array(sel))), name
-        pages = PC.iter_column_chunk(str(p), f.read_at, f.size(), chunk, sa.field(name).type, 333)
-        assert pa.concat_arrays(list(pages)).equals(want), name
+    _read_modes_match_pyarrow(p, keep)
 
 
 def test_a_zstd_frame_that_does_not_fill_its_page(tmp_path):
@@ -1170,23 +1172,8 @@ def test_delta_encoded_files(tmp_path, impl, version, nulls, monkeypatch):
     assert "DELTA_BINARY_PACKED" in pq.ParquetFile(p).metadata.row_group(0).column(0).encodings
     _check(p)
     pf = pq.ParquetFile(p)
-    md, sch, sa = pf.metadata, pf.schema, pf.schema_arrow
-    f = pa.OSFile(str(p))
-    rows = md.row_group(0).num_rows
-    keep = np.random.default_rng(2).random(rows) < 0.7
-    sel = np.flatnonzero(~keep)
-    want_all = pq.read_table(p)
-    for j in range(md.num_columns):
-        name = md.schema.column(j).path
-        chunk = PC.chunk_of(md.row_group(0).column(j), sch.column(j), rows)
-        t = sa.field(name).type
-        want = want_all.column(name).chunk(0)
-        assert PC.read_column_chunk(str(p), f.read_at, f.size(), chunk, t, keep=keep).equals(
-            want.filter(pa.array(keep))), name
-        assert PC.read_column_chunk(str(p), f.read_at, f.size(), chunk, t, selection=sel).equals(
-            want.take(pa.array(sel))), name
-        assert pa.concat_arrays(list(PC.iter_column_chunk(str(p), f.read_at, f.size(), chunk, t, 333))).equals(
-            want), name
+    md = pf.metadata
+    _read_modes_match_pyarrow(p, np.random.default_rng(2).random(md.row_group(0).num_rows) < 0.7)
     raw = p.read_bytes()
     rg = md.row_group(0)
     lo = min(rg.column(j).data_page_offset for j in range(md.num_columns))
