@@ -1388,6 +1388,21 @@ cdef inline int _cmp_bytes(const uint8_t* a, Py_ssize_t na, const uint8_t* b, Py
     return (na > nb) - (na < nb)
 
 
+# masks that keep the first n (0 <= n <= 16) bytes of two little-endian words
+cdef uint64_t _BYTE_M0[17]
+cdef uint64_t _BYTE_M1[17]
+
+
+cdef void _init_byte_masks():
+    cdef int n
+    for n in range(17):
+        _BYTE_M0[n] = 0xFFFFFFFFFFFFFFFFULL if n >= 8 else (<uint64_t>1 << (8 * n)) - 1
+        _BYTE_M1[n] = 0 if n <= 8 else 0xFFFFFFFFFFFFFFFFULL if n == 16 else (<uint64_t>1 << (8 * (n - 8))) - 1
+
+
+_init_byte_masks()
+
+
 @cython.boundscheck(False)
 @cython.wraparound(False)
 def bytes_min_max(const int64_t[::1] offsets, const uint8_t[::1] data, nulls, Py_ssize_t n, int64_t[::1] out):
@@ -1400,7 +1415,9 @@ def bytes_min_max(const int64_t[::1] offsets, const uint8_t[::1] data, nulls, Py
     cdef const uint8_t[::1] nv
     cdef const uint8_t* np_ = NULL
     cdef const uint8_t* d = &data[0] if dlen else NULL
-    cdef uint64_t h, l, hmin = 0, lomin = 0, hmax = 0, lomax = 0
+    cdef uint64_t h, l
+    cdef u128 key, kmin = 0, kmax = 0
+    cdef Py_ssize_t m
     cdef uint8_t tmp[16]
     cdef bint less, more
     if n < 0 or offsets.shape[0] < n + 1 or out.shape[0] < 2:
@@ -1421,51 +1438,46 @@ def bytes_min_max(const int64_t[::1] offsets, const uint8_t[::1] data, nulls, Py
                 count = BAD_LENGTH
                 break
             ln = e - s
-            # the first 16 bytes as two big-endian words (zero-padded): they order values up to 16 bytes long
-            # together with the length; longer values with equal words are compared in full
+            # the first 16 bytes as one big-endian 128-bit key (zero-padded): keys order values up to 16 bytes
+            # long together with the length; values longer than 16 bytes with equal keys are compared on from
+            # their 17th byte
             if s + 16 <= dlen:
                 memcpy(&h, d + s, 8)
                 memcpy(&l, d + s + 8, 8)
-                if ln < 8:
-                    h &= (<uint64_t>1 << (8 * ln)) - 1
-                    l = 0
-                elif ln < 16:
-                    l &= (<uint64_t>1 << (8 * (ln - 8))) - 1
+                m = ln if ln < 16 else 16
+                h &= _BYTE_M0[m]
+                l &= _BYTE_M1[m]
             else:
                 memset(tmp, 0, 16)
                 if ln:
                     memcpy(tmp, d + s, ln if ln < 16 else 16)
                 memcpy(&h, tmp, 8)
                 memcpy(&l, tmp + 8, 8)
-            h = _bswap64(h)
-            l = _bswap64(l)
+            key = ((<u128>_bswap64(h)) << 64) | _bswap64(l)
             count += 1
             if imin < 0:
                 imin = imax = i
-                hmin = hmax = h
-                lomin = lomax = l
+                kmin = kmax = key
                 lmin = lmax = ln
                 continue
-            if h != hmin:
-                less = h < hmin
-            elif l != lomin:
-                less = l < lomin
-            elif ln <= 16 or lmin <= 16:
-                less = ln < lmin
-            else:
-                less = _cmp_bytes(d + s, ln, d + offsets[imin], lmin) < 0
-            if less:
-                imin, hmin, lomin, lmin = i, h, l, ln
-            if h != hmax:
-                more = h > hmax
-            elif l != lomax:
-                more = l > lomax
-            elif ln <= 16 or lmax <= 16:
-                more = ln > lmax
-            else:
-                more = _cmp_bytes(d + s, ln, d + offsets[imax], lmax) > 0
-            if more:
-                imax, hmax, lomax, lmax = i, h, l, ln
+            if key < kmin:
+                imin, kmin, lmin = i, key, ln
+            elif key == kmin:
+                if ln <= 16 or lmin <= 16:
+                    less = ln < lmin
+                else:
+                    less = _cmp_bytes(d + s + 16, ln - 16, d + offsets[imin] + 16, lmin - 16) < 0
+                if less:
+                    imin, lmin = i, ln
+            if key > kmax:
+                imax, kmax, lmax = i, key, ln
+            elif key == kmax:
+                if ln <= 16 or lmax <= 16:
+                    more = ln > lmax
+                else:
+                    more = _cmp_bytes(d + s + 16, ln - 16, d + offsets[imax] + 16, lmax - 16) > 0
+                if more:
+                    imax, lmax = i, ln
     if count < 0:
         return count
     out[0] = imin

@@ -306,6 +306,22 @@ def test_bytes_min_max_orders_bytes_and_prefixes(kernel):
 
 
 @pytest.mark.parametrize("kernel", IMPLS)
+def test_bytes_min_max_orders_long_values_past_their_first_16_bytes(kernel):
+    """Values longer than 16 bytes whose first 16 bytes are equal are ordered by the bytes after them: a
+    difference far past byte 16, a value that is a prefix of another, a zero byte after the shared part."""
+    stem = b"https://example.com/path/"
+    values = [stem + b"b", stem + b"a" * 30, stem + b"a" * 30 + b"\0", stem, stem + b"a" * 29 + b"\xff",
+              stem + b"a" * 30, stem[:16], stem[:16] + b"\0"]
+    rng = np.random.default_rng(23)
+    for trial in range(40):
+        order = values if trial == 0 else [values[i] for i in rng.permutation(len(values))]
+        offsets, data, nulls = _bytes_column(order)
+        out = np.full(2, -7, dtype=np.int64)
+        got = kernel.bytes_min_max(offsets, data, None, len(order), out)
+        assert (got, int(out[0]), int(out[1])) == _expected_min_max(order), order
+
+
+@pytest.mark.parametrize("kernel", IMPLS)
 def test_bytes_min_max_rejects_bad_offsets(kernel):
     offsets, data, nulls = _bytes_column([b"abc", b"de"])
     out = np.zeros(2, dtype=np.int64)
