@@ -1050,30 +1050,23 @@ class TaskReader:
         return frozenset(pf.dictionary_names(cands, row_groups)) if cands else frozenset()
 
     def _read_row_file(self, task, pf, names, file_cols, positions, eq_groups, batch_size):
-        """Position deletes and row selections become one selection: only blocks holding kept rows decode."""
-        import pyroaring
+        """Position deletes and row selections become one selection, flags of the rows read: only blocks holding
+        kept rows decode, blocks whose rows are all kept decode whole, and the others decode their kept rows."""
         # a split reads the blocks starting in its byte range: rows lo .. hi - 1 of the file
         blocks, lo, hi = pf.split_rows(task)
         n = hi - lo
         if n <= 0:
             return
-        selection = None
-        rows = None
+        keep = None
+        count = n
         if (positions is not None and positions.size) or task.selection is not None:
             keep = self._keep_flags(task, positions, lo, n)
-            rows = np.flatnonzero(keep).astype(np.int64) + lo
-            if rows.size <= n - rows.size:
-                # few rows kept (a point query's selection): the bitmap of the kept rows
-                selection = pyroaring.BitMap(rows.astype(np.uint32))
-            else:
-                # most rows kept (deletes): all rows minus the dropped ones, far cheaper than from every kept row
-                selection = pyroaring.BitMap(range(lo, hi)) - pyroaring.BitMap(
-                    (np.flatnonzero(~keep) + lo).astype(np.uint32))
-        if rows is not None and rows.size == 0:
-            return
+            count = int(np.count_nonzero(keep))
+            if count == 0:
+                return
+        selection = keep if count < n else None
         tbl = pf.read(names, selection=selection, blocks=blocks) if names else None
-        count = n if rows is None else int(rows.size)
-        out = self._finish(task, tbl, count, lo, file_cols, None, eq_groups, row_ids=rows)
+        out = self._finish(task, tbl, count, lo, file_cols, None, eq_groups, kept=keep)
         if batch_size and out is not None and not isinstance(out, pa.RecordBatch):
             out = out.combine_chunks()
             for off in range(0, out.num_rows, batch_size):

@@ -125,6 +125,46 @@ def test_roundtrip(kernel, data, block_size, data_st):
         assert r.read_all(columns=cols).to_pylist() == table.select(cols).to_pylist()
 
 
+def test_selection_by_flags_reads_the_flagged_rows():
+    """A selection given as one flag per row (bool or uint8): the same rows as the bitmap of those rows, for the
+    whole file and for a split of it (flags of the split's rows only); blocks with every row flagged are read
+    whole, blocks without a flagged row not at all; a flag array of the wrong length is refused."""
+    from pyroaring import BitMap
+
+    from paimon_engine.errors import InvalidArgumentError
+    rng = np.random.default_rng(31)
+    n = 3000
+    schema = T.RowType.of(("s", T.STRING()), ("i", T.IntType()), ("d", T.DoubleType()))
+    table = pa.table({"s": pa.array([None if i % 7 == 0 else "ü" * (i % 5) + str(i) for i in range(n)]),
+                      "i": pa.array([None if i % 11 == 0 else i for i in range(n)], pa.int32()),
+                      "d": rng.random(n)})
+    buf = io.BytesIO()
+    with RowFileWriter(buf, schema, block_size=900) as w:
+        w.write(table)
+    r = RowFileReader(io.BytesIO(buf.getvalue()), schema)
+    starts = [int(x) for x in r.index.row_starts] + [n]
+    assert r.num_blocks > 20
+    flags = rng.random(n) < 0.95
+    flags[starts[2]:starts[3]] = True       # a block of kept rows only
+    flags[starts[4]:starts[5]] = False      # a block without one
+    for f in (flags, flags.astype(np.uint8), np.ones(n, np.bool_), np.zeros(n, np.bool_)):
+        want = r.to_arrow(selection=BitMap(np.flatnonzero(f).tolist()))
+        assert r.to_arrow(selection=f).equals(want)
+        assert want.num_rows == int(np.count_nonzero(f))
+    plan = r._plan(flags)
+    assert (2, None) in plan and all(b != 4 for b, _ in plan)
+    assert sum(r._block_rows[b] if rows is None else len(rows) for b, rows in plan) == int(flags.sum())
+    first, end = 3, 9
+    lo, hi = starts[first], starts[end]
+    got = r.read_all(selection=flags[lo:hi], blocks=(first, end)).to_arrow_table()
+    assert got.equals(table.slice(lo, hi - lo).filter(pa.array(flags[lo:hi])))
+    for bad in (flags[:-1], np.ones(n + 1, np.bool_)):
+        with pytest.raises(InvalidArgumentError, match="flags"):
+            r.read_all(selection=bad)
+    with pytest.raises(InvalidArgumentError, match="flags"):
+        r.read_all(selection=flags, blocks=(first, end))
+
+
 @settings(max_examples=25, deadline=None)
 @given(data=tables(), block_size=st.sampled_from([1, 50, 65536]))
 def test_kernel_twin_writes_identical_bytes(data, block_size):

@@ -543,6 +543,8 @@ class RowFileReader:
         first, end = (0, ix.block_count) if blocks is None else self._block_range(blocks)
         if selection is None:
             return [(b, None) for b in range(first, end)]
+        if isinstance(selection, np.ndarray) and selection.dtype in (np.bool_, np.uint8):
+            return self._plan_flags(selection, first, end)
         sel = np.asarray(selection.to_array() if hasattr(selection, "to_array") else list(selection),
                          dtype=np.int64)
         if len(sel) > 1 and not (sel[1:] > sel[:-1]).all():   # a bitmap's rows are sorted and distinct already
@@ -557,6 +559,37 @@ class RowFileReader:
             lo, hi = cuts[b], cuts[b + 1]
             if hi > lo:
                 plan.append((b, (sel[lo:hi] - ix.row_starts[b]).astype(np.int32)))
+        return plan
+
+    def _plan_flags(self, flags, first, end):
+        """The plan of the rows flagged in ``flags`` (one per row of blocks ``first .. end``): a block whose
+        rows are all flagged is read whole."""
+        ix = self.index
+        lo = int(ix.row_starts[first]) if first < ix.block_count else self.num_rows
+        hi = int(ix.row_starts[end]) if end < ix.block_count else self.num_rows
+        if flags.ndim != 1 or len(flags) != hi - lo:
+            raise InvalidArgumentError(f"a selection of {len(flags)} flags for the {hi - lo} rows read")
+        kept = np.flatnonzero(flags)
+        if kept.size == 0:
+            return []
+        starts = ix.row_starts[first:end] - lo
+        cuts = np.searchsorted(kept, np.append(starts, hi - lo)).tolist()
+        # block-local row numbers: int32 views of one array, each block's part moved down by its first row
+        local = kept.astype(np.int32) if hi - lo <= 0x7FFFFFFF else None
+        block_rows = self._block_rows
+        plan = []
+        for i, b in enumerate(range(first, end)):
+            a, z = cuts[i], cuts[i + 1]
+            if z == a:
+                continue
+            if z - a == block_rows[b]:
+                plan.append((b, None))
+            elif local is not None:
+                rows = local[a:z]
+                rows -= int(starts[i])
+                plan.append((b, rows))
+            else:
+                plan.append((b, (kept[a:z] - int(starts[i])).astype(np.int32)))
         return plan
 
     def _block_range(self, blocks):
@@ -587,8 +620,9 @@ class RowFileReader:
     # -- public reads ----------------------------------------------------------
     def read(self, columns=None, selection=None, batch_rows=None):
         """Iterate ColumnBatches of the projected ``columns``; ``selection`` is a
-        ``pyroaring.BitMap`` of row numbers to return. Blocks that hold no
-        selected row are neither read nor decompressed. ``batch_rows`` groups
+        ``pyroaring.BitMap`` (or any iterable) of row numbers to return, or a
+        NumPy bool/uint8 array of one flag per row (non-zero: returned). Blocks
+        that hold no selected row are neither read nor decompressed. ``batch_rows`` groups
         whole blocks until a batch has at least that many rows (default: one
         batch per block)."""
         proj = self._projection(columns)
@@ -606,7 +640,8 @@ class RowFileReader:
 
     def read_all(self, columns=None, selection=None, blocks=None) -> ColumnBatch:
         """All (selected) rows of the projected columns as one batch; ``blocks``: (first, end) block numbers to
-        read only (a split of the file), else every block."""
+        read only (a split of the file), else every block. A ``selection`` of flags has one flag per row read
+        (of those blocks only, when given)."""
         return self._decode(self._plan(selection, blocks), self._projection(columns))
 
     def to_arrow(self, columns=None, selection=None):
