@@ -573,23 +573,20 @@ class RowFileReader:
         if kept.size == 0:
             return []
         starts = ix.row_starts[first:end] - lo
-        cuts = np.searchsorted(kept, np.append(starts, hi - lo)).tolist()
-        # block-local row numbers: int32 views of one array, each block's part moved down by its first row
-        local = kept.astype(np.int32) if hi - lo <= 0x7FFFFFFF else None
+        cuts = np.searchsorted(kept, np.append(starts, hi - lo))
+        counts = np.diff(cuts)
+        # block-local row numbers: int32 views of one array (each block's part moved down by its first row)
+        if hi - lo <= 0x7FFFFFFF:
+            local = kept.astype(np.int32)
+            local -= np.repeat(starts.astype(np.int32), counts)
+        else:
+            local = (kept - np.repeat(starts, counts)).astype(np.int32)
         block_rows = self._block_rows
         plan = []
-        for i, b in enumerate(range(first, end)):
-            a, z = cuts[i], cuts[i + 1]
+        for b, a, z in zip(range(first, end), cuts[:-1].tolist(), cuts[1:].tolist()):
             if z == a:
                 continue
-            if z - a == block_rows[b]:
-                plan.append((b, None))
-            elif local is not None:
-                rows = local[a:z]
-                rows -= int(starts[i])
-                plan.append((b, rows))
-            else:
-                plan.append((b, (kept[a:z] - int(starts[i])).astype(np.int32)))
+            plan.append((b, None) if z - a == block_rows[b] else (b, local[a:z]))
         return plan
 
     def _block_range(self, blocks):
