@@ -345,9 +345,12 @@ class AntiJoin:
 
 
 class ReadRowFiles:
-    """The same 2M-row read from Paimon ``.row`` data files (position deletes become row selections)."""
-    params = (["none", "positions_5pct", "equality_100k"],)
-    param_names = ["deletes"]
+    """The same 2M-row read from Paimon ``.row`` data files (position deletes become row selections), on one core
+    (:func:`one_core`). No peer reads ``.row`` tables; ``paimon_engine_no_deletes`` is the floor of the cases
+    with deletes: our read of the same table at the snapshot before the delete (the same data files, no delete
+    file)."""
+    params = (["paimon_engine", "paimon_engine_no_deletes"], ["none", "positions_5pct", "equality_100k"])
+    param_names = ["impl", "deletes"]
     timeout = 900
     number = 1
     repeat = (5, 10, 60.0)
@@ -358,14 +361,20 @@ class ReadRowFiles:
         _build_reads(root, "row")
         return root
 
-    def setup(self, root, deletes):
+    def setup(self, root, impl, deletes):
+        one_core()
         ours, _ = _catalogs(root)
         name = {"none": "plain", "positions_5pct": "posdel", "equality_100k": "eqdel"}[deletes]
-        t = ours.load_table(f"db.{name}")
-        self.run = lambda: t.scan().to_arrow()
+        if impl == "paimon_engine_no_deletes":
+            if deletes == "none":
+                raise NotImplementedError("the read without deletes is the paimon_engine case itself")
+            self.run = _before_delete_read(ours, f"db.{name}")
+        else:
+            t = ours.load_table(f"db.{name}")
+            self.run = lambda: t.scan().to_arrow()
         self.run()
 
-    def time_to_arrow(self, root, deletes):
+    def time_to_arrow(self, root, impl, deletes):
         self.run()
 
 
