@@ -158,7 +158,7 @@ def test_selection_by_flags_reads_the_flagged_rows():
     lo, hi = starts[first], starts[end]
     got = r.read_all(selection=flags[lo:hi], blocks=(first, end)).to_arrow_table()
     assert got.equals(table.slice(lo, hi - lo).filter(pa.array(flags[lo:hi])))
-    for bad in (flags[:-1], np.ones(n + 1, np.bool_)):
+    for bad in (flags[:-1], np.ones(n + 1, np.bool_), np.ones((n, 1), np.bool_), np.array(True)):
         with pytest.raises(InvalidArgumentError, match="flags"):
             r.read_all(selection=bad)
     with pytest.raises(InvalidArgumentError, match="flags"):

@@ -568,7 +568,8 @@ class RowFileReader:
         lo = int(ix.row_starts[first]) if first < ix.block_count else self.num_rows
         hi = int(ix.row_starts[end]) if end < ix.block_count else self.num_rows
         if flags.ndim != 1 or len(flags) != hi - lo:
-            raise InvalidArgumentError(f"a selection of {len(flags)} flags for the {hi - lo} rows read")
+            raise InvalidArgumentError(f"a selection of flags needs one flag per row read ({hi - lo}), not an "
+                                       f"array of shape {flags.shape}")
         kept = np.flatnonzero(flags)
         if kept.size == 0:
             return []
