@@ -539,44 +539,33 @@ class RowFileReader:
         return Column(at, total, validity=validity, values=values)
 
     def _plan(self, selection, blocks=None):
+        """[(block, its selected local rows as int32, or None for all of them)] of blocks ``first .. end``:
+        ``selection`` is None (every row), flags (one per row of those blocks) or row numbers of the file."""
         ix = self.index
         first, end = (0, ix.block_count) if blocks is None else self._block_range(blocks)
         if selection is None:
             return [(b, None) for b in range(first, end)]
-        if isinstance(selection, np.ndarray) and selection.dtype in (np.bool_, np.uint8):
-            return self._plan_flags(selection, first, end)
-        sel = np.asarray(selection.to_array() if hasattr(selection, "to_array") else list(selection),
-                         dtype=np.int64)
-        if len(sel) > 1 and not (sel[1:] > sel[:-1]).all():   # a bitmap's rows are sorted and distinct already
-            sel = np.sort(sel)
-            sel = sel[np.concatenate([[True], sel[1:] != sel[:-1]])]
-        sel = sel[(sel >= 0) & (sel < self.num_rows)]
-        if len(sel) == 0:
-            return []
-        cuts = np.searchsorted(sel, np.append(ix.row_starts, self.num_rows))
-        plan = []
-        for b in range(first, end):
-            lo, hi = cuts[b], cuts[b + 1]
-            if hi > lo:
-                plan.append((b, (sel[lo:hi] - ix.row_starts[b]).astype(np.int32)))
-        return plan
-
-    def _plan_flags(self, flags, first, end):
-        """The plan of the rows flagged in ``flags`` (one per row of blocks ``first .. end``): a block whose
-        rows are all flagged is read whole."""
-        ix = self.index
         lo = int(ix.row_starts[first]) if first < ix.block_count else self.num_rows
         hi = int(ix.row_starts[end]) if end < ix.block_count else self.num_rows
-        if flags.ndim != 1 or len(flags) != hi - lo:
-            raise InvalidArgumentError(f"a selection of flags needs one flag per row read ({hi - lo}), not an "
-                                       f"array of shape {flags.shape}")
-        kept = np.flatnonzero(flags)
+        if isinstance(selection, np.ndarray) and selection.dtype in (np.bool_, np.uint8):
+            if selection.ndim != 1 or len(selection) != hi - lo:
+                raise InvalidArgumentError(f"a selection of flags needs one flag per row read ({hi - lo}), not an "
+                                           f"array of shape {selection.shape}")
+            kept = np.flatnonzero(selection)
+        else:
+            sel = np.asarray(selection.to_array() if hasattr(selection, "to_array") else list(selection),
+                             dtype=np.int64)
+            if len(sel) > 1 and not (sel[1:] > sel[:-1]).all():   # a bitmap's rows are sorted and distinct already
+                sel = np.sort(sel)
+                sel = sel[np.concatenate([[True], sel[1:] != sel[:-1]])]
+            kept = sel[(sel >= lo) & (sel < hi)] - lo
         if kept.size == 0:
             return []
         starts = ix.row_starts[first:end] - lo
         cuts = np.searchsorted(kept, np.append(starts, hi - lo))
         counts = np.diff(cuts)
-        # block-local row numbers: int32 views of one array (each block's part moved down by its first row)
+        # block-local row numbers: int32 views of one array (each block's part moved down by its first row); a
+        # block whose rows are all selected is read whole
         if hi - lo <= 0x7FFFFFFF:
             local = kept.astype(np.int32)
             local -= np.repeat(starts.astype(np.int32), counts)
