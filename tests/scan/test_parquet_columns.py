@@ -559,18 +559,23 @@ def _count_decompressions(monkeypatch):
     return pages
 
 
+def _first_group_chunks(pf):
+    """(name, column chunk, Arrow type) of every column of the first row group of the ``pq.ParquetFile``."""
+    md, sch, sa = pf.metadata, pf.schema, pf.schema_arrow
+    for j in range(md.num_columns):
+        name = md.schema.column(j).path
+        yield name, PC.chunk_of(md.row_group(0).column(j), sch.column(j), md.row_group(0).num_rows), \
+            sa.field(name).type
+
+
 def _whole_columns(p, f, dictionary, pages):
     """(name, chunk, Arrow type, read as dictionary indices, the whole column, the pages its read decompressed)
     for every column of the first row group of the file at ``p`` (``f`` open on it); string columns of a
     dictionary-encoded file also as indices, except where the dictionary falls back to PLAIN pages (a column
     read as indices then raises Unsupported). ``pages``: the list ``_count_decompressions`` fills."""
-    pf = pq.ParquetFile(p)
-    md, sch, sa = pf.metadata, pf.schema, pf.schema_arrow
-    for j in range(md.num_columns):
-        name = md.schema.column(j).path
-        chunk = PC.chunk_of(md.row_group(0).column(j), sch.column(j), md.row_group(0).num_rows)
-        for as_dict in ((False, True) if sa.field(name).type == pa.string() and dictionary else (False,)):
-            t = pa.dictionary(pa.int32(), sa.field(name).type) if as_dict else sa.field(name).type
+    for name, chunk, plain in _first_group_chunks(pq.ParquetFile(p)):
+        for as_dict in ((False, True) if plain == pa.string() and dictionary else (False,)):
+            t = pa.dictionary(pa.int32(), plain) if as_dict else plain
             del pages[:]
             try:
                 whole = PC.read_column_chunk(str(p), f.read_at, f.size(), chunk, t)
@@ -583,15 +588,10 @@ def _whole_columns(p, f, dictionary, pages):
 def _read_modes_match_pyarrow(p, keep):
     """Every column of the first row group of the file at ``p``, read with ``keep`` flags, with the selection of
     the rows ``keep`` drops, and page by page (333 rows a batch), equals pyarrow's read of it."""
-    pf = pq.ParquetFile(p)
-    md, sch, sa = pf.metadata, pf.schema, pf.schema_arrow
     f = pa.OSFile(str(p))
     want_all = pq.read_table(p)
     sel = np.flatnonzero(~keep)
-    for j in range(md.num_columns):
-        name = md.schema.column(j).path
-        chunk = PC.chunk_of(md.row_group(0).column(j), sch.column(j), md.row_group(0).num_rows)
-        t = sa.field(name).type
+    for name, chunk, t in _first_group_chunks(pq.ParquetFile(p)):
         want = want_all.column(name).chunk(0)
         assert PC.read_column_chunk(str(p), f.read_at, f.size(), chunk, t, keep=keep).equals(
             want.filter(pa.array(keep))), name
@@ -827,26 +827,22 @@ def test_kept_rows_of_required_columns_and_damage(tmp_path, impl):
     pq.write_table(t.cast(pa.schema([fl.with_nullable(False) for fl in t.schema])), req, data_page_size=2048)
     pf = pq.ParquetFile(req)
     f = pa.OSFile(str(req))
-    md, sch, sa = pf.metadata, pf.schema, pf.schema_arrow
-    keep = np.random.default_rng(2).random(md.num_rows) > 0.1
-    for j in range(md.num_columns):
-        chunk = PC.chunk_of(md.row_group(0).column(j), sch.column(j), md.num_rows)
-        name = md.schema.column(j).path
-        got = PC.read_column_chunk(str(req), f.read_at, f.size(), chunk, sa.field(name).type, keep=keep)
+    keep = np.random.default_rng(2).random(pf.metadata.num_rows) > 0.1
+    for name, chunk, typ in _first_group_chunks(pf):
+        got = PC.read_column_chunk(str(req), f.read_at, f.size(), chunk, typ, keep=keep)
         assert got.equals(t.column(name).combine_chunks().filter(pa.array(keep))), name
     raw, pf = _chunk_bytes(tmp_path, nulls=True)
-    md, sch, sa = pf.metadata, pf.schema, pf.schema_arrow
+    md = pf.metadata
+    chunks = list(_first_group_chunks(pf))
     rng = np.random.default_rng(4)
     for trial in range(60):
         bad = bytearray(raw)
         for _ in range(3):
             bad[int(rng.integers(4, len(bad) - 8))] ^= 1 << int(rng.integers(0, 8))
         src = pa.BufferReader(bytes(bad))
-        for j in range(md.num_columns):
-            chunk = PC.chunk_of(md.row_group(0).column(j), sch.column(j), md.num_rows)
-            name = md.schema.column(j).path
+        for _, chunk, typ in chunks:
             try:
-                got = PC.read_column_chunk("bad.parquet", src.read_at, len(bad), chunk, sa.field(name).type,
+                got = PC.read_column_chunk("bad.parquet", src.read_at, len(bad), chunk, typ,
                                            keep=keep[:md.num_rows] if len(keep) >= md.num_rows else
                                            np.ones(md.num_rows, bool))
                 got.validate()
@@ -1220,15 +1216,11 @@ def test_page_mode_reads_moving_between_threads(tmp_path):
     t = _table(n=20000, nulls=False)
     p = tmp_path / "t.parquet"
     pq.write_table(t, p, use_dictionary=False, compression="zstd", data_page_size=2000)
-    pf = pq.ParquetFile(p)
-    md, sch, sa = pf.metadata, pf.schema, pf.schema_arrow
     f = pa.OSFile(str(p))
     iters = {}
-    for j in range(md.num_columns):
-        name = md.schema.column(j).path
+    for name, chunk, typ in _first_group_chunks(pq.ParquetFile(p)):
         if name in ("i32", "i64", "f32", "f64", "d", "ts"):
-            chunk = PC.chunk_of(md.row_group(0).column(j), sch.column(j), md.num_rows)
-            iters[name] = iter(PC.iter_column_chunk(str(p), f.read_at, f.size(), chunk, sa.field(name).type, 700))
+            iters[name] = iter(PC.iter_column_chunk(str(p), f.read_at, f.size(), chunk, typ, 700))
     got = {name: [] for name in iters}
     with ThreadPoolExecutor(4) as pool:
         live = dict(iters)
