@@ -28,6 +28,37 @@ def test_roundtrip_and_ranges(tmp_path):
     assert io.list(str(tmp_path / "nope")) == []
 
 
+def test_local_reads_at_any_offset(tmp_path):
+    """A local input file reads by position: past the end gives the bytes there are, threads share it, a second
+    close is harmless; a directory or a path under a file is not a readable file."""
+    io = FileIO()
+    payload = bytes(range(256)) * 4096
+    (tmp_path / "f.bin").write_bytes(payload)
+    f = io.open_input(str(tmp_path / "f.bin"))
+    assert f.size == len(payload)
+    assert f.read_at(len(payload) - 3, 10) == payload[-3:]
+    assert f.read_at(len(payload), 5) == b""
+    assert f.read_at(0, 0) == b""
+    results = {}
+
+    def read(i):
+        results[i] = [f.read_at(off, 1000) for off in range(i, len(payload), 7919)]
+
+    threads = [threading.Thread(target=read, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for i, parts in results.items():
+        assert parts == [payload[off:off + 1000] for off in range(i, len(payload), 7919)]
+    f.close()
+    f.close()
+    with pytest.raises(IsADirectoryError, match="directory"):
+        io.open_input(str(tmp_path))
+    with pytest.raises(NotFoundError):
+        io.open_input(str(tmp_path / "f.bin" / "inner"))
+
+
 def test_create_exclusive_is_atomic_and_exclusive(tmp_path):
     io = FileIO()
     target = str(tmp_path / "meta" / "v2.metadata.json")

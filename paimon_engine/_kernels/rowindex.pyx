@@ -82,9 +82,17 @@ cdef int _check(const uint8_t* p, Py_ssize_t end, int64_t n, int64_t row_count, 
         r = pos2
         acc = 0
         for b in range(n):
-            r = _read_u64(p, r, stop, &v)
-            if r < 0:
-                return _fail(st, C_VALUES, a, b, pos2, r, <int>r)
+            # one- and two-byte values (most index deltas) without the general loop
+            if r + 1 < stop and p[r] < 0x80:
+                v = p[r]
+                r += 1
+            elif r + 1 < stop and p[r + 1] < 0x80:
+                v = (p[r] & 0x7F) | (<uint64_t>p[r + 1] << 7)
+                r += 2
+            else:
+                r = _read_u64(p, r, stop, &v)
+                if r < 0:
+                    return _fail(st, C_VALUES, a, b, pos2, r, <int>r)
             acc = acc + <uint64_t>zigzag_decode(v)
             o[a * n + b] = <int64_t>acc
         if r != stop:

@@ -3,13 +3,15 @@
 
 ``FileIO`` resolves a location to a filesystem and a path once per filesystem and offers the operations the
 formats and the table layer need: ranged reads, whole-file reads, writes, atomic create-if-absent (local
-filesystems), listing and deletes. Errors become :class:`~paimon_engine.errors.NotFoundError` or pass through
-as ``OSError``.
+filesystems), listing and deletes. A local file opened for reading is read with positional system calls
+(``os.pread``), without pyarrow in between. Errors become :class:`~paimon_engine.errors.NotFoundError` or pass
+through as ``OSError``.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 import threading
 import uuid
 from urllib.parse import urlparse
@@ -17,6 +19,9 @@ from urllib.parse import urlparse
 from ..errors import AlreadyExistsError, NotFoundError
 
 __all__ = ["FileIO", "normalize_location", "InputFile"]
+
+#: local files are read with positional system calls where the platform has them
+_PREAD = hasattr(os, "pread")
 
 
 def normalize_location(location: str) -> str:
@@ -58,6 +63,52 @@ class InputFile:
         self.close()
 
 
+class _LocalFile:
+    """A local file read with positional reads (``os.pread``): no seek and no shared position, so the reader's
+    threads read it at once; opening it is two system calls."""
+
+    __slots__ = ("_fd",)
+
+    def __init__(self, fd):
+        self._fd = fd
+
+    def read_at(self, length: int, offset: int) -> bytes:
+        data = os.pread(self._fd, length, offset)
+        if len(data) < length and data:
+            # a short read before the end of the file: read on until the length or the end
+            parts = [data]
+            got = len(data)
+            while got < length:
+                more = os.pread(self._fd, length - got, offset + got)
+                if not more:
+                    break
+                parts.append(more)
+                got += len(more)
+            data = b"".join(parts)
+        return data
+
+    def close(self):
+        fd, self._fd = self._fd, -1
+        if fd >= 0:
+            os.close(fd)
+
+
+def _open_local(path: str, location: str):
+    """(``_LocalFile``, size) of a local regular file; NotFoundError when there is none."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    except (FileNotFoundError, NotADirectoryError):
+        raise NotFoundError(f"file not found: {location}") from None
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise IsADirectoryError(f"cannot open {location} for reading: it is a directory")
+    except BaseException:
+        os.close(fd)
+        raise
+    return _LocalFile(fd), st.st_size
+
+
 class FileIO:
     """Operations on files addressed by location strings, with pyarrow filesystems underneath.
 
@@ -85,9 +136,9 @@ class FileIO:
         if self._fixed is not None:
             path = location.split("://", 1)[1] if "://" in location else location
             return self._fixed, path
-        import pyarrow.fs as pafs
         if "://" not in location:
             return self._local(), os.path.abspath(location)
+        import pyarrow.fs as pafs
         scheme = location.split("://", 1)[0]
         if scheme == "s3" and any(k.startswith("s3.") for k in self.properties):
             fs = self._cached(("s3",), self._make_s3)
@@ -106,8 +157,11 @@ class FileIO:
         return fs
 
     def _local(self):
-        import pyarrow.fs as pafs
-        return self._cached(("local",), pafs.LocalFileSystem)
+        fs = self._cache.get(("local",))
+        if fs is None:
+            import pyarrow.fs as pafs
+            fs = self._cached(("local",), pafs.LocalFileSystem)
+        return fs
 
     def _make_s3(self):
         import pyarrow.fs as pafs
@@ -141,6 +195,9 @@ class FileIO:
     # -- reads ---------------------------------------------------------------
     def open_input(self, location: str) -> InputFile:
         fs, path = self.resolve(location)
+        if _PREAD and fs is self._cache.get(("local",)):
+            f, size = _open_local(path, location)
+            return InputFile(location, f, size)
         try:
             f = fs.open_input_file(path)
         except FileNotFoundError:

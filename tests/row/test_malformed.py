@@ -203,6 +203,27 @@ def test_absurd_string_length_and_invalid_utf8():
         RowFileReader(io.BytesIO(bad_utf8), schema).read_all()
 
 
+def test_get_row_names_the_bad_field():
+    """get_row reads one row field by field: a bad value raises CorruptFileError naming the field, the row and
+    the byte offset in the block, as read_all does."""
+    schema = schema_of([("i", "INT"), ("s", "STRING"), ("b", "BYTES")])
+    good = b"\x00" + struct.pack("<i", 7) + b"\x02hi\x01\xff"
+    r = RowFileReader(io.BytesIO(build([raw_block([good])])), schema)
+    assert r.get_row(0) == {"i": 7, "s": "hi", "b": b"\xff"}
+    for row, words, field, offset in [
+            (b"\x00\x07\x00", "truncated", "i", 1),                                  # 2 of the int's 4 bytes
+            (b"\x00" + struct.pack("<i", 7) + b"\x02\xc3\x28\x00", "UTF-8", "s", 6),  # not UTF-8
+            (b"\x00" + struct.pack("<i", 7) + b"\xff\xff\xff\xff\x07", "exceeds", "s", 10),
+            (b"\x00" + struct.pack("<i", 7) + b"\x00\x05ab", "exceeds", "b", 7)]:   # 5 bytes, 2 left
+        r = RowFileReader(io.BytesIO(build([raw_block([good, row])])), schema)
+        assert r.get_row(0)["s"] == "hi"
+        with pytest.raises(CorruptFileError, match=words) as ei:
+            r.get_row(1)
+        e = ei.value
+        assert (e.field, e.row, e.block) == (field, 1, 0)
+        assert e.offset == len(good) + offset
+
+
 def test_nested_counts_bounded():
     schema = schema_of([("a", "ARRAY<INT>")])
     data = build([raw_block([b"\x00\xff\xff\xff\xff\x07"])])   # 2**31-1 elements in 0 bytes

@@ -482,3 +482,25 @@ def test_a_block_whose_last_row_ends_at_the_buffer_end_gets_room_for_its_offsets
         assert w.metadata.block_count == 2
         buf.seek(0)
         assert RowFileReader(buf, schema).to_arrow().column("s").to_pylist() == values
+
+
+def test_schema_checked_on_every_open(tmp_path):
+    """A reader checks its schema once per schema object and remembers it: a schema with a type a .row file
+    cannot hold is refused on every open, readers of equal schemas read alike, and what is remembered stays
+    bounded however many schemas come by."""
+    from paimon_engine.errors import UnsupportedTypeError
+    from paimon_engine.formats.row import reader as R
+    loc = str(tmp_path / "t.row")
+    schema = T.RowType.of(("a", T.IntType()), ("s", T.STRING()))
+    with RowFileWriter(loc, schema) as w:
+        w.write(pa.table({"a": pa.array([1, None, 3], pa.int32()), "s": ["x", "y", None]}))
+    bad = T.RowType.of(("a", T.IntType()), ("u", T.UuidType()))
+    for _ in range(2):
+        with pytest.raises(UnsupportedTypeError, match="cannot be stored"):
+            RowFileReader(loc, bad)
+    for i in range(3 * R._FACTS_MAX):
+        s = T.RowType.of(("a", T.IntType()), ("s", T.STRING()), start_id=i)
+        with RowFileReader(loc, s) as r:
+            assert r.get_row(2) == {"a": 3, "s": None}
+            assert r.read_all().to_pylist() == [{"a": 1, "s": "x"}, {"a": None, "s": "y"}, {"a": 3, "s": None}]
+        assert len(R._FACTS) <= R._FACTS_MAX

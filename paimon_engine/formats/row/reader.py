@@ -27,6 +27,68 @@ _I32 = struct.Struct("<i")
 _FIXED = {T.SmallIntType: struct.Struct("<h"), T.IntType: struct.Struct("<i"), T.BigIntType: struct.Struct("<q"),
           T.FloatType: struct.Struct("<f"), T.DoubleType: struct.Struct("<d")}
 
+# how get_row reads a field: a precompiled struct, UTF-8 text, bytes, or the general decoder
+_GET_FIXED, _GET_TEXT, _GET_BYTES, _GET_VALUE = 0, 1, 2, 3
+# the types whose decoded Python value is already what Arrow's to_pylist gives
+_PLAIN = (T.BooleanType, T.TinyIntType, T.SmallIntType, T.IntType, T.BigIntType, T.FloatType, T.DoubleType,
+          T.CharType, T.VarCharType, T.BinaryType, T.VarBinaryType, T.DecimalType)
+
+
+class _SchemaFacts:
+    """What readers work out once per schema object: each field's kernel kind (which checks that the schema
+    can be stored), the decoding program, and how ``get_row`` reads each field (both built on first use)."""
+
+    __slots__ = ("schema", "_program", "_getters")
+
+    def __init__(self, schema):
+        for f in schema.fields:
+            V.kind_of(f.type)
+        self.schema = schema
+        self._program = None
+        self._getters = None
+
+    @property
+    def program(self):
+        if self._program is None:
+            self._program = V.program(self.schema)
+        return self._program
+
+    @property
+    def getters(self):
+        """(name, how, struct or type, Arrow type or None) per field."""
+        if self._getters is None:
+            getters = []
+            for f in self.schema.fields:
+                t = f.type
+                st = _FIXED.get(type(t))
+                if st is not None:
+                    getters.append((f.name, _GET_FIXED, st, None))
+                elif isinstance(t, (T.CharType, T.VarCharType)):
+                    getters.append((f.name, _GET_TEXT, t, None))
+                elif isinstance(t, (T.BinaryType, T.VarBinaryType)):
+                    getters.append((f.name, _GET_BYTES, t, None))
+                else:
+                    getters.append((f.name, _GET_VALUE, t, None if isinstance(t, _PLAIN) else t.to_arrow()))
+            self._getters = getters
+        return self._getters
+
+
+#: facts by ``id`` of the schema object they were made for (each entry holds its schema, so an id is not reused
+#: while it is in here); cleared when it grows past _FACTS_MAX schemas
+_FACTS = {}
+_FACTS_MAX = 64
+
+
+def _facts(schema) -> _SchemaFacts:
+    f = _FACTS.get(id(schema))
+    if f is None or f.schema is not schema:
+        f = _SchemaFacts(schema)
+        if len(_FACTS) >= _FACTS_MAX:
+            _FACTS.clear()
+        _FACTS[id(schema)] = f
+    return f
+
+
 DEFAULT_MAX_BLOCK_SIZE = 256 << 20
 #: the first read of a file takes this many bytes from its end: the footer and, for files of up to ~3000 blocks,
 #: the whole block index (a larger index takes a second read)
@@ -105,16 +167,13 @@ class RowFileReader:
                  cache_blocks: int = 8, threads: int | None = None):
         if not isinstance(schema, T.RowType):
             raise InvalidArgumentError("schema must be a RowType")
-        for f in schema.fields:
-            V.kind_of(f.type)
+        self._facts = _facts(schema)
         self.schema = schema
         self.max_block_size = int(max_block_size)
         self._src = _Source(source, file_io)
         self.path = self._src.name
         self._kernel = _speedups.kernel("rowcodec")
-        self._prog = None
         self._lists = None
-        self._arrow_types = None
         self._cache = OrderedDict()
         self._cache_blocks = cache_blocks
         self._threads_arg = threads
@@ -171,9 +230,7 @@ class RowFileReader:
 
     @property
     def _program(self):
-        if self._prog is None:
-            self._prog = V.program(self.schema)
-        return self._prog
+        return self._facts.program
 
     # -- basic facts ---------------------------------------------------------
     @property
@@ -669,23 +726,16 @@ class RowFileReader:
         The block comes from the LRU cache or is read and decompressed once; the
         row is then located through the block's offset array and decoded alone.
         """
-        import pyarrow as pa
         n = int(n)
         if not 0 <= n < self.num_rows:
             raise InvalidArgumentError(f"row {n} is out of range for a file of {self.num_rows} rows")
-        if self._arrow_types is None:
-            # None where the decoded Python value is already what Arrow's to_pylist gives
-            plain = (T.BooleanType, T.TinyIntType, T.SmallIntType, T.IntType, T.BigIntType, T.FloatType,
-                     T.DoubleType, T.CharType, T.VarCharType, T.BinaryType, T.VarBinaryType, T.DecimalType)
-            self._arrow_types = [None if isinstance(f.type, plain) else f.type.to_arrow()
-                                 for f in self.schema.fields]
-            # fixed-width numbers are read in place with a precompiled struct (decode_value does the rest)
-            self._fixed = [_FIXED.get(type(f.type)) for f in self.schema.fields]
-        ix = self.index
-        b = int(ix.row_starts.searchsorted(n, side="right")) - 1
+        getters = self._facts.getters
+        starts = self.index.row_starts
+        b = int(starts.searchsorted(n, side="right")) - 1
         data = self._block(b, cached=True)
-        nrows = ix.block_rows(b)
-        local = n - int(ix.row_starts[b])
+        first = int(starts[b])
+        nrows = (int(starts[b + 1]) if b + 1 < len(starts) else self.num_rows) - first
+        local = n - first
         data_end = len(data) - 4 - 4 * nrows
         at = data_end + 4 * local
         pos = _I32.unpack_from(data, at)[0]
@@ -693,44 +743,52 @@ class RowFileReader:
         if not 0 <= pos <= end <= data_end:
             raise CorruptFileError(f"row offset {pos} outside the block's rows", path=self.path, block=b, row=n,
                                    offset=at)
-        fields = self.schema.fields
-        nb = (len(fields) + 7) // 8
+        nb = (len(getters) + 7) // 8
         if nb > end - pos:
             raise CorruptFileError("row shorter than its null bitmap", path=self.path, block=b, row=n, offset=pos)
         bits = data[pos:pos + nb]
         pos += nb
         out = {}
-        fixed = self._fixed
-        for i, f in enumerate(fields):
+        for i, (name, how, arg, arrow_type) in enumerate(getters):
             if bits[i >> 3] & (1 << (i & 7)):
-                out[f.name] = None
-                continue
-            st = fixed[i]
-            if st is not None:
-                if st.size > end - pos:
-                    raise CorruptFileError("truncated value", path=self.path, block=b, row=n, field=f.name,
-                                           offset=pos)
-                out[f.name] = st.unpack_from(data, pos)[0]
-                pos += st.size
+                out[name] = None
                 continue
             start = pos
             try:
-                v, pos = V.decode_value(f.type, data, pos, end)
-                at_i = self._arrow_types[i]
-                scalar = None if at_i is None else pa.scalar(v, type=at_i)
+                if how == _GET_FIXED:
+                    if arg.size > end - pos:
+                        raise V._Bad("truncated value", pos)
+                    out[name] = arg.unpack_from(data, pos)[0]
+                    pos += arg.size
+                    continue
+                if how != _GET_VALUE:
+                    size, pos = V._rlen(data, pos, end)
+                    raw = data[pos:pos + size]
+                    pos += size
+                    if how == _GET_TEXT:
+                        try:
+                            raw = raw.decode("utf-8")
+                        except UnicodeDecodeError:
+                            raise V._Bad("invalid UTF-8", pos - size) from None
+                    out[name] = raw
+                    continue
+                v, pos = V.decode_value(arg, data, pos, end)
+                if arrow_type is None:
+                    out[name] = v
+                    continue
+                import pyarrow as pa
+                try:
+                    scalar = pa.scalar(v, type=arrow_type)
+                except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError) as e:
+                    raise CorruptFileError(f"value outside its type: {e}", path=self.path, block=b, row=n,
+                                           field=name, offset=start) from None
             except V._Bad as e:
-                raise CorruptFileError(str(e.args[0]), path=self.path, block=b, row=n, field=f.name,
+                raise CorruptFileError(str(e.args[0]), path=self.path, block=b, row=n, field=name,
                                        offset=e.args[1]) from None
-            except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError) as e:
-                raise CorruptFileError(f"value outside its type: {e}", path=self.path, block=b, row=n,
-                                       field=f.name, offset=start) from None
-            if scalar is None:
-                out[f.name] = v
-                continue
             try:
-                out[f.name] = scalar.as_py()
+                out[name] = scalar.as_py()
             except (OverflowError, ValueError):
                 # a valid date or timestamp beyond datetime's years 1..9999 (read_all returns it as stored)
-                raise ValueOutOfRangeError("value outside the range of Python's datetime", field=f.name,
+                raise ValueOutOfRangeError("value outside the range of Python's datetime", field=name,
                                            value=v, path=self.path) from None
         return out
