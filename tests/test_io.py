@@ -79,3 +79,15 @@ def test_create_exclusive_is_atomic_and_exclusive(tmp_path):
     assert len(wins) == 1 and len(losses) == 7
     assert io.read_bytes(target) == b"writer %d" % wins[0]
     assert sorted(p.name for p in (tmp_path / "meta").iterdir()) == ["v2.metadata.json"]
+
+
+def test_local_paths_are_normalized_like_abspath():
+    """A local location resolves to the path os.path.abspath gives, whether or not it is already normal."""
+    import os
+    from paimon_engine.io import _local_path
+    io = FileIO()
+    for p in ["/a/b.row", "/a//b", "/a/./b", "/a/../b", "/a/b/", "/.hidden/x", "/a/b/.", "/a/b/..", "/", "//a",
+              "rel/x", "./x", "../x", "x", "/a/b..c/d", "/a/.b/c", "/a.b/c"]:
+        assert _local_path(p) == os.path.abspath(p), p
+        assert io.resolve(p)[1] == os.path.abspath(p), p
+        assert io.resolve("file://" + p if p.startswith("/") else p)[1] == os.path.abspath(p), p

@@ -13,8 +13,12 @@
 #   The checks run in a fixed order, so the first broken invariant is the one
 #   reported. Nothing here raises for bad input or reads past ``data``.
 cimport cython
+cimport numpy as cnp
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_GET_SIZE
 from libc.stdint cimport uint8_t, uint32_t, int32_t, int64_t, uint64_t
 from .leb128 cimport read_u32 as _read_u32, read_u64 as _read_u64, zigzag_decode
+
+cnp.import_array()
 
 cdef enum:
     TRUNCATED = -1
@@ -163,15 +167,36 @@ cdef int _check(const uint8_t* p, Py_ssize_t end, int64_t n, int64_t row_count, 
     return 0
 
 
-def check_block_index(const uint8_t[::1] data, int64_t nblocks, int64_t row_count, int64_t index_offset,
-                      int64_t max_block_size, int64_t[::1] out, int64_t[::1] state):
-    cdef Py_ssize_t end = data.shape[0]
+def check_block_index(data, int64_t nblocks, int64_t row_count, int64_t index_offset, int64_t max_block_size,
+                      out, state):
+    # bytes and exact int64 NumPy arrays (what the reader passes when it opens a file) are used through their
+    # data pointers; anything else goes through typed memoryviews
+    if PyBytes_CheckExact(data) and _int64_array(out) and _int64_array(state):
+        return _run(<const uint8_t*>PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data), nblocks, row_count,
+                    index_offset, max_block_size, <int64_t*>cnp.PyArray_DATA(<cnp.ndarray>out),
+                    cnp.PyArray_DIM(<cnp.ndarray>out, 0), <int64_t*>cnp.PyArray_DATA(<cnp.ndarray>state),
+                    cnp.PyArray_DIM(<cnp.ndarray>state, 0))
+    cdef const uint8_t[::1] d = data
+    cdef int64_t[::1] o = out
+    cdef int64_t[::1] st = state
+    return _run(&d[0] if d.shape[0] else NULL, d.shape[0], nblocks, row_count, index_offset, max_block_size,
+                &o[0] if o.shape[0] else NULL, o.shape[0], &st[0] if st.shape[0] else NULL, st.shape[0])
+
+
+cdef inline bint _int64_array(object a):
+    return (cnp.PyArray_CheckExact(a) and cnp.PyArray_NDIM(<cnp.ndarray>a) == 1
+            and cnp.PyArray_TYPE(<cnp.ndarray>a) == cnp.NPY_INT64 and cnp.PyArray_IS_C_CONTIGUOUS(<cnp.ndarray>a)
+            and cnp.PyArray_ISWRITEABLE(<cnp.ndarray>a))
+
+
+cdef int _run(const uint8_t* p, Py_ssize_t end, int64_t nblocks, int64_t row_count, int64_t index_offset,
+              int64_t max_block_size, int64_t* out, Py_ssize_t out_len, int64_t* state, Py_ssize_t state_len):
     cdef int r
-    if state.shape[0] < 5:
+    if state_len < 5:
         return BAD_LENGTH
     if nblocks < 0 or row_count < 0 or index_offset < 0:
-        return _fail(&state[0], C_ARGS, 0, 0, 0, 0, BAD_LENGTH)
+        return _fail(state, C_ARGS, 0, 0, 0, 0, BAD_LENGTH)
     with nogil:
-        r = _check(&data[0] if end else NULL, end, nblocks, row_count, index_offset, max_block_size,
-                   &out[0] if out.shape[0] else NULL, out.shape[0], &state[0])
+        r = _check(p if end else NULL, end, nblocks, row_count, index_offset, max_block_size,
+                   out if out_len else NULL, out_len, state)
     return r

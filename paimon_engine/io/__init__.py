@@ -37,6 +37,14 @@ def _truthy(v) -> bool:
     return str(v).strip().lower() in ("1", "true", "yes", "on") if v is not None else False
 
 
+def _local_path(location: str) -> str:
+    """``location`` as an absolute normalized local path (an absolute path without ``//``, ``/.`` or a trailing
+    ``/`` already is one)."""
+    if location.startswith("/") and not location.endswith("/") and "//" not in location and "/." not in location:
+        return location
+    return os.path.abspath(location)
+
+
 class InputFile:
     """A readable file: ``size``, ``read_at(offset, length)``, ``read_all()``, ``close()``."""
 
@@ -137,7 +145,7 @@ class FileIO:
             path = location.split("://", 1)[1] if "://" in location else location
             return self._fixed, path
         if "://" not in location:
-            return self._local(), os.path.abspath(location)
+            return self._local(), _local_path(location)
         import pyarrow.fs as pafs
         scheme = location.split("://", 1)[0]
         if scheme == "s3" and any(k.startswith("s3.") for k in self.properties):

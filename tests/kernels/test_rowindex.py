@@ -122,3 +122,38 @@ def test_compiled_and_twin_agree_next_to_every_boundary():
                         got = run(impl.values[0], data, 3, 13, ioff, mb)
                         assert got[0] == expect[0] and got[1] == expect[1], (a, b, new, ioff, mb)
     assert run(twin, index_bytes(*base), 3, 13, 72)[0] == 0
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@settings(max_examples=200, deadline=None)
+@given(values=st.lists(st.tuples(st.integers(-2, 1 << 40), st.integers(-2, 1 << 40), st.integers(-2, 1 << 40)),
+                       max_size=8),
+       cut=st.integers(0, 3), flip=st.integers(0, 400))
+def test_wide_values_any_input_form(impl, values, cut, flip):
+    """Varints of one to six bytes, the index cut short or with one byte changed: each implementation agrees
+    with the twin, and gives the same answer for bytes and exact NumPy arrays as for other buffers (a bytearray
+    or a memoryview of the index; the compiled kernel also takes the arrays behind memoryviews)."""
+    n = len(values)
+    csz, usz, starts = ([v[i] for v in values] for i in range(3))
+    data = bytearray(index_bytes(csz, usz, starts))
+    if cut:
+        del data[len(data) - cut:]
+    if data and flip < 4 * len(data):
+        data[flip % len(data)] ^= 1 << (flip % 8)
+    data = bytes(data)
+    ioff = sum(max(c, 0) for c in csz)
+    rows = (max(starts) + 5) if starts else 0
+    want = run(_speedups.twin("rowindex"), data, n, rows, ioff)
+    got = run(impl, data, n, rows, ioff)
+    assert got[0] == want[0] and got[1] == want[1]
+    if want[0] == 0:
+        assert got[2].tolist() == want[2].tolist()
+    views = impl is not _speedups.twin("rowindex")
+    for form in (bytearray(data), memoryview(data)):
+        out = np.full(len(got[2]), -7, dtype=np.int64)
+        state = np.zeros(5, dtype=np.int64)
+        st_ = impl.check_block_index(form, n, rows, ioff, -1, memoryview(out) if views else out,
+                                     memoryview(state) if views else state)
+        assert (st_, state.tolist()) == got[:2]
+        if st_ == 0:
+            assert out.tolist() == got[2].tolist()

@@ -113,7 +113,7 @@ class BlockIndex:
         n = footer.block_count
         # every value takes at least one byte: the output is bounded by the bytes actually read
         decoded = np.empty(4 * n if 0 <= n <= len(data) else 0, dtype=np.int64)
-        state = np.zeros(5, dtype=np.int64)
+        state = np.empty(5, dtype=np.int64)  # written in full when a check fails
         st = _rowindex().check_block_index(data, n, footer.row_count, footer.index_offset,
                                            -1 if max_block_size is None else int(max_block_size), decoded, state)
         if st < 0:
