@@ -39,6 +39,10 @@ def test_local_reads_at_any_offset(tmp_path):
     assert f.read_at(len(payload) - 3, 10) == payload[-3:]
     assert f.read_at(len(payload), 5) == b""
     assert f.read_at(0, 0) == b""
+    assert f.read_at(5, 1 << 62) == payload[5:]   # an absurd length reads what is there, allocating no more
+    for off, n in ((-1, 4), (0, -1)):
+        with pytest.raises(ValueError):
+            f.read_at(off, n)
     results = {}
 
     def read(i):

@@ -73,14 +73,21 @@ class InputFile:
 
 class _LocalFile:
     """A local file read with positional reads (``os.pread``): no seek and no shared position, so the reader's
-    threads read it at once; opening it is two system calls."""
+    threads read it at once; opening it is two system calls. A read is bounded by the size the file had when
+    it was opened (a length taken from a damaged file never allocates more than the file holds)."""
 
-    __slots__ = ("_fd",)
+    __slots__ = ("_fd", "_size")
 
-    def __init__(self, fd):
+    def __init__(self, fd, size):
         self._fd = fd
+        self._size = size
 
     def read_at(self, length: int, offset: int) -> bytes:
+        if offset < 0 or length < 0:
+            raise ValueError(f"cannot read {length} bytes at offset {offset}")
+        length = min(length, max(0, self._size - offset))
+        if not length:
+            return b""
         data = os.pread(self._fd, length, offset)
         if len(data) < length and data:
             # a short read before the end of the file: read on until the length or the end
@@ -114,7 +121,7 @@ def _open_local(path: str, location: str):
     except BaseException:
         os.close(fd)
         raise
-    return _LocalFile(fd), st.st_size
+    return _LocalFile(fd, st.st_size), st.st_size
 
 
 class FileIO:
