@@ -27,8 +27,8 @@ _I32 = struct.Struct("<i")
 _FIXED = {T.SmallIntType: struct.Struct("<h"), T.IntType: struct.Struct("<i"), T.BigIntType: struct.Struct("<q"),
           T.FloatType: struct.Struct("<f"), T.DoubleType: struct.Struct("<d")}
 
-# how get_row reads a field: a precompiled struct, UTF-8 text, bytes, or the general decoder
-_GET_FIXED, _GET_TEXT, _GET_BYTES, _GET_VALUE = 0, 1, 2, 3
+# how get_row reads a field: a precompiled struct, bytes or text, or the general decoder
+_GET_FIXED, _GET_BYTES, _GET_VALUE = 0, 1, 2
 # the types whose decoded Python value is already what Arrow's to_pylist gives
 _PLAIN = (T.BooleanType, T.TinyIntType, T.SmallIntType, T.IntType, T.BigIntType, T.FloatType, T.DoubleType,
           T.CharType, T.VarCharType, T.BinaryType, T.VarBinaryType, T.DecimalType)
@@ -55,7 +55,7 @@ class _SchemaFacts:
 
     @property
     def getters(self):
-        """(name, how, struct or type, Arrow type or None) per field."""
+        """(name, how, its argument: struct, whether bytes are text, or type; Arrow type or None) per field."""
         if self._getters is None:
             getters = []
             for f in self.schema.fields:
@@ -63,10 +63,8 @@ class _SchemaFacts:
                 st = _FIXED.get(type(t))
                 if st is not None:
                     getters.append((f.name, _GET_FIXED, st, None))
-                elif isinstance(t, (T.CharType, T.VarCharType)):
-                    getters.append((f.name, _GET_TEXT, t, None))
-                elif isinstance(t, (T.BinaryType, T.VarBinaryType)):
-                    getters.append((f.name, _GET_BYTES, t, None))
+                elif isinstance(t, (T.CharType, T.VarCharType, T.BinaryType, T.VarBinaryType)):
+                    getters.append((f.name, _GET_BYTES, isinstance(t, (T.CharType, T.VarCharType)), None))
                 else:
                     getters.append((f.name, _GET_VALUE, t, None if isinstance(t, _PLAIN) else t.to_arrow()))
             self._getters = getters
@@ -730,12 +728,11 @@ class RowFileReader:
         if not 0 <= n < self.num_rows:
             raise InvalidArgumentError(f"row {n} is out of range for a file of {self.num_rows} rows")
         getters = self._facts.getters
-        starts = self.index.row_starts
-        b = int(starts.searchsorted(n, side="right")) - 1
+        ix = self.index
+        b = int(ix.row_starts.searchsorted(n, side="right")) - 1
         data = self._block(b, cached=True)
-        first = int(starts[b])
-        nrows = (int(starts[b + 1]) if b + 1 < len(starts) else self.num_rows) - first
-        local = n - first
+        nrows = ix.block_rows(b)
+        local = n - int(ix.row_starts[b])
         data_end = len(data) - 4 - 4 * nrows
         at = data_end + 4 * local
         pos = _I32.unpack_from(data, at)[0]
@@ -761,16 +758,8 @@ class RowFileReader:
                     out[name] = arg.unpack_from(data, pos)[0]
                     pos += arg.size
                     continue
-                if how != _GET_VALUE:
-                    size, pos = V._rlen(data, pos, end)
-                    raw = data[pos:pos + size]
-                    pos += size
-                    if how == _GET_TEXT:
-                        try:
-                            raw = raw.decode("utf-8")
-                        except UnicodeDecodeError:
-                            raise V._Bad("invalid UTF-8", pos - size) from None
-                    out[name] = raw
+                if how == _GET_BYTES:
+                    out[name], pos = V.decode_bytes(data, pos, end, arg)
                     continue
                 v, pos = V.decode_value(arg, data, pos, end)
                 if arrow_type is None:

@@ -233,6 +233,18 @@ def _need(pos, n, end):
         raise _Bad("truncated value", pos)
 
 
+def decode_bytes(buf, pos: int, end: int, text: bool):
+    """Decode one non-null BYTES value (a length, then the bytes); ``text``: UTF-8, returned as ``str``."""
+    n, pos = _rlen(buf, pos, end)
+    raw = bytes(buf[pos:pos + n])
+    if text:
+        try:
+            raw = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise _Bad("invalid UTF-8", pos) from None
+    return raw, pos + n
+
+
 def decode_value(t: T.DataType, buf, pos: int, end: int):
     """Decode one non-null value; returns ``(python_value, next_pos)`` (values fit ``pa.array(..., t.to_arrow())``)."""
     k = kind_of(t)
@@ -266,14 +278,7 @@ def decode_value(t: T.DataType, buf, pos: int, end: int):
             raise _Bad(f"nano-of-millisecond {nom} out of range", pos + 8)
         return (ms * 1000 + nom // 1000 if t.precision <= 6 else ms * 1_000_000 + nom), pos2
     if k == K_BYTES:
-        n, pos = _rlen(buf, pos, end)
-        raw = bytes(buf[pos:pos + n])
-        if isinstance(t, (T.CharType, T.VarCharType)):
-            try:
-                raw = raw.decode("utf-8")
-            except UnicodeDecodeError:
-                raise _Bad("invalid UTF-8", pos) from None
-        return raw, pos + n
+        return decode_bytes(buf, pos, end, isinstance(t, (T.CharType, T.VarCharType)))
     if k == K_DEC_BIG:
         start = pos
         n, pos = _rlen(buf, pos, end)
