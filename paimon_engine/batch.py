@@ -38,6 +38,23 @@ def pool_array(count: int, dtype=np.uint8, zero: bool = False) -> np.ndarray:
     return arr
 
 
+def numbers_to_arrow(values: np.ndarray):
+    """An Arrow array over a 1-D NumPy array of fixed-width numbers or bools, without copying numbers.
+    ``pa.array`` converts through pyarrow's pandas shim, which imports pandas on its first use: a read's
+    first call would pay for that import (a third of a second) for an array it never needs pandas for."""
+    import pyarrow as pa
+    values = np.asarray(values)
+    if values.ndim != 1 or values.dtype.kind not in "biuf":
+        raise InvalidArgumentError(f"numbers_to_arrow takes a 1-D array of numbers, not {values.dtype} "
+                                   f"with {values.ndim} dimensions")
+    values = np.ascontiguousarray(values, dtype=values.dtype.newbyteorder("="))
+    n = len(values)
+    if values.dtype == np.bool_:
+        bits = np.packbits(values.view(np.uint8), bitorder="little")
+        return pa.Array.from_buffers(pa.bool_(), n, [None, pa.py_buffer(bits)])
+    return pa.Array.from_buffers(pa.from_numpy_dtype(values.dtype), n, [None, pa.py_buffer(values)])
+
+
 def _buf(arr):
     import pyarrow as pa
     return None if arr is None else pa.py_buffer(arr)

@@ -599,9 +599,53 @@ def _uuid_bytes(value, arrow_type):
     return value
 
 
+def _bytes_scalar(value, arrow_type):
+    """The Arrow scalar of an int, float or str literal for a column of that kind, built from its bytes (exactly
+    what ``pa.scalar`` gives, without the conversion through pyarrow's pandas shim that imports pandas on its first
+    use), or None for any other literal or one ``pa.scalar`` would refuse (that path then says why)."""
+    import numpy as np
+    import pyarrow as pa
+    kind = type(value)
+    if kind is int and pa.types.is_integer(arrow_type):
+        dtype = np.dtype(("i" if pa.types.is_signed_integer(arrow_type) else "u") + str(arrow_type.bit_width // 8))
+        info = np.iinfo(dtype)
+        if not info.min <= value <= info.max:
+            return None
+        data = np.array([value], dtype=dtype)
+    elif kind in (int, float) and (pa.types.is_float32(arrow_type) or pa.types.is_float64(arrow_type)):
+        wide = pa.types.is_float64(arrow_type)
+        if kind is int and abs(value) > (1 << (53 if wide else 24)):
+            return None     # (not exactly a float: pa.scalar refuses it)
+        if not wide and kind is float and abs(value) > 3.4028234663852886e38 and value == value:
+            return None     # (past float32: left to pa.scalar)
+        data = np.array([value], dtype=np.float64 if wide else np.float32)
+    elif kind is str and (pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type)):
+        try:
+            raw = value.encode("utf-8")
+        except UnicodeEncodeError:
+            return None
+        offsets = np.array([0, len(raw)], dtype=np.int64 if pa.types.is_large_string(arrow_type) else np.int32)
+        return pa.Array.from_buffers(arrow_type, 1, [None, pa.py_buffer(offsets), pa.py_buffer(raw)])[0]
+    else:
+        return None
+    return pa.Array.from_buffers(arrow_type, 1, [None, pa.py_buffer(data)])[0]
+
+
+def _bool_scalar(value):
+    """An Arrow bool scalar (True, False or None) built without a Python-value conversion (see _bytes_scalar)."""
+    import numpy as np
+    import pyarrow as pa
+    if value is None:
+        return pa.nulls(1, pa.bool_())[0]
+    return pa.Array.from_buffers(pa.bool_(), 1, [None, pa.py_buffer(np.array([1 if value else 0], np.uint8))])[0]
+
+
 def _scalar(value, arrow_type):
     import pyarrow as pa
     value = _uuid_bytes(value, arrow_type)
+    fast = _bytes_scalar(value, arrow_type)
+    if fast is not None:
+        return fast
     try:
         return pa.scalar(value, type=arrow_type)
     except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError) as exc:
@@ -620,7 +664,9 @@ def evaluate_arrow(expr: Expression, data):
     def ev(e):
         if isinstance(e, (AlwaysTrue, AlwaysFalse)):
             import numpy as np
-            return pa.array(np.full(n, isinstance(e, AlwaysTrue), dtype=np.bool_))
+
+            from .batch import numbers_to_arrow
+            return numbers_to_arrow(np.full(n, isinstance(e, AlwaysTrue), dtype=np.bool_))
         if isinstance(e, And):
             return pc.and_(ev(e.left), ev(e.right))
         if isinstance(e, Or):
@@ -628,7 +674,7 @@ def evaluate_arrow(expr: Expression, data):
         if isinstance(e, Not):
             return pc.invert(ev(e.child))
         if isinstance(e, Predicate):
-            return _leaf(e, _column(data, e.name)).fill_null(False)
+            return _leaf(e, _column(data, e.name)).fill_null(_bool_scalar(False))
         raise InvalidArgumentError(f"cannot evaluate {e!r}")
 
     out = ev(rewrite_not(expr))
@@ -659,7 +705,7 @@ def _leaf(p, arr):
         except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError) as exc:
             raise InvalidArgumentError(f"literals {p.literals!r} cannot be compared with {arr.type}: {exc}") from None
         m = pc.is_in(arr, value_set=values)
-        m = pc.if_else(pc.is_valid(arr), m, pa.scalar(None, pa.bool_()))
+        m = pc.if_else(pc.is_valid(arr), m, _bool_scalar(None))
         return m if op == "in" else pc.invert(m)
     s = _scalar(p.literal, arr.type)
     fn = {"eq": pc.equal, "ne": pc.not_equal, "lt": pc.less, "le": pc.less_equal,

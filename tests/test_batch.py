@@ -6,7 +6,7 @@ import pyarrow as pa
 import pytest
 
 from paimon_engine.batch import Column, ColumnBatch, concat_batches
-from paimon_engine.errors import SchemaError
+from paimon_engine.errors import InvalidArgumentError, SchemaError
 from paimon_engine.types import IntType, RowType
 
 TABLE = pa.table({
@@ -137,3 +137,18 @@ def test_fory_rows_as_a_batch(layout, rows):
     assert batch.to_arrow().equals(arrow)
     assert batch.to_pylist() == arrow.to_pylist() == [{"s": r["s"], "l": r["l"],
                                                        "m": None if r["m"] is None else []} for r in rows]
+
+
+def test_numbers_to_arrow_is_the_array_arrow_converts():
+    from paimon_engine.batch import numbers_to_arrow
+    for dt in ["i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "f2", "f4", "f8", ">i4", ">f8"]:
+        a = np.arange(-5, 25).astype(dt)[::3] if dt[-2] != "u" else np.arange(30).astype(dt)[::3]
+        got = numbers_to_arrow(a)
+        want = pa.array(a.astype(a.dtype.newbyteorder("=")))
+        assert got.type == want.type and got.equals(want), dt
+    flags = np.arange(19) % 3 == 0
+    assert numbers_to_arrow(flags[::2]).to_pylist() == flags[::2].tolist()
+    assert numbers_to_arrow(np.zeros(0, np.int64)).equals(pa.array([], pa.int64()))
+    for bad in (np.array(["a"]), np.zeros((2, 2)), np.array([None], dtype=object)):
+        with pytest.raises(InvalidArgumentError):
+            numbers_to_arrow(bad)

@@ -135,3 +135,69 @@ def test_case_insensitive_binding_reads_the_schemas_spelling(tmp_path):
     assert sorted(got.column("v").to_pylist()) == ["d", "x"]
     with pytest.raises(SchemaError):
         t.scan(row_filter=EqualTo("ID", 4)).to_arrow()
+
+
+_INT_TYPES = [pa.int8(), pa.int16(), pa.int32(), pa.int64(), pa.uint8(), pa.uint16(), pa.uint32(), pa.uint64()]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(_INT_TYPES + [pa.float32(), pa.float64(), pa.string(), pa.large_string(), pa.bool_(),
+                                     pa.date32()]),
+       st.one_of(st.integers(min_value=-(1 << 70), max_value=1 << 70), st.floats(allow_nan=True), st.text(),
+                 st.booleans(), st.none()))
+def test_literal_scalars_are_the_ones_arrow_converts(arrow_type, value):
+    # a literal built from its bytes is the scalar pa.scalar gives, and a literal pa.scalar refuses is still refused
+    from paimon_engine.expressions import _bytes_scalar, _scalar
+    try:
+        want = pa.scalar(value, type=arrow_type)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError):
+        want = None
+    def same(a, b):     # (NaN equal to NaN)
+        if a.type != b.type:
+            return False
+        if pa.types.is_floating(a.type) and a.is_valid and b.is_valid and a.as_py() != a.as_py():
+            return b.as_py() != b.as_py()
+        return pa.array([a], a.type).equals(pa.array([b], b.type))
+    fast = _bytes_scalar(value, arrow_type)
+    if fast is not None:
+        assert want is not None and same(fast, want), (value, arrow_type)
+    if want is None:
+        with pytest.raises(InvalidArgumentError):
+            _scalar(value, arrow_type)
+    else:
+        assert same(_scalar(value, arrow_type), want)
+
+
+def test_literal_scalars_at_the_edges_of_their_types():
+    from paimon_engine.expressions import _bytes_scalar
+    for t in _INT_TYPES:
+        signed = pa.types.is_signed_integer(t)
+        lo = -(1 << (t.bit_width - 1)) if signed else 0
+        hi = (1 << (t.bit_width - 1)) - 1 if signed else (1 << t.bit_width) - 1
+        assert _bytes_scalar(lo, t).as_py() == lo and _bytes_scalar(hi, t).as_py() == hi
+        assert _bytes_scalar(lo - 1, t) is None and _bytes_scalar(hi + 1, t) is None
+    assert _bytes_scalar(1 << 53, pa.float64()).as_py() == float(1 << 53)
+    assert _bytes_scalar((1 << 53) + 1, pa.float64()) is None     # not exactly a double: pa.scalar says why
+    assert _bytes_scalar(True, pa.int32()) is None                 # a bool is not taken for an int
+    assert _bytes_scalar("\ud800", pa.string()) is None            # a lone surrogate is not UTF-8
+    assert _bytes_scalar("é€", pa.large_string()).as_py() == "é€"
+
+
+def test_evaluating_a_filter_does_not_import_pandas():
+    # Arrow's conversion of Python values imports pandas on its first use (a third of a second): comparisons
+    # with int, float and str literals, set membership misses and the null fill avoid it
+    import subprocess
+    import sys
+    code = (
+        "import sys\n"
+        "import pyarrow as pa\n"
+        "from paimon_engine.batch import numbers_to_arrow\n"
+        "from paimon_engine.expressions import evaluate_arrow, parse\n"
+        "import numpy as np\n"
+        "t = pa.Table.from_arrays([numbers_to_arrow(np.arange(10, dtype=np.int32)),\n"
+        "                          numbers_to_arrow(np.linspace(0, 1, 10))], names=['k', 'v'])\n"
+        "m = evaluate_arrow(parse(\"k < 5 and v >= 0.25 or not (k = 7)\"), t)\n"
+        "assert m.to_pylist() == [k < 5 and v >= 0.25 or k != 7 for k, v in zip(range(10), np.linspace(0, 1, 10))]\n"
+        "print('pandas' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"

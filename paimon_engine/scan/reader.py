@@ -21,9 +21,9 @@ import threading
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from .. import types as T
+from ..batch import numbers_to_arrow
 from ..errors import CorruptFileError, UnsupportedTypeError
 from ..expressions import AlwaysTrue, evaluate_arrow, referenced_names
 from .delete_index import EQUALITY, POSITION
@@ -58,6 +58,7 @@ def _inherit_lineage(stored, base, positions, n):
         stored = stored.cast(pa.int64())
     if stored.null_count == 0 or fill is None:
         return stored
+    import pyarrow.compute as pc   # (imported on use: a plain read does not load it)
     return pc.coalesce(stored, fill)
 
 def read_deletion_vector(raw: bytes, path: str = "?", offset: int = 0, cardinality: int | None = None,
@@ -102,7 +103,7 @@ def _variant_column(arr, path: str):
         raise CorruptFileError(f"column {path}: a variant is stored as a group of the binaries metadata and value, "
                                f"not {have}", field=path)
     want = T.VariantType().to_arrow()
-    mask = pc.is_null(arr) if arr.null_count else None
+    mask = _null_mask(arr)
     out = pa.StructArray.from_arrays([arr.field("metadata").cast(pa.binary()), arr.field("value").cast(pa.binary())],
                                      fields=list(want), mask=mask)
     validate_array(out, column=path)
@@ -135,8 +136,7 @@ def _conform(arr, target: T.DataType, path: str):
                 children.append(pa.nulls(len(arr), fld.type.to_arrow()))
             else:
                 children.append(_conform(arr.field(i), fld.type, path + "." + fld.name))
-        valid = arr.is_valid() if arr.null_count else None
-        mask = pc.invert(valid) if valid is not None else None
+        mask = _null_mask(arr)
         return pa.StructArray.from_arrays(children, fields=list(want), mask=mask)
     if isinstance(target, T.ArrayType) and (pa.types.is_list(have) or pa.types.is_large_list(have)):
         # elements are conformed by id too (renamed or promoted fields inside a list element)
@@ -144,7 +144,7 @@ def _conform(arr, target: T.DataType, path: str):
             arr = arr.combine_chunks()
         offsets, lo, hi = _offsets(arr)
         values = _conform(arr.values.slice(lo, hi - lo), target.element, path + ".element")
-        mask = pc.is_null(arr) if arr.null_count else None
+        mask = _null_mask(arr)
         cls = pa.LargeListArray if pa.types.is_large_list(want) else pa.ListArray
         return cls.from_arrays(offsets, values, type=want, mask=mask)
     if isinstance(target, T.MapType) and pa.types.is_map(have):
@@ -153,7 +153,7 @@ def _conform(arr, target: T.DataType, path: str):
         offsets, lo, hi = _offsets(arr)
         keys = _conform(arr.keys.slice(lo, hi - lo), target.key, path + ".key")
         items = _conform(arr.items.slice(lo, hi - lo), target.value, path + ".value")
-        mask = pc.is_null(arr) if arr.null_count else None
+        mask = _null_mask(arr)
         return pa.MapArray.from_arrays(offsets, keys, items, type=want, mask=mask)
     try:
         return arr.cast(want)
@@ -161,11 +161,20 @@ def _conform(arr, target: T.DataType, path: str):
         raise UnsupportedTypeError(f"column {path}: cannot read {have} as {want}: {exc}") from None
 
 
+def _null_mask(arr):
+    """A boolean array that is True where ``arr`` is null, or None when nothing is."""
+    if not arr.null_count:
+        return None
+    import pyarrow.compute as pc   # (imported on use: a plain read does not load it)
+    return pc.is_null(arr)
+
+
 def _offsets(arr):
     """(offsets starting at 0, first and end child index) of a list or map array, which may be a slice."""
     offsets = arr.offsets
     lo, hi = offsets[0].as_py(), offsets[len(offsets) - 1].as_py()
     if lo:
+        import pyarrow.compute as pc
         offsets = pc.subtract(offsets, pa.scalar(lo, offsets.type))
     return offsets, lo, hi
 
@@ -1014,7 +1023,7 @@ class TaskReader:
         rows = np.flatnonzero(keep).astype(np.int64)
         dict_names = self._dictionary_names(pf, others, file_cols, rgs)
         rest = pf.read(others, rgs, dict_names, selection=rows)
-        taken = ft.take(pa.array(rows))
+        taken = ft.take(numbers_to_arrow(rows))
         tbl = pa.Table.from_arrays([taken.column(x) if x in ft.column_names else rest.column(x) for x in names],
                                    names=names)
         yield from _batches(self._finish(task, tbl, kept, first, file_cols, None, (),

@@ -1,3 +1,4 @@
+import datetime
 import decimal
 
 import numpy as np
@@ -7,7 +8,7 @@ from hypothesis import given, settings, strategies as st
 
 from paimon_engine import _speedups
 from paimon_engine.errors import UnsupportedTypeError
-from paimon_engine.scan.deletes import EqualityDeleteSet, keep_mask, merge_positions
+from paimon_engine.scan.deletes import EqualityDeleteSet, keep_mask, merge_positions, normalize_key_column
 
 
 @pytest.fixture(params=["cython", "python"])
@@ -153,3 +154,36 @@ def test_int64_key_paths_agree(keys, data, scale):
     s2 = EqualityDeleteSet([1, 2], [pa.array(keys, pa.int64()), pa.array(["a"] * len(keys))])
     got = s2.matches([pa.array(data, pa.int64()), pa.array(["a"] * len(data))], num_rows=len(data))
     assert got.tolist() == want
+
+
+@pytest.mark.parametrize("arr", [
+    pa.array([5, None, -3, 7, None, 2**40], pa.int64()).slice(1, 4),
+    pa.array([1, 2, None, 4], pa.int32()).slice(1),
+    pa.array([True, None, False]),
+    pa.array([3, None, 9], pa.uint16()),
+    pa.array([datetime.date(2020, 1, 2), None, datetime.date(1969, 12, 31)]).slice(1),
+    pa.array([datetime.datetime(2020, 1, 2, 3), None], pa.timestamp("ms")),
+    pa.array([1, 2, 3], pa.time32("s")),
+    pa.array([10, 20, 30, 40], pa.int64()).slice(2, 2),
+])
+def test_key_columns_read_from_their_buffers(arr):
+    # values and validity taken from the Arrow buffers (sliced, with nulls) are what Arrow's own conversion gives
+    parts, _ = normalize_key_column(arr)
+    (kind, values, valid), = parts
+    want_valid = np.array([v is not None for v in arr.to_pylist()], np.uint8)
+    assert kind == "i" and values.dtype == np.int64 and len(values) == len(arr)
+    if arr.null_count:
+        assert valid.tolist() == want_valid.tolist()
+    else:
+        assert valid.size == 0
+    t = arr.type
+    if pa.types.is_date(t):
+        plain = arr.cast(pa.int32())
+    elif pa.types.is_timestamp(t):
+        plain = arr.cast(pa.timestamp("us")).cast(pa.int64())
+    elif pa.types.is_time(t):
+        plain = arr.cast(pa.time64("us")).cast(pa.int64())
+    else:
+        plain = arr.cast(pa.int64())
+    want = [0 if v is None else v for v in plain.to_pylist()]
+    assert values.tolist() == want
