@@ -201,3 +201,67 @@ def test_evaluating_a_filter_does_not_import_pandas():
         "print('pandas' in sys.modules)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
+
+
+_NUMBER_TYPES = _INT_TYPES + [pa.float32(), pa.float64()]
+
+
+@st.composite
+def _number_columns(draw):
+    t = draw(st.sampled_from(_NUMBER_TYPES))
+    if pa.types.is_floating(t):
+        width = 32 if pa.types.is_float32(t) else 64
+        value = st.one_of(st.floats(width=width, allow_nan=True), st.sampled_from([0.0, -0.0, 1.5]))
+    else:
+        signed = pa.types.is_signed_integer(t)
+        lo = -(1 << (t.bit_width - 1)) if signed else 0
+        hi = (1 << (t.bit_width - 1)) - 1 if signed else (1 << t.bit_width) - 1
+        value = st.one_of(st.integers(lo, hi), st.integers(-3, 3).filter(lambda v: lo <= v <= hi))
+    values = draw(st.lists(st.one_of(st.none(), value), min_size=0, max_size=30))
+    arr = pa.array(values, t)
+    start = draw(st.integers(0, len(values)))
+    arr = arr.slice(start, draw(st.integers(0, len(values) - start)))
+    literal = draw(st.one_of(value.filter(lambda v: v is not None), st.integers(-(1 << 70), 1 << 70),
+                             st.floats(allow_nan=True)))
+    return arr, literal
+
+
+@settings(max_examples=400, deadline=None)
+@given(_number_columns(), st.sampled_from(["eq", "ne", "lt", "le", "gt", "ge", "is_null", "not_null"]),
+       st.booleans(), st.sampled_from(["and", "or", "alone"]))
+def test_number_filters_computed_with_numpy_agree_with_arrow(column, op, negate, join):
+    # comparisons of number columns (sliced, with nulls, NaN and -0.0) are computed from their buffers: the same
+    # masks as Arrow's compute functions, and a literal Arrow refuses is refused the same way
+    import pyarrow.compute as pc
+    arr, literal = column
+    table = pa.table({"v": arr, "w": pa.array(range(len(arr)), pa.int64())})
+    e = Predicate(op, "v") if op in ("is_null", "not_null") else Predicate(op, "v", literal)
+    if negate:
+        e = ~e
+    other = Predicate("lt", "w", 5)
+    e = e & other if join == "and" else e | other if join == "or" else e
+
+    def arrow_mask(p):
+        if isinstance(p, Not):
+            return pc.invert(arrow_mask(p.child))
+        if isinstance(p, And):
+            return pc.and_(arrow_mask(p.left), arrow_mask(p.right))
+        if isinstance(p, Or):
+            return pc.or_(arrow_mask(p.left), arrow_mask(p.right))
+        col_ = table.column(p.name).combine_chunks()
+        if p.op == "is_null":
+            return pc.is_null(col_)
+        if p.op == "not_null":
+            return pc.is_valid(col_)
+        fn = {"eq": pc.equal, "ne": pc.not_equal, "lt": pc.less, "le": pc.less_equal, "gt": pc.greater,
+              "ge": pc.greater_equal}[p.op]
+        return fn(col_, pa.scalar(p.literal, type=col_.type)).fill_null(False)
+
+    try:
+        want = arrow_mask(rewrite_not(e)).to_pylist()
+    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError):
+        with pytest.raises(InvalidArgumentError):
+            evaluate_arrow(e, table)
+        return
+    got = evaluate_arrow(e, table)
+    assert got.null_count == 0 and got.to_pylist() == want

@@ -1023,9 +1023,8 @@ class TaskReader:
         rows = np.flatnonzero(keep).astype(np.int64)
         dict_names = self._dictionary_names(pf, others, file_cols, rgs)
         rest = pf.read(others, rgs, dict_names, selection=rows)
-        taken = ft.take(numbers_to_arrow(rows))
-        tbl = pa.Table.from_arrays([taken.column(x) if x in ft.column_names else rest.column(x) for x in names],
-                                   names=names)
+        tbl = pa.Table.from_arrays([_take(ft.column(x), rows) if x in ft.column_names else rest.column(x)
+                                    for x in names], names=names)
         yield from _batches(self._finish(task, tbl, kept, first, file_cols, None, (),
                                          row_ids=rows + first, dict_names=dict_names))
 
@@ -1303,6 +1302,28 @@ def _batches(out):
         yield out
     else:
         yield from (b for b in out.to_batches() if b.num_rows)
+
+
+#: unsigned NumPy types of the fixed widths ``_take`` moves values of
+_UNSIGNED = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
+
+
+def _take(column, rows):
+    """Rows ``rows`` (ascending int64 NumPy row numbers) of a column: a fixed-width column without nulls by NumPy
+    indexing of its values (no pyarrow.compute import), anything else by Arrow's take."""
+    arr = _one_chunk(column)
+    t = arr.type
+    width = t.bit_width if pa.types.is_primitive(t) and not pa.types.is_boolean(t) else 0
+    if width not in _UNSIGNED or arr.null_count:
+        return arr.take(numbers_to_arrow(rows))
+    n = len(arr)
+    if len(rows) and (rows[0] < 0 or rows[-1] >= n):
+        raise IndexError(f"row {int(rows[-1] if rows[-1] >= n else rows[0])} outside a column of {n} rows")
+    if not n:
+        return arr.slice(0, 0)
+    dtype = _UNSIGNED[width]
+    values = np.frombuffer(arr.buffers()[1], dtype=dtype, count=arr.offset + n)[arr.offset:]
+    return pa.Array.from_buffers(t, len(rows), [None, pa.py_buffer(np.ascontiguousarray(values[rows]))])
 
 
 def _one_chunk(c):

@@ -546,8 +546,8 @@ def test_deletes_decoded_into_kept_rows_match_the_model(catalog, monkeypatch):
 
 def test_a_first_read_in_a_process_does_not_import_pandas(tmp_path):
     # pyarrow converts Python values through its pandas shim, which imports pandas on its first use (a third of
-    # a second), and pyarrow.compute takes a sixth of a second to import: a read that needs neither does not
-    # load them. Each case reads in a fresh interpreter and checks its rows.
+    # a second), and pyarrow.compute takes a sixth of a second to import: reads with deletes or with filters on
+    # number columns need neither and do not load them. Each case reads in a fresh interpreter and checks its rows.
     import subprocess
     import sys
     cat = FileSystemCatalog(str(tmp_path / "wh"))
@@ -557,9 +557,9 @@ def test_a_first_read_in_a_process_does_not_import_pandas(tmp_path):
         t.append(data(100, 100))
     cat.load_table("db.posdel").delete("id < 10")
     cat.load_table("db.eqdel").delete("id < 10", mode="equality", equality_columns=["id"])
-    cases = [("plain", None, 200, False), ("posdel", None, 190, True), ("eqdel", None, 190, True),
-             ("plain", "k < 1", 50, True), ("plain", "id < 20", 20, True)]
-    for name, flt, count, compute_ok in cases:
+    cases = [("plain", None, 200), ("posdel", None, 190), ("eqdel", None, 190), ("plain", "k < 1", 50),
+             ("plain", "id < 20", 20), ("plain", "id >= 20 and k != 3", 135)]
+    for name, flt, count in cases:
         code = (f"import sys\n"
                 f"from paimon_engine.catalog import FileSystemCatalog\n"
                 f"t = FileSystemCatalog({str(tmp_path / 'wh')!r}).load_table('db.{name}')\n"
@@ -567,7 +567,31 @@ def test_a_first_read_in_a_process_does_not_import_pandas(tmp_path):
                 f"ids = sorted(out.column('id').to_pylist())\n"
                 f"print(len(ids), ids[0], 'pandas' in sys.modules, 'pyarrow.compute' in sys.modules)\n")
         got = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
-        first = {"posdel": 10, "eqdel": 10}.get(name, 0) if flt != "k < 1" else 0
-        assert got[:3] == [str(count), str(first), "False"], (name, flt, got)
-        if not compute_ok:
-            assert got[3] == "False", (name, got)
+        first = {"posdel": 10, "eqdel": 10}.get(name, 0) if not flt or flt.startswith("id") else 0
+        if flt and flt.startswith("id >="):
+            first = 20
+        assert got == [str(count), str(first), "False", "False"], (name, flt, got)
+
+
+@pytest.mark.parametrize("column", [
+    pa.array(range(-10, 30), pa.int64()).slice(3, 30),
+    pa.array(range(40), pa.int8()),
+    pa.array([i * 0.5 for i in range(40)], pa.float32()).slice(1),
+    pa.array([datetime.date(2020, 1, 1) + datetime.timedelta(days=i) for i in range(40)]),
+    pa.array(range(40), pa.timestamp("us")),
+    pa.array([None if i % 7 == 0 else i for i in range(40)], pa.int32()),
+    pa.array([f"s{i}" for i in range(40)]),
+    pa.chunked_array([pa.array(range(20), pa.uint16()), pa.array(range(20, 40), pa.uint16())]),
+    pa.array([i % 2 == 0 for i in range(40)]),
+])
+def test_late_materialization_takes_the_rows_arrow_takes(column):
+    from paimon_engine.scan.reader import _take
+    n = len(column)
+    for rows in (np.array([], np.int64), np.array([0], np.int64), np.arange(0, n, 3, dtype=np.int64),
+                 np.array([n - 1], np.int64)):
+        got = _take(column, rows)
+        want = (column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column).take(pa.array(rows))
+        assert got.type == want.type and got.equals(want)
+    if not column.null_count and pa.types.is_primitive(column.type) and not pa.types.is_boolean(column.type):
+        with pytest.raises(IndexError):
+            _take(column, np.array([0, n], np.int64))
