@@ -18,6 +18,9 @@ import numpy as np
 N = 1_000_000
 PEER_SCALE = 50
 BLOCK = 65536
+#: the checkout these benchmarks belong to: a fresh interpreter (``timeraw_*``) imports paimon_engine from it (asv
+#: puts a checkout on the benchmark process's path, not on its children's)
+_CHECKOUT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 IMPLS = ["paimon_engine", "paimon_engine_1t", "pypaimon_x50", "zstd", "zstd_mt"]
 
 
@@ -312,7 +315,7 @@ class RowOpen:
 
     def timeraw_open_get_row(self, path, impl):
         # the libraries both sides load (numpy, pyarrow, zstandard) are imported before the timing starts
-        setup = (f"import sys; sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r})\n"
+        setup = (f"import sys; sys.path[:0] = [{_CHECKOUT!r}, {os.path.dirname(os.path.abspath(__file__))!r}]\n"
                  "import numpy, pyarrow, zstandard\n"
                  "import bench_row as B\n"
                  "from paimon_engine.formats.row import RowFileReader\n")

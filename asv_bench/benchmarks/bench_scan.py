@@ -12,6 +12,9 @@ import tempfile
 import numpy as np
 import pyarrow as pa
 
+#: the checkout these benchmarks belong to: a fresh interpreter (``timeraw_*``) imports paimon_engine from it (asv
+#: puts a checkout on the benchmark process's path, not on its children's)
+_CHECKOUT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 N_ROWS = 2_000_000
 
 
@@ -102,7 +105,7 @@ class PlanFiles:
         # a fresh interpreter: catalog and table loaded (not timed), then the first planning of the table
         name = "db.plan_clustered" if "clustered" in filt else "db.plan"
         expr = filt.replace(" (clustered)", "")
-        setup = (f"import sys; sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r})\n"
+        setup = (f"import sys; sys.path[:0] = [{_CHECKOUT!r}, {os.path.dirname(os.path.abspath(__file__))!r}]\n"
                  "import pyarrow, pyarrow.fs\n"
                  "import bench_scan as B\n"
                  f"ours, peer = B._catalogs({root!r})\n")
@@ -282,6 +285,68 @@ class ReadTable:
 
     def peakmem_to_arrow(self, root, impl, case):
         self.run()
+
+
+class ReadTableCold:
+    """The first read of a process: a fresh interpreter has imported the reader, loaded the catalog and the table
+    (not timed), then reads the 2M-row table of :class:`ReadTable` once, on one core (:func:`one_core`). What a
+    one-shot script or a new worker pays: the reader's lazy imports, its first allocations and the decoding.
+    The package is byte-compiled first (``make bench``), as an installed wheel is."""
+    params = (["paimon_engine", "pyiceberg", "polars", "daft"], ["none", "positions_5pct", "k < 10"])
+    param_names = ["impl", "case"]
+    timeout = 900
+    repeat = (3, 7, 120.0)
+
+    def setup_cache(self):
+        root = tempfile.mkdtemp(prefix="bench-scan-cold-")
+        _build_reads(root)
+        return root
+
+    def setup(self, root, impl, case):
+        if impl == "daft":
+            try:
+                import daft  # noqa: F401
+            except ImportError:
+                raise NotImplementedError("daft is not installed") from None
+
+    def timeraw_first_read(self, root, impl, case):
+        name = "plain" if case != "positions_5pct" else "posdel"
+        flt = case if case in _FILTERS else None
+        want = {"none": N_ROWS, "positions_5pct": N_ROWS - N_ROWS // 20}.get(case)
+        setup = (f"import sys; sys.path[:0] = [{_CHECKOUT!r}, {os.path.dirname(os.path.abspath(__file__))!r}]\n"
+                 "import bench_scan as B\n"
+                 "B.one_core()\n")
+        if impl == "paimon_engine":
+            setup += ("import paimon_engine\n"
+                      f"ours, _ = B._catalogs({root!r})\n"
+                      f"t = ours.load_table('db.{name}')\n")
+            code = f"out = t.scan(filter={flt!r}).to_arrow()\n" if flt else "out = t.scan().to_arrow()\n"
+            rows = "out.num_rows"
+        else:
+            setup += (f"_, peer = B._catalogs({root!r})\n"
+                      f"t = peer.load_table('db.{name}')\n")
+            if impl == "pyiceberg":
+                code = f"out = t.scan(row_filter={flt!r}).to_arrow()\n" if flt else "out = t.scan().to_arrow()\n"
+                rows = "out.num_rows"
+            elif impl == "polars":
+                setup += "import polars as pl\n"
+                if flt:
+                    column, bound = _FILTERS[flt]
+                    code = f"out = pl.scan_iceberg(t).filter(pl.col({column!r}) < {bound}).collect()\n"
+                else:
+                    code = "out = pl.scan_iceberg(t).collect()\n"
+                rows = "out.height"
+            else:
+                setup += "import daft\nB._daft_one_thread(daft)\n"
+                if flt:
+                    column, bound = _FILTERS[flt]
+                    code = f"out = daft.read_iceberg(t).where(daft.col({column!r}) < {bound}).to_arrow()\n"
+                else:
+                    code = "out = daft.read_iceberg(t).to_arrow()\n"
+                rows = "out.num_rows"
+        if want is not None:
+            code += f"assert {rows} == {want}, {rows}\n"
+        return code, setup
 
 
 class EqualityDeletes:
