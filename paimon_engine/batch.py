@@ -41,7 +41,7 @@ def pool_array(count: int, dtype=np.uint8, zero: bool = False) -> np.ndarray:
 def numbers_to_arrow(values: np.ndarray):
     """An Arrow array over a 1-D NumPy array of fixed-width numbers or bools, without copying numbers.
     ``pa.array`` converts through pyarrow's pandas shim, which imports pandas on its first use: a read's
-    first call would pay for that import (a third of a second) for an array it never needs pandas for."""
+    first call would pay for that import (a fifth of a second) for an array it never needs pandas for."""
     import pyarrow as pa
     values = np.asarray(values)
     if values.ndim != 1 or values.dtype.kind not in "biuf":

@@ -184,7 +184,7 @@ def test_literal_scalars_at_the_edges_of_their_types():
 
 
 def test_evaluating_a_filter_does_not_import_pandas():
-    # Arrow's conversion of Python values imports pandas on its first use (a third of a second): comparisons
+    # Arrow's conversion of Python values imports pandas on its first use (a fifth of a second): comparisons
     # with int, float and str literals, set membership misses and the null fill avoid it
     import subprocess
     import sys

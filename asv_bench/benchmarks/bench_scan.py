@@ -328,22 +328,16 @@ class ReadTableCold:
             if impl == "pyiceberg":
                 code = f"out = t.scan(row_filter={flt!r}).to_arrow()\n" if flt else "out = t.scan().to_arrow()\n"
                 rows = "out.num_rows"
-            elif impl == "polars":
-                setup += "import polars as pl\n"
-                if flt:
-                    column, bound = _FILTERS[flt]
-                    code = f"out = pl.scan_iceberg(t).filter(pl.col({column!r}) < {bound}).collect()\n"
-                else:
-                    code = "out = pl.scan_iceberg(t).collect()\n"
-                rows = "out.height"
             else:
-                setup += "import daft\nB._daft_one_thread(daft)\n"
-                if flt:
-                    column, bound = _FILTERS[flt]
-                    code = f"out = daft.read_iceberg(t).where(daft.col({column!r}) < {bound}).to_arrow()\n"
-                else:
-                    code = "out = daft.read_iceberg(t).to_arrow()\n"
-                rows = "out.num_rows"
+                # (the import, the scan, how it filters, how it ends, how its result counts rows)
+                imports, scan, where, end, rows = {
+                    "polars": ("import polars as pl\n", "pl.scan_iceberg(t)", "filter(pl.col({!r}) < {})",
+                               "collect()", "out.height"),
+                    "daft": ("import daft\nB._daft_one_thread(daft)\n", "daft.read_iceberg(t)",
+                             "where(daft.col({!r}) < {})", "to_arrow()", "out.num_rows")}[impl]
+                setup += imports
+                steps = [scan] + ([where.format(*_FILTERS[flt])] if flt else []) + [end]
+                code = f"out = {'.'.join(steps)}\n"
         if want is not None:
             code += f"assert {rows} == {want}, {rows}\n"
         return code, setup

@@ -545,9 +545,9 @@ def test_deletes_decoded_into_kept_rows_match_the_model(catalog, monkeypatch):
 
 
 def test_a_first_read_in_a_process_does_not_import_pandas(tmp_path):
-    # pyarrow converts Python values through its pandas shim, which imports pandas on its first use (a third of
-    # a second), and pyarrow.compute takes a sixth of a second to import: reads with deletes or with filters on
-    # number columns need neither and do not load them. Each case reads in a fresh interpreter and checks its rows.
+    # pyarrow converts Python values through its pandas shim, which imports pandas on its first use (a fifth of
+    # a second), and pyarrow.compute takes about 40 ms to import: reads with deletes or with filters on number
+    # columns need neither and do not load them. Each case reads in a fresh interpreter and checks its rows.
     import subprocess
     import sys
     cat = FileSystemCatalog(str(tmp_path / "wh"))
