@@ -38,6 +38,26 @@ def pool_array(count: int, dtype=np.uint8, zero: bool = False) -> np.ndarray:
     return arr
 
 
+def bitmap_bools(buf, offset: int, n: int) -> np.ndarray:
+    """Bits ``offset .. offset + n`` of an Arrow bitmap buffer (LSB first) as one NumPy bool per bit. Arrow's own
+    conversions (``to_numpy``) go through pyarrow's pandas shim, which imports pandas on its first use."""
+    if n == 0:
+        return np.zeros(0, dtype=np.bool_)
+    return np.unpackbits(np.frombuffer(buf, dtype=np.uint8), count=offset + n,
+                         bitorder="little")[offset:].view(np.bool_)
+
+
+def int64_values(arr) -> np.ndarray:
+    """The values of a null-free int32 or int64 Arrow array as int64, read from its data buffer (a view of an
+    int64 array's buffer; see :func:`bitmap_bools` for why not ``to_numpy``)."""
+    n = len(arr)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    width = np.int64 if arr.type.bit_width == 64 else np.int32
+    vals = np.frombuffer(arr.buffers()[1], dtype=width, count=arr.offset + n)[arr.offset:]
+    return vals if width is np.int64 else vals.astype(np.int64)
+
+
 def numbers_to_arrow(values: np.ndarray):
     """An Arrow array over a 1-D NumPy array of fixed-width numbers or bools, without copying numbers.
     ``pa.array`` converts through pyarrow's pandas shim, which imports pandas on its first use: a read's

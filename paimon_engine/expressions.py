@@ -705,12 +705,12 @@ _NUMPY_OPS = {"eq": "__eq__", "ne": "__ne__", "lt": "__lt__", "le": "__le__", "g
 def _valid_flags(arr):
     """One bool per row of an Arrow array: True where it is not null."""
     import numpy as np
-    n = len(arr)
+
+    from .batch import bitmap_bools
     bits = arr.buffers()[0] if arr.null_count else None
     if bits is None:
-        return np.full(n, arr.null_count == 0, dtype=np.bool_)
-    return np.unpackbits(np.frombuffer(bits, dtype=np.uint8), count=arr.offset + n,
-                         bitorder="little")[arr.offset:].view(np.bool_)
+        return np.full(len(arr), arr.null_count == 0, dtype=np.bool_)
+    return bitmap_bools(bits, arr.offset, len(arr))
 
 
 def _numpy_leaf(p, arr):
@@ -742,15 +742,12 @@ def _numpy_leaf(p, arr):
 
 def _mask_bools(mask):
     """A BooleanArray without nulls as one NumPy bool per row."""
-    import numpy as np
     import pyarrow as pa
+
+    from .batch import bitmap_bools
     if isinstance(mask, pa.ChunkedArray):
         mask = mask.combine_chunks()
-    n = len(mask)
-    if n == 0:
-        return np.zeros(0, dtype=np.bool_)
-    return np.unpackbits(np.frombuffer(mask.buffers()[1], dtype=np.uint8), count=mask.offset + n,
-                         bitorder="little")[mask.offset:].view(np.bool_)
+    return bitmap_bools(mask.buffers()[1], mask.offset, len(mask))
 
 
 def _leaf(p, arr):

@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 
 from .. import _speedups
-from ..batch import pool_array
+from ..batch import bitmap_bools, int64_values, pool_array
 from .._pykernels import status
 from ..errors import CorruptFileError, InvalidArgumentError, UnsupportedTypeError
 
@@ -339,18 +339,7 @@ def _validity(arr: pa.Array) -> np.ndarray:
     bits = arr.buffers()[0]
     if bits is None:
         return np.ones(len(arr), dtype=np.uint8)
-    return np.unpackbits(np.frombuffer(bits, dtype=np.uint8), count=arr.offset + len(arr),
-                         bitorder="little")[arr.offset:]
-
-
-def _int64_values(arr: pa.Array) -> np.ndarray:
-    """The values of an int32 or int64 array without nulls as int64 (a view of an int64 array's buffer)."""
-    n = len(arr)
-    if n == 0:
-        return np.zeros(0, dtype=np.int64)
-    width = np.int64 if arr.type.bit_width == 64 else np.int32
-    vals = np.frombuffer(arr.buffers()[1], dtype=width, count=arr.offset + n)[arr.offset:]
-    return vals if width is np.int64 else vals.astype(np.int64)
+    return bitmap_bools(bits, arr.offset, len(arr)).view(np.uint8)
 
 
 def normalize_key_column(arr, length: int | None = None):
@@ -379,7 +368,7 @@ def normalize_key_column(arr, length: int | None = None):
         a64 = arr if t == pa.int64() else arr.cast(pa.int64())
         if a64.null_count:
             a64 = a64.fill_null(0)
-        return [("i", _int64_values(a64), valid)], "int"
+        return [("i", int64_values(a64), valid)], "int"
     if pa.types.is_date(t) or pa.types.is_time(t) or pa.types.is_timestamp(t):
         unit_t = t
         if pa.types.is_date64(t):
@@ -394,7 +383,7 @@ def normalize_key_column(arr, length: int | None = None):
             vals = vals.view(width)
         kind = "date" if pa.types.is_date(unit_t) else ("time" if pa.types.is_time(unit_t)
                                                         else "ts:" + str(arr.type.unit))
-        return [("i", _int64_values(vals), valid)], kind
+        return [("i", int64_values(vals), valid)], kind
     if pa.types.is_decimal(t):
         if t.bit_width != 128:
             arr = arr.cast(pa.decimal128(min(t.precision, 38), t.scale))

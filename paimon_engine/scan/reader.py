@@ -23,7 +23,7 @@ import numpy as np
 import pyarrow as pa
 
 from .. import types as T
-from ..batch import numbers_to_arrow
+from ..batch import bitmap_bools, int64_values, numbers_to_arrow
 from ..errors import CorruptFileError, UnsupportedTypeError
 from ..expressions import AlwaysTrue, evaluate_arrow, referenced_names
 from .delete_index import EQUALITY, POSITION
@@ -1339,9 +1339,7 @@ def _int64s(arr) -> np.ndarray:
         arr = _one_chunk(arr) if arr.num_chunks else pa.array([], pa.int64())
     if arr.type != pa.int64():
         arr = arr.cast(pa.int64())
-    if len(arr) == 0:
-        return np.zeros(0, np.int64)
-    return np.frombuffer(arr.buffers()[1], dtype=np.int64, count=len(arr), offset=arr.offset * 8)
+    return int64_values(arr)
 
 
 def _bools(mask) -> np.ndarray:
@@ -1349,13 +1347,9 @@ def _bools(mask) -> np.ndarray:
     (see :func:`_int64s` for why not ``to_numpy``)."""
     if isinstance(mask, pa.ChunkedArray):
         mask = _one_chunk(mask) if mask.num_chunks else pa.array([], pa.bool_())
-    n = len(mask)
-    if n == 0:
-        return np.zeros(0, np.bool_)
-    if mask.null_count:
+    if len(mask) and mask.null_count:
         mask = mask.fill_null(False)
-    bits = np.frombuffer(mask.buffers()[1], dtype=np.uint8)
-    return np.unpackbits(bits, bitorder="little", count=mask.offset + n)[mask.offset:].view(np.bool_)
+    return bitmap_bools(mask.buffers()[1], mask.offset, len(mask))
 
 
 def _selection_mask(selection, start, n):
