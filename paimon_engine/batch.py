@@ -75,6 +75,28 @@ def numbers_to_arrow(values: np.ndarray):
     return pa.Array.from_buffers(pa.from_numpy_dtype(values.dtype), n, [None, pa.py_buffer(values)])
 
 
+#: the most bytes of characters one Arrow string array (int32 offsets) addresses
+STRING_ARRAY_MAX_BYTES = 0x7FFFFFFF
+
+
+def repeat_string(value: str, n: int):
+    """An Arrow string array of ``value`` ``n`` times (a file path per row, as position-delete files and the
+    ``_file`` column hold), built from its buffers (see :func:`numbers_to_arrow` for why not ``pa.array``); a
+    chunked array when the characters pass what one string array addresses (``STRING_ARRAY_MAX_BYTES``)."""
+    import pyarrow as pa
+    data = value.encode("utf-8")
+    width = len(data)
+    per = n if width == 0 else min(n, STRING_ARRAY_MAX_BYTES // width)
+
+    def chunk(m):
+        offsets = np.arange(m + 1, dtype=np.int32) * np.int32(width) if m else np.zeros(1, np.int32)
+        return pa.Array.from_buffers(pa.string(), m, [None, pa.py_buffer(offsets), pa.py_buffer(data * m)])
+    if per >= n:
+        return chunk(n)
+    sizes = [per] * (n // per) + ([n % per] if n % per else [])
+    return pa.chunked_array([chunk(m) for m in sizes], pa.string())
+
+
 def _buf(arr):
     import pyarrow as pa
     return None if arr is None else pa.py_buffer(arr)

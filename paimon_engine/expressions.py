@@ -669,10 +669,17 @@ def evaluate_arrow(expr: Expression, data):
     null tests of number columns are computed with NumPy from the columns' buffers, everything else with Arrow's
     compute functions (so a filter on numbers does not import pyarrow.compute, about 40 ms in a fresh process);
     the masks are combined as NumPy bools."""
+    from .batch import numbers_to_arrow
+    return numbers_to_arrow(evaluate_numpy(expr, data))
+
+
+def evaluate_numpy(expr: Expression, data):
+    """:func:`evaluate_arrow` as a NumPy bool array, one per row (what a caller that indexes or counts rows with
+    the mask wants: ``np.asarray`` of the Arrow mask converts through pyarrow's pandas shim, which imports
+    pandas on its first use)."""
     import numpy as np
     import pyarrow as pa
 
-    from .batch import numbers_to_arrow
     if hasattr(data, "to_arrow") and not isinstance(data, (pa.Table, pa.RecordBatch)):
         data = data.to_arrow()
     n = data.num_rows
@@ -694,7 +701,7 @@ def evaluate_arrow(expr: Expression, data):
             return m
         raise InvalidArgumentError(f"cannot evaluate {e!r}")
 
-    return numbers_to_arrow(ev(rewrite_not(expr)))
+    return ev(rewrite_not(expr))
 
 
 #: comparisons NumPy computes for number columns (the same results as Arrow's: NaN is not equal to, less or

@@ -139,6 +139,30 @@ def test_fory_rows_as_a_batch(layout, rows):
                                                        "m": None if r["m"] is None else []} for r in rows]
 
 
+def test_repeat_string_is_the_array_arrow_converts():
+    from paimon_engine.batch import repeat_string
+    for value, n in [("s3://b/t/data/0001.parquet", 5), ("é€ 𝄞", 3), ("", 4), ("x", 0), ("ab", 1)]:
+        got = repeat_string(value, n)
+        want = pa.array([value] * n, pa.string())
+        assert got.type == pa.string() and got.equals(want), (value, n)
+        got.validate(full=True)
+
+
+def test_repeat_string_splits_what_one_array_cannot_address(monkeypatch):
+    # past what one string array addresses (2**31 - 1 bytes of characters; lowered here) the values come as
+    # chunks of whole values, one string array each
+    import paimon_engine.batch as B
+    assert isinstance(B.repeat_string("abc", 7), pa.Array)
+    monkeypatch.setattr(B, "STRING_ARRAY_MAX_BYTES", 20)
+    assert isinstance(B.repeat_string("abcd", 5), pa.Array)
+    out = B.repeat_string("abc", 15)
+    assert isinstance(out, pa.ChunkedArray) and out.type == pa.string()
+    assert [len(c) for c in out.chunks] == [6, 6, 3]
+    assert out.to_pylist() == ["abc"] * 15
+    for c in out.chunks:
+        c.validate(full=True)
+
+
 def test_numbers_to_arrow_is_the_array_arrow_converts():
     from paimon_engine.batch import numbers_to_arrow
     for dt in ["i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "f2", "f4", "f8", ">i4", ">f8"]:

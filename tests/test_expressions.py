@@ -1,14 +1,15 @@
 import datetime
 import decimal
 
+import numpy as np
 import pyarrow as pa
 import pytest
 from hypothesis import given, settings, strategies as st
 
 from paimon_engine.errors import InvalidArgumentError, SchemaError
 from paimon_engine.expressions import (
-    AlwaysFalse, AlwaysTrue, And, Not, Or, Predicate, col, evaluate_arrow, parse, referenced_names, rewrite_not,
-    simplify, to_arrow_expression,
+    AlwaysFalse, AlwaysTrue, And, Not, Or, Predicate, col, evaluate_arrow, evaluate_numpy, parse, referenced_names,
+    rewrite_not, simplify, to_arrow_expression,
 )
 from paimon_engine.types import parse_paimon_type
 
@@ -265,3 +266,5 @@ def test_number_filters_computed_with_numpy_agree_with_arrow(column, op, negate,
         return
     got = evaluate_arrow(e, table)
     assert got.null_count == 0 and got.to_pylist() == want
+    flags = evaluate_numpy(e, table)
+    assert flags.dtype == np.bool_ and flags.tolist() == want

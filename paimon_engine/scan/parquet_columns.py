@@ -21,7 +21,7 @@ import pyarrow as pa
 
 from .._pykernels import status
 from .._speedups import kernel
-from ..batch import pool_array
+from ..batch import numbers_to_arrow, pool_array
 from ..errors import CorruptFileError
 from ..formats.zstd import thread_decompressor, zstandard
 from .parquet_pages import (DATA_PAGE, DATA_PAGE_V2, DICTIONARY_PAGE, INDEX_PAGE, PLAIN_DICTIONARY,
@@ -602,7 +602,7 @@ class _Decoder:
         n, encoding, values, valid = self.page_values(hdr, body, v2, n, pv, 0)
         piece = self.gathered(encoding, values, n, rel) if valid == n else None
         if piece is None:
-            piece = self.finish(self.page_output(encoding, values, n, pv, valid)).take(pa.array(rel))
+            piece = self.finish(self.page_output(encoding, values, n, pv, valid)).take(numbers_to_arrow(rel))
         self.pieces.append(piece)
 
     def page_output(self, encoding, values, n, validity, valid):
@@ -828,7 +828,7 @@ def kept_rows(arr, keep) -> pa.Array:
     t = arr.type
     w = t.bit_width // 8 if pa.types.is_primitive(t) and not pa.types.is_boolean(t) else 0
     if not w or arr.null_count:
-        return arr.filter(pa.array(flags.astype(np.bool_), pa.bool_()))
+        return arr.filter(numbers_to_arrow(flags.astype(np.bool_)))
     kept = int(np.count_nonzero(flags))
     values = np.frombuffer(arr.buffers()[1], np.uint8)[arr.offset * w:(arr.offset + len(arr)) * w]
     out = pool_array((kept + 1) * w)

@@ -23,9 +23,9 @@ import numpy as np
 import pyarrow as pa
 
 from .. import types as T
-from ..batch import bitmap_bools, int64_values, numbers_to_arrow
+from ..batch import int64_values, numbers_to_arrow, repeat_string
 from ..errors import CorruptFileError, UnsupportedTypeError
-from ..expressions import AlwaysTrue, evaluate_arrow, referenced_names
+from ..expressions import AlwaysTrue, evaluate_numpy, referenced_names
 from .delete_index import EQUALITY, POSITION
 from .._parallel import parallel_map, submit
 from .deletes import (EqualityDeleteSet, compact, compact_fixed_columns, decode_dictionary, dictionary_decodable,
@@ -48,9 +48,9 @@ def _inherit_lineage(stored, base, positions, n):
     if base is None:
         fill = None
     elif positions is None:
-        fill = pa.array(np.full(n, base, dtype=np.int64))
+        fill = numbers_to_arrow(np.full(n, base, dtype=np.int64))
     else:
-        fill = pa.array(np.asarray(positions, dtype=np.int64) + np.int64(base))
+        fill = numbers_to_arrow(np.asarray(positions, dtype=np.int64) + np.int64(base))
     if stored is None or stored.null_count == len(stored):
         return fill if fill is not None else pa.nulls(n, pa.int64())
     stored = _one_chunk(stored)
@@ -409,12 +409,12 @@ class _ParquetFile:
             if len(selection) and selection[-1] >= tbl.num_rows:
                 raise CorruptFileError(f"the row groups hold {tbl.num_rows} rows, not the "
                                        f"{int(selection[-1]) + 1} their footer counts", path=self.path)
-            tbl = tbl.take(pa.array(selection, pa.int64()))
+            tbl = tbl.take(numbers_to_arrow(np.asarray(selection, dtype=np.int64)))
         if keep is not None:
             if len(keep) != tbl.num_rows:
                 raise CorruptFileError(f"the row groups hold {tbl.num_rows} rows, not the {len(keep)} their footer "
                                        f"counts", path=self.path)
-            tbl = tbl.filter(pa.array(keep, pa.bool_()))
+            tbl = tbl.filter(numbers_to_arrow(np.asarray(keep, dtype=np.bool_)))
         if not own:
             return tbl
         try:
@@ -996,7 +996,7 @@ class TaskReader:
             for top, f in fields:
                 name = file_cols.get(f.id)
                 cols[top] = _default_array(f, n) if name is None else _conform(ft.column(name), f.type, f.name)
-            keep = _bools(evaluate_arrow(task.residual, pa.table(cols)))
+            keep = evaluate_numpy(task.residual, pa.table(cols))
         for ids, eqset in eq_groups:
             if not len(eqset):
                 continue
@@ -1200,9 +1200,7 @@ class TaskReader:
         if residual is not None and not isinstance(residual, AlwaysTrue):
             eval_cols = {f.name: column(f.id) for f in self.schema.fields
                          if f.name in {x.split(".")[0] for x in referenced_names(residual)}}
-            mask = evaluate_arrow(residual, pa.table(eval_cols) if eval_cols else pa.table({}))
-            m = _bools(mask)
-            keep = fold(m, keep)
+            keep = fold(evaluate_numpy(residual, pa.table(eval_cols) if eval_cols else pa.table({})), keep)
         # output columns; a dictionary column not made plain above is made plain with the deletes applied
         out_cols, deferred = [], {}
         for f in self.projected.fields:
@@ -1213,10 +1211,10 @@ class TaskReader:
             else:
                 out_cols.append(column(f.id))
         if FILE_COLUMN in self.metadata_columns:
-            out_cols.append(pa.array([task.path], pa.string()).take(np.zeros(n, dtype=np.int32)))
+            out_cols.append(repeat_string(task.path, n))
         if POS_COLUMN in self.metadata_columns:
             rows = row_numbers()
-            out_cols.append(pa.array(np.arange(start, start + n, dtype=np.int64) if rows is None else rows))
+            out_cols.append(numbers_to_arrow(np.arange(start, start + n, dtype=np.int64) if rows is None else rows))
         if self.lineage:
             first_row_id = getattr(task, "first_row_id", None)
             for c in self.lineage:
@@ -1340,16 +1338,6 @@ def _int64s(arr) -> np.ndarray:
     if arr.type != pa.int64():
         arr = arr.cast(pa.int64())
     return int64_values(arr)
-
-
-def _bools(mask) -> np.ndarray:
-    """A boolean Arrow array (or chunked array) as a NumPy bool array, nulls as False, unpacked from its bitmap
-    (see :func:`_int64s` for why not ``to_numpy``)."""
-    if isinstance(mask, pa.ChunkedArray):
-        mask = _one_chunk(mask) if mask.num_chunks else pa.array([], pa.bool_())
-    if len(mask) and mask.null_count:
-        mask = mask.fill_null(False)
-    return bitmap_bools(mask.buffers()[1], mask.offset, len(mask))
 
 
 def _selection_mask(selection, start, n):

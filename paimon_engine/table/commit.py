@@ -446,8 +446,7 @@ class SnapshotProducer:
         match its filter (exact: the added files are read and the filter evaluated)."""
         if parent is None or parent.snapshot_id == self.started_from:
             return
-        import numpy as np
-        from ..expressions import evaluate_arrow
+        from ..expressions import evaluate_numpy
         from .snapshot_files import read_data_file
         schema = base.schema()
         for snap in self._snapshots_since(base, parent):
@@ -462,7 +461,7 @@ class SnapshotProducer:
                     if e.status != STATUS_ADDED or e.snapshot_id != snap.snapshot_id:
                         continue
                     tbl = self._read_for_validation(snap, read_data_file, e.data_file, schema, base)
-                    if np.asarray(evaluate_arrow(self.conflict_filter, tbl)).any():
+                    if evaluate_numpy(self.conflict_filter, tbl).any():
                         raise CommitFailedError(
                             f"{self.operation} on {self.table.name}: concurrent snapshot {snap.snapshot_id} added "
                             f"rows matching the filter ({e.data_file.file_path})")

@@ -11,6 +11,7 @@ import uuid
 import numpy as np
 
 from .. import types as T
+from ..batch import numbers_to_arrow, repeat_string
 from ..errors import InvalidArgumentError, SchemaError
 from ..spec.conversions import to_bytes, truncate_lower, truncate_upper
 from ..spec.schema import DELETE_FILE_PATH_ID, DELETE_POS_ID, POSITION_DELETE_FIELDS
@@ -115,14 +116,14 @@ def partition_groups(tbl, spec, schema):
         col = _column_by_path(tbl, name).combine_chunks()
         keys[f"__p{i}"] = f.transform.apply(st, col)
     n = tbl.num_rows
-    keys["__idx"] = pa.array(np.arange(n, dtype=np.int64))
+    keys["__idx"] = numbers_to_arrow(np.arange(n, dtype=np.int64))
     kt = pa.table(keys)
     names = [f"__p{i}" for i in range(len(spec.fields))]
     grouped = kt.group_by(names, use_threads=False).aggregate([("__idx", "list")])
     out = []
     for row, idx in zip(grouped.select(names).to_pylist(), grouped.column("__idx_list").to_pylist()):
         part = tuple(row[nm] for nm in names)
-        out.append((part, tbl.take(pa.array(idx, pa.int64()))))
+        out.append((part, tbl.take(numbers_to_arrow(np.asarray(idx, np.int64)))))
     return out
 
 
@@ -398,7 +399,7 @@ def write_position_deletes(io, path, data_file_path, positions, partition, spec_
     ``referenced_data_file`` set."""
     import pyarrow as pa
     pos = np.unique(np.asarray(positions, dtype=np.int64))
-    tbl = pa.Table.from_arrays([pa.array([data_file_path] * len(pos), pa.string()), pa.array(pos)],
+    tbl = pa.Table.from_arrays([repeat_string(data_file_path, len(pos)), numbers_to_arrow(pos)],
                                schema=POSITION_DELETE_SCHEMA())
     # sorted positions delta-encode to a few bits each: a smaller file that decodes several times faster
     # than dictionary + zstd (DELTA_BINARY_PACKED is a core Parquet encoding every reader supports)

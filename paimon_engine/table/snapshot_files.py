@@ -11,6 +11,7 @@ import dataclasses
 
 import numpy as np
 
+from ..batch import int64_values
 from ..spec.manifest import CONTENT_POSITION_DELETES
 from ..spec.snapshots import live_entries, row_file_schema
 
@@ -112,6 +113,6 @@ class SnapshotFiles:
         task = dataclasses.replace(task, residual=AlwaysTrue(), selection=None, start=None, length=None)
         live = _read_all(TaskReader(self.io, schema.struct, T.RowType([]), (POS_COLUMN,), fields), task)
         keep = np.zeros(tbl.num_rows, dtype=bool)
-        pos = np.asarray(live.column(POS_COLUMN).to_numpy(), dtype=np.int64)
+        pos = int64_values(live.column(POS_COLUMN).combine_chunks())
         keep[pos[(pos >= 0) & (pos < tbl.num_rows)]] = True
         return tbl, keep

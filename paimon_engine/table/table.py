@@ -11,6 +11,7 @@ import uuid
 
 import numpy as np
 
+from ..batch import numbers_to_arrow
 from ..errors import CommitFailedError, InvalidArgumentError, NotFoundError, SchemaError, UnsafeLocationError
 from .commit import SnapshotProducer, commit_metadata_change
 from .locations import check_deletable_root, check_within, comparable
@@ -252,8 +253,7 @@ class Table:
     def _rewrite_matching(self, producer, bound, keep_matching: bool):
         """Copy-on-write: for each live data file, drop rows that match ``bound`` (or all rows when bound is
         None). Returns the number of rows removed."""
-        import pyarrow as pa
-        from ..expressions import evaluate_arrow
+        from ..expressions import evaluate_numpy
         files = SnapshotFiles(self.io, self.metadata, self.metadata.current_snapshot())
         schema = self.schema()
         removed_rows = 0
@@ -265,8 +265,8 @@ class Table:
                 touched.add(e.data_file.file_path)
                 continue
             tbl, keep = files.read(e, schema, lineage=lineage)
-            live = tbl.filter(pa.array(keep)) if not keep.all() else tbl
-            match = np.asarray(evaluate_arrow(bound, live), dtype=bool)
+            live = tbl.filter(numbers_to_arrow(keep)) if not keep.all() else tbl
+            match = evaluate_numpy(bound, live)
             n = int(match.sum())
             if n == 0 and keep.all():
                 continue
@@ -275,7 +275,7 @@ class Table:
             removed_rows += n
             producer.remove_file(e.data_file)
             touched.add(e.data_file.file_path)
-            rest = live.filter(pa.array(~match))
+            rest = live.filter(numbers_to_arrow(~match))
             if rest.num_rows:
                 spec = self.metadata.spec(e.data_file.spec_id)
                 for df in write_data_files(self.io, self.location, self._moved_rows(rest, schema), spec, schema,
@@ -327,7 +327,8 @@ class Table:
         Returns the new snapshot (or the current one when nothing matched).
         """
         import pyarrow as pa
-        from ..expressions import evaluate_arrow
+
+        from ..expressions import evaluate_numpy
         if (delete_filter is None) == (filter is None):
             raise InvalidArgumentError("give the rows to delete as delete_filter (or filter)")
         filter = delete_filter if filter is None else filter
@@ -367,14 +368,14 @@ class Table:
         vectors = []       # v3: (data entry, newly deleted positions) -> one merged deletion vector per data file
         for e in files.data:
             tbl, keep = files.read(e, schema)
-            match = np.asarray(evaluate_arrow(bound, tbl), dtype=bool) & keep
+            match = evaluate_numpy(bound, tbl) & keep
             n = int(match.sum())
             if n == 0:
                 continue
             changed += n
             df = e.data_file
             if mode == "equality":
-                keys = tbl.select(eq_cols).filter(pa.array(match))
+                keys = tbl.select(eq_cols).filter(numbers_to_arrow(match))
                 eq_keys.setdefault((df.spec_id, df.partition), []).append(keys)
                 continue
             if n == int(keep.sum()):
@@ -442,7 +443,6 @@ class Table:
         fields): rows whose key exists and whose other values differ replace the old row, rows with a new key are
         inserted, unchanged rows are left alone. One snapshot (equality deletes on the key plus the new rows).
         -> :class:`UpsertResult` (``rows_updated``, ``rows_inserted``)."""
-        import pyarrow as pa
         from .data_writer import to_arrow_table
         if join_cols is not None:
             if key_columns is not None:
@@ -490,8 +490,8 @@ class Table:
             return UpsertResult(len(updates), len(inserts))
         rd = RowDelta(self)
         if updates:
-            rd.delete_keys(tbl.take(pa.array(updates, pa.int64())), keys)
-        rd.add_rows(tbl.take(pa.array(sorted(updates + inserts), pa.int64())))
+            rd.delete_keys(tbl.take(numbers_to_arrow(np.asarray(updates, np.int64))), keys)
+        rd.add_rows(tbl.take(numbers_to_arrow(np.asarray(sorted(updates + inserts), np.int64))))
         rd.commit()
         return UpsertResult(len(updates), len(inserts))
 
@@ -530,7 +530,7 @@ class Table:
         updated = set(updates)
         row_ids = [located[row_keys[i]][2] if i in updated else None
                    for i in order]
-        rows = with_lineage(prepare_arrow(tbl.take(pa.array(order, pa.int64())), schema),
+        rows = with_lineage(prepare_arrow(tbl.take(numbers_to_arrow(np.asarray(order, np.int64))), schema),
                             pa.array(row_ids, pa.int64()), None)
         for df in write_data_files(self.io, self.location, rows, self.spec(), schema, self.metadata.properties):
             p.add_data_file(df)
@@ -549,7 +549,7 @@ class Table:
         import pyarrow as pa
         for i, e in enumerate(files.data):
             tbl, keep = files.read(e, schema, lineage=self.format_version >= 3)
-            pieces.append(tbl.filter(pa.array(keep)) if not keep.all() else tbl)
+            pieces.append(tbl.filter(numbers_to_arrow(keep)) if not keep.all() else tbl)
             p.remove_file(e.data_file)
             if progress is not None:
                 progress("read", i + 1, len(files.data))

@@ -84,18 +84,11 @@ def test_batch_reader_with_position_deletes_streams(table, opened):
     assert sorted(ids) == [i for i in range(3000) if i % 10 != 3]
 
 
-def test_int64s_and_bools_read_sliced_arrays():
+def test_int64s_read_sliced_arrays():
     a = pa.array(range(20), pa.int32()).slice(5, 7)
     assert R._int64s(a).tolist() == list(range(5, 12))
     assert R._int64s(pa.chunked_array([pa.array([3, 4], pa.int64())])).tolist() == [3, 4]
     assert R._int64s(pa.array([], pa.int16())).tolist() == []
-    vals = [i % 3 == 0 for i in range(29)]
-    m = pa.array(vals).slice(3, 21)
-    assert R._bools(m).tolist() == vals[3:24]
-    withnull = pa.array([True, None, False, True, None] * 3).slice(1)
-    assert R._bools(withnull).tolist() == [False, False, True, False, True] * 2 + [False, False, True, False]
-    assert R._bools(pa.chunked_array([pa.array([True, False])])).dtype == np.bool_
-    assert R._bools(pa.array([], pa.bool_())).size == 0
 
 
 def test_reading_position_deletes_does_not_import_pandas(table):

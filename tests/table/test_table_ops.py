@@ -244,3 +244,50 @@ def test_fs_catalog_refuses_foreign_location_and_duplicates(tmp_path):
     cat.drop_table("db.t")
     with pytest.raises(NotFoundError):
         cat.load_table("db.t")
+
+
+def test_writes_and_deletes_in_a_fresh_process_do_not_import_pandas(tmp_path):
+    # pyarrow converts NumPy arrays and Python lists through its pandas shim, which imports pandas on its first
+    # use (a fifth of a second): appends, overwrites, the three delete modes (v2 and v3) and compaction build their
+    # arrays from buffers instead. Each case runs in a fresh interpreter, its
+    # input built without pa.array, and checks the rows it leaves.
+    import subprocess
+    import sys
+    wh = str(tmp_path / "wh")
+    cat = FileSystemCatalog(wh)
+    rows = pa.table({"id": pa.array(range(40), pa.int64()), "k": pa.array([i % 4 for i in range(40)], pa.int32()),
+                     "s": pa.array([f"s{i:02d}" for i in range(40)])})
+    for name, kw in [("mor", {}), ("eq", {}), ("cow", {}), ("over", {}), ("dv", {"format_version": 3}),
+                     ("compact", {}), ("app", {})]:
+        t = cat.create_table(f"db.{name}", rows.schema, **kw)
+        t.append(rows.slice(0, 20))
+        t.append(rows.slice(20))
+    cases = {
+        "mor": ("t.delete('id < 10')", 30),
+        "eq": ("t.delete('id < 10', mode='equality', equality_columns=['id'])", 30),
+        "cow": ("t.delete('k = 1', mode='copy-on-write')", 30),
+        "over": ("t.overwrite(new, filter='id >= 30')", 32),
+        "dv": ("t.delete('id < 10')", 30),
+        "compact": ("t.delete('id < 10'); t.rewrite_files()", 30),
+        "app": ("t.append(new)", 42),
+    }
+    for name, (op, count) in cases.items():
+        code = (
+            "import sys\n"
+            "import numpy as np\n"
+            "import pyarrow as pa\n"
+            "from paimon_engine.batch import numbers_to_arrow, repeat_string\n"
+            "from paimon_engine.catalog import FileSystemCatalog\n"
+            f"t = FileSystemCatalog({wh!r}).load_table('db.{name}')\n"
+            "new = pa.Table.from_arrays([numbers_to_arrow(np.array([100, 101], np.int64)),\n"
+            "                            numbers_to_arrow(np.array([1, 2], np.int32)), repeat_string('n', 2)],\n"
+            "                           names=['id', 'k', 's'])\n"
+            f"{op}\n"
+            "out = t.scan().to_arrow()\n"
+            "print(out.num_rows, 'pandas' in sys.modules)\n")
+        got = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+        assert got == [str(count), "False"], (name, got)
+    t = cat.load_table("db.cow")
+    assert sorted(t.scan().to_arrow().column("k").to_pylist()) == sorted(i % 4 for i in range(40) if i % 4 != 1)
+    assert len(cat.load_table("db.mor").delete_files()) == 1
+    assert cat.load_table("db.compact").delete_files() == []
