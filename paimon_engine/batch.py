@@ -58,10 +58,11 @@ def int64_values(arr) -> np.ndarray:
     return vals if width is np.int64 else vals.astype(np.int64)
 
 
-def numbers_to_arrow(values: np.ndarray):
-    """An Arrow array over a 1-D NumPy array of fixed-width numbers or bools, without copying numbers.
-    ``pa.array`` converts through pyarrow's pandas shim, which imports pandas on its first use: a read's
-    first call would pay for that import (a fifth of a second) for an array it never needs pandas for."""
+def numbers_to_arrow(values: np.ndarray, valid=None):
+    """An Arrow array over a 1-D NumPy array of fixed-width numbers or bools, without copying numbers; ``valid``
+    (optional, one bool per value, False for a null) gives it a validity bitmap. ``pa.array`` converts through
+    pyarrow's pandas shim, which imports pandas on its first use: a read's first call would pay for that import
+    (a fifth of a second) for an array it never needs pandas for."""
     import pyarrow as pa
     values = np.asarray(values)
     if values.ndim != 1 or values.dtype.kind not in "biuf":
@@ -69,10 +70,19 @@ def numbers_to_arrow(values: np.ndarray):
                                    f"with {values.ndim} dimensions")
     values = np.ascontiguousarray(values, dtype=values.dtype.newbyteorder("="))
     n = len(values)
+    bitmap, nulls = None, 0
+    if valid is not None:
+        valid = np.asarray(valid, dtype=np.bool_)
+        if valid.shape != (n,):
+            raise InvalidArgumentError(f"{valid.size} validity flags for {n} values")
+        nulls = n - int(np.count_nonzero(valid))
+        if nulls:
+            bitmap = pa.py_buffer(np.packbits(valid.view(np.uint8), bitorder="little"))
     if values.dtype == np.bool_:
         bits = np.packbits(values.view(np.uint8), bitorder="little")
-        return pa.Array.from_buffers(pa.bool_(), n, [None, pa.py_buffer(bits)])
-    return pa.Array.from_buffers(pa.from_numpy_dtype(values.dtype), n, [None, pa.py_buffer(values)])
+        return pa.Array.from_buffers(pa.bool_(), n, [bitmap, pa.py_buffer(bits)], null_count=nulls)
+    return pa.Array.from_buffers(pa.from_numpy_dtype(values.dtype), n, [bitmap, pa.py_buffer(values)],
+                                 null_count=nulls)
 
 
 #: the most bytes of characters one Arrow string array (int32 offsets) addresses

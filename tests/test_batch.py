@@ -176,3 +176,14 @@ def test_numbers_to_arrow_is_the_array_arrow_converts():
     for bad in (np.array(["a"]), np.zeros((2, 2)), np.array([None], dtype=object)):
         with pytest.raises(InvalidArgumentError):
             numbers_to_arrow(bad)
+    # with validity flags: the array pa.array makes with the inverse mask
+    vals = np.arange(-4, 13, dtype=np.int32)[::2]
+    valid = np.arange(len(vals)) % 3 != 1
+    for v, ok in [(vals, valid), (vals.astype(np.float64), valid), (vals > 2, valid), (vals, np.ones(9, bool)),
+                  (vals[:0], valid[:0])]:
+        got = numbers_to_arrow(v, ok)
+        want = pa.array(v, mask=~ok)
+        assert got.equals(want) and got.null_count == want.null_count
+        got.validate(full=True)
+    with pytest.raises(InvalidArgumentError):
+        numbers_to_arrow(vals, valid[:-1])

@@ -169,3 +169,123 @@ class MetadataLoad:
                      "io = PyArrowFileIO()\n")
             code = f"FromInputFile.table_metadata(io.new_input({path!r})).current_snapshot()"
         return code, setup
+
+
+N_WRITE_ROWS = 400_000
+
+
+def _buffer_rows(start, n, days=8):
+    """``id BIGINT, k INT (4 values), s STRING, d DATE (``days`` values)`` built from NumPy buffers: ``pa.array``
+    goes through pyarrow's pandas shim, which imports pandas on its first use, and a fresh interpreter that built
+    its input that way would have paid for that import before the timed write."""
+    import numpy as np
+    ids = np.arange(start, start + n, dtype=np.int64)
+    k = (ids % 4).astype(np.int32)
+    d = (18000 + (ids // 7) % days).astype(np.int32)
+    words = [b"name-%07d" % i for i in range(start, start + n)]
+    offsets = np.zeros(n + 1, dtype=np.int32)
+    np.cumsum([len(w) for w in words], out=offsets[1:])
+    cols = [pa.Array.from_buffers(pa.int64(), n, [None, pa.py_buffer(ids)]),
+            pa.Array.from_buffers(pa.int32(), n, [None, pa.py_buffer(k)]),
+            pa.Array.from_buffers(pa.string(), n, [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(words))]),
+            pa.Array.from_buffers(pa.date32(), n, [None, pa.py_buffer(d)])]
+    return pa.Table.from_arrays(cols, names=["id", "k", "s", "d"])
+
+
+def _write_catalog(root, impl):
+    uri = f"sqlite:///{root}/{impl}.db"
+    if impl == "paimon_engine":
+        from paimon_engine.catalog import SqlCatalog
+        return SqlCatalog("bench", uri=uri, warehouse=f"{root}/wh-{impl}")
+    from pyiceberg.catalog.sql import SqlCatalog
+    return SqlCatalog("bench", uri=uri, warehouse=f"file://{root}/wh-{impl}")
+
+
+def _build_write_tables(root, impl):
+    """``db.plain`` (four appends of 25,000 rows) and ``db.part`` (the same rows, partitioned by ``k`` and the
+    day of ``d``: 32 partitions) in a new SQLite catalog under ``root``."""
+    cat = _write_catalog(root, impl)
+    cat.create_namespace("db")
+    schema = _buffer_rows(0, 1).schema
+    if impl == "paimon_engine":
+        tables = [cat.create_table("db.plain", schema),
+                  cat.create_table("db.part", schema, partition_spec=[("k", "identity"), ("d", "day")])]
+    else:
+        from pyiceberg.partitioning import PartitionField, PartitionSpec
+        from pyiceberg.transforms import DayTransform, IdentityTransform
+        tables = [cat.create_table("db.plain", schema), cat.create_table("db.part", schema)]
+        with tables[1].update_spec() as u:
+            u.add_field("k", IdentityTransform(), "k")
+            u.add_field("d", DayTransform(), "d_day")
+    for t in tables:
+        for i in range(4):
+            t.append(_buffer_rows(25_000 * i, 25_000))
+
+
+def _fresh_write_tables(impl):
+    """A new temporary directory holding the tables of :func:`_build_write_tables`, built by a child process."""
+    import subprocess
+    import sys
+    root = tempfile.mkdtemp(prefix="bench_cold_write_")
+    here = os.path.dirname(os.path.abspath(__file__))
+    code = (f"import sys; sys.path[:0] = [{_CHECKOUT!r}, {here!r}]; import bench_table as B; "
+            f"B._build_write_tables({root!r}, {impl!r})")
+    subprocess.run([sys.executable, "-c", code], check=True)
+    return root
+
+
+class PartitionedAppend:
+    """Appending 400,000 rows to a table partitioned by ``k`` (identity) and the day of ``d``: 32 partitions, so
+    32 Parquet files, plus the commit; paimon_engine and pyiceberg, one table each, growing by one snapshot per
+    call."""
+    params = ["paimon_engine", "pyiceberg"]
+    param_names = ["impl"]
+    timeout = 600
+    number = 1
+    repeat = (3, 10, 60.0)
+
+    def setup(self, impl):
+        self.root = tempfile.mkdtemp(prefix="bench_part_")
+        _build_write_tables(self.root, impl)
+        self.table = _write_catalog(self.root, impl).load_table("db.part")
+        self.data = _buffer_rows(100_000, N_WRITE_ROWS)
+        self.table.append(_buffer_rows(10_000_000, 1000))   # warm-up: lazy imports of both libraries
+
+    def teardown(self, impl):
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    def time_append(self, impl):
+        self.table.append(self.data)
+
+
+WRITE_OPS = ["append", "partitioned_append", "delete", "delete_copy_on_write"]
+
+
+class WriteCold:
+    """The first write of a fresh interpreter (what a script or a task that writes once pays). Not timed: pyarrow
+    imported and the input built from buffers. Timed: importing the library's catalog, opening the SQLite catalog,
+    loading the table, then one append of 1,000 rows (to ``db.plain``, or to the partitioned ``db.part``), or one
+    delete of ``id < 1000`` from ``db.plain`` (100,000 rows in four files). Every sample gets new tables (built by
+    a child process, so the timed interpreter has imported nothing of the library). ``delete`` is each library's
+    default: paimon_engine writes a position-delete file (merge-on-read), pyiceberg rewrites the data file
+    (copy-on-write, its only mode); ``delete_copy_on_write`` is paimon_engine's copy-on-write (pyiceberg: the same
+    delete as ``delete``)."""
+    params = (["paimon_engine", "pyiceberg"], WRITE_OPS)
+    param_names = ["impl", "op"]
+    timeout = 600
+
+    def timeraw_first_write(self, impl, op):
+        here = os.path.dirname(os.path.abspath(__file__))
+        setup = (f"import sys; sys.path[:0] = [{_CHECKOUT!r}, {here!r}]\n"
+                 "import bench_table as B\n"
+                 f"root = B._fresh_write_tables({impl!r})\n"
+                 "rows = B._buffer_rows(500_000, 1000)\n")
+        code = (f"cat = B._write_catalog(root, {impl!r})\n"
+                f"t = cat.load_table({'db.part' if op == 'partitioned_append' else 'db.plain'!r})\n")
+        if op in ("append", "partitioned_append"):
+            code += "t.append(rows)\n"
+        elif impl == "paimon_engine" and op == "delete_copy_on_write":
+            code += "t.delete('id < 1000', mode='copy-on-write')\n"
+        else:
+            code += "t.delete('id < 1000')\n"
+        return code, setup

@@ -16,6 +16,7 @@ import struct
 import numpy as np
 
 from .. import types as T
+from ..batch import bitmap_bools, int64_values, numbers_to_arrow
 from ..errors import InvalidArgumentError, UnsupportedTypeError
 from .conversions import EXACT, _unscaled_bytes, type_name
 
@@ -108,11 +109,15 @@ def _to_numpy_int64(arr):
         iv = arr.cast(pa.date32()).cast(pa.int32()).cast(pa.int64())
     else:
         iv = arr.cast(pa.int64())
+    if isinstance(iv, pa.ChunkedArray):
+        iv = iv.combine_chunks()
+    # from the buffers: np.asarray / to_numpy go through pyarrow's pandas shim (pandas imported on first use)
+    vals = int64_values(iv)
     valid = None
     if iv.null_count:
-        valid = np.asarray(iv.is_valid())
-        iv = iv.fill_null(0)
-    return np.asarray(iv), valid
+        valid = bitmap_bools(iv.buffers()[0], iv.offset, len(iv))
+        vals = np.where(valid, vals, 0)
+    return vals, valid
 
 
 class Transform:
@@ -235,8 +240,7 @@ class IdentityTransform(Transform):
                                                               T.BigIntType)):
             vals, valid = _to_numpy_int64(arr)
             target = _internal_arrow_type(source)
-            mask = None if valid is None else ~valid
-            return pa.array(vals, mask=mask).cast(target)
+            return numbers_to_arrow(vals, valid).cast(target)
         if isinstance(source, (T.TinyIntType, T.SmallIntType, T.IntType, T.BigIntType)):
             return arr.cast(source.to_arrow())
         return pa.array(_internal_pylist(source, arr), type=_internal_arrow_type(source)) \
@@ -279,7 +283,6 @@ class BucketTransform(Transform):
         return (bucket_hash(source, value) & 0x7FFFFFFF) % self.num_buckets
 
     def apply(self, source, arr):
-        import pyarrow as pa
         self.result_type(source)
         if _is_int_like(source):
             vals, valid = _to_numpy_int64(arr)
@@ -287,7 +290,7 @@ class BucketTransform(Transform):
                 vals = np.floor_divide(vals, 1000)   # nanosecond timestamps hash as microseconds
             h = murmur3_int64(vals).astype(np.int64)
             b = ((h & 0x7FFFFFFF) % self.num_buckets).astype(np.int32)
-            return pa.array(b, mask=None if valid is None else ~valid)
+            return numbers_to_arrow(b, valid)
         return super().apply(source, arr)
 
 
@@ -326,7 +329,6 @@ class TruncateTransform(Transform):
         return value[:w]
 
     def apply(self, source, arr):
-        import pyarrow as pa
         import pyarrow.compute as pc
         self.result_type(source)
         if isinstance(source, (T.TinyIntType, T.SmallIntType, T.IntType, T.BigIntType)):
@@ -334,7 +336,7 @@ class TruncateTransform(Transform):
             with np.errstate(over="ignore"):
                 out = vals - np.mod(vals, self.width)
             # like Java's int arithmetic, truncating the type's minimum wraps around
-            return pa.array(out, mask=None if valid is None else ~valid).cast(source.to_arrow(), safe=False)
+            return numbers_to_arrow(out, valid).cast(source.to_arrow(), safe=False)
         if isinstance(source, (T.VarCharType, T.CharType)):
             return pc.utf8_slice_codeunits(arr, 0, self.width)
         if isinstance(source, (T.VarBinaryType, T.BinaryType)):
@@ -369,11 +371,10 @@ class _TimeTransform(Transform):
         return int(self._convert(self._days_or_micros(source, np.array([value], dtype=np.int64)))[0])
 
     def apply(self, source, arr):
-        import pyarrow as pa
         self.result_type(source)
         vals, valid = _to_numpy_int64(arr)
         out = self._convert(self._days_or_micros(source, vals)).astype(np.int32)
-        return pa.array(out, mask=None if valid is None else ~valid)
+        return numbers_to_arrow(out, valid)
 
 
 class YearTransform(_TimeTransform):

@@ -105,25 +105,52 @@ def _split_lineage(chunk):
 
 
 def partition_groups(tbl, spec, schema):
-    """[(partition tuple, sub-table)] grouping rows by the spec's transformed values (one pass, vectorized)."""
+    """[(partition tuple, sub-table)] grouping rows by the spec's transformed values, groups in the order of
+    their first row, rows in table order. Each transformed column is dictionary-encoded (nulls are a value of
+    their own) and the rows' codes combined into one dense group number per row; the groups are then cut out of
+    one stable sort of those numbers (a radix sort while there are at most 65536 groups)."""
     import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from ..batch import int64_values
     if not spec.fields:
         return [((), tbl)]
-    keys = {}
-    types = spec.source_types(schema)
-    for i, (f, st) in enumerate(zip(spec.fields, types)):
-        name = schema.column_name(f.source_id)
-        col = _column_by_path(tbl, name).combine_chunks()
-        keys[f"__p{i}"] = f.transform.apply(st, col)
     n = tbl.num_rows
-    keys["__idx"] = numbers_to_arrow(np.arange(n, dtype=np.int64))
-    kt = pa.table(keys)
-    names = [f"__p{i}" for i in range(len(spec.fields))]
-    grouped = kt.group_by(names, use_threads=False).aggregate([("__idx", "list")])
+    if n == 0:
+        return []
+    group = np.zeros(n, dtype=np.int64)
+    ngroups = 1
+    dictionaries, indices = [], []
+    for f, st in zip(spec.fields, spec.source_types(schema)):
+        col = f.transform.apply(st, _column_by_path(tbl, schema.column_name(f.source_id)).combine_chunks())
+        if isinstance(col, pa.ChunkedArray):
+            col = col.combine_chunks()
+        enc = pc.dictionary_encode(col, null_encoding="encode")
+        idx = int64_values(enc.indices)
+        dictionaries.append(enc.dictionary)
+        indices.append(idx)
+        # (dense group so far) * (values of this column) + (this column's code), made dense again: the numbers
+        # present, counted (or sorted when they are far more than the rows)
+        space = ngroups * len(enc.dictionary)
+        group = group * len(enc.dictionary) + idx
+        if space <= 4 * n + 1024:
+            present = np.bincount(group, minlength=space) > 0
+            group = (np.cumsum(present) - 1)[group]
+            ngroups = int(np.count_nonzero(present))
+        else:
+            uniq, group = np.unique(group, return_inverse=True)
+            group = group.reshape(-1)
+            ngroups = len(uniq)
+    key = group.astype(np.uint8 if ngroups <= 256 else np.uint16 if ngroups <= 65536 else np.int64)
+    order = np.argsort(key, kind="stable")
+    counts = np.bincount(group, minlength=ngroups)
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
     out = []
-    for row, idx in zip(grouped.select(names).to_pylist(), grouped.column("__idx_list").to_pylist()):
-        part = tuple(row[nm] for nm in names)
-        out.append((part, tbl.take(numbers_to_arrow(np.asarray(idx, np.int64)))))
+    for g in np.argsort(order[starts], kind="stable"):
+        rows = order[starts[g]:starts[g] + counts[g]]
+        first = int(rows[0])
+        part = tuple(d[int(i[first])].as_py() for d, i in zip(dictionaries, indices))
+        out.append((part, tbl.take(numbers_to_arrow(rows))))
     return out
 
 

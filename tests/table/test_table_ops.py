@@ -248,8 +248,8 @@ def test_fs_catalog_refuses_foreign_location_and_duplicates(tmp_path):
 
 def test_writes_and_deletes_in_a_fresh_process_do_not_import_pandas(tmp_path):
     # pyarrow converts NumPy arrays and Python lists through its pandas shim, which imports pandas on its first
-    # use (a fifth of a second): appends, overwrites, the three delete modes (v2 and v3) and compaction build their
-    # arrays from buffers instead. Each case runs in a fresh interpreter, its
+    # use (a fifth of a second): appends, overwrites, the three delete modes (v2 and v3), compaction and
+    # partitioned writes build their arrays from buffers instead. Each case runs in a fresh interpreter, its
     # input built without pa.array, and checks the rows it leaves.
     import subprocess
     import sys
@@ -258,7 +258,7 @@ def test_writes_and_deletes_in_a_fresh_process_do_not_import_pandas(tmp_path):
     rows = pa.table({"id": pa.array(range(40), pa.int64()), "k": pa.array([i % 4 for i in range(40)], pa.int32()),
                      "s": pa.array([f"s{i:02d}" for i in range(40)])})
     for name, kw in [("mor", {}), ("eq", {}), ("cow", {}), ("over", {}), ("dv", {"format_version": 3}),
-                     ("compact", {}), ("app", {})]:
+                     ("compact", {}), ("part", {"partition_spec": [("k", "identity"), ("id", "bucket[4]")]}), ("app", {})]:
         t = cat.create_table(f"db.{name}", rows.schema, **kw)
         t.append(rows.slice(0, 20))
         t.append(rows.slice(20))
@@ -269,6 +269,7 @@ def test_writes_and_deletes_in_a_fresh_process_do_not_import_pandas(tmp_path):
         "over": ("t.overwrite(new, filter='id >= 30')", 32),
         "dv": ("t.delete('id < 10')", 30),
         "compact": ("t.delete('id < 10'); t.rewrite_files()", 30),
+        "part": ("t.append(new)", 42),
         "app": ("t.append(new)", 42),
     }
     for name, (op, count) in cases.items():
