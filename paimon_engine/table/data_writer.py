@@ -11,7 +11,7 @@ import uuid
 import numpy as np
 
 from .. import types as T
-from ..batch import numbers_to_arrow, repeat_string
+from ..batch import int64_values, numbers_to_arrow, repeat_string
 from ..errors import InvalidArgumentError, SchemaError
 from ..spec.conversions import to_bytes, truncate_lower, truncate_upper
 from ..spec.schema import DELETE_FILE_PATH_ID, DELETE_POS_ID, POSITION_DELETE_FIELDS
@@ -108,16 +108,15 @@ def partition_groups(tbl, spec, schema):
     """[(partition tuple, sub-table)] grouping rows by the spec's transformed values, groups in the order of
     their first row, rows in table order. Each transformed column is dictionary-encoded (nulls are a value of
     their own) and the rows' codes combined into one dense group number per row; the groups are then cut out of
-    one stable sort of those numbers (a radix sort while there are at most 65536 groups)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    from ..batch import int64_values
+    one stable sort of those numbers (a radix sort while there are at most 65536 groups), a group of adjacent
+    rows as a slice of the table."""
     if not spec.fields:
         return [((), tbl)]
     n = tbl.num_rows
     if n == 0:
         return []
+    import pyarrow as pa
+    import pyarrow.compute as pc
     group = np.zeros(n, dtype=np.int64)
     ngroups = 1
     dictionaries, indices = [], []
@@ -150,7 +149,9 @@ def partition_groups(tbl, spec, schema):
         rows = order[starts[g]:starts[g] + counts[g]]
         first = int(rows[0])
         part = tuple(d[int(i[first])].as_py() for d, i in zip(dictionaries, indices))
-        out.append((part, tbl.take(numbers_to_arrow(rows))))
+        # a group of adjacent rows (one partition, or input sorted by partition) is a slice, not a copy
+        contiguous = int(rows[-1]) - first + 1 == len(rows)
+        out.append((part, tbl.slice(first, len(rows)) if contiguous else tbl.take(numbers_to_arrow(rows))))
     return out
 
 

@@ -107,6 +107,20 @@ def test_many_groups_and_more_groups_than_rows_can_number(tmp_path):
     _check(tmp_path, tbl.slice(10, 5000), [("c", "identity")])
 
 
+def test_groups_of_adjacent_rows_are_slices(tmp_path):
+    # one partition, or rows sorted by partition: the groups are slices of the table (no copy), with the same rows
+    n = 3000
+    tbl = pa.table({"k": pa.array(np.repeat(np.arange(3, dtype=np.int32), n // 3)), "row": pa.array(np.arange(n))})
+    cat = FileSystemCatalog(str(tmp_path / "wh"))
+    t = cat.create_table("db.t", tbl.schema, partition_spec=[("k", "identity")])
+    groups = partition_groups(tbl, t.spec(), t.schema())
+    assert [(p, s.column("row").to_pylist()) for p, s in groups] == \
+        [((k,), list(range(k * 1000, (k + 1) * 1000))) for k in range(3)]
+    base = tbl.column("row").chunk(0).buffers()[1].address
+    assert [s.column("row").chunk(0).buffers()[1].address for _, s in groups] == [base] * 3
+    _check(tmp_path, tbl, [("k", "identity")])
+
+
 def test_empty_table_has_no_groups(tmp_path):
     tbl = _table([]).slice(0, 0)
     cat = FileSystemCatalog(str(tmp_path / "wh"))
