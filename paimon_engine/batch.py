@@ -47,6 +47,14 @@ def bitmap_bools(buf, offset: int, n: int) -> np.ndarray:
                          bitorder="little")[offset:].view(np.bool_)
 
 
+def valid_bools(arr) -> np.ndarray:
+    """One NumPy bool per row of an Arrow array: True where it is not null (read from its validity bitmap)."""
+    bits = arr.buffers()[0] if arr.null_count else None
+    if bits is None:
+        return np.full(len(arr), arr.null_count == 0, dtype=np.bool_)
+    return bitmap_bools(bits, arr.offset, len(arr))
+
+
 def int64_values(arr) -> np.ndarray:
     """The values of a null-free int32 or int64 Arrow array as int64, read from its data buffer (a view of an
     int64 array's buffer; see :func:`bitmap_bools` for why not ``to_numpy``)."""

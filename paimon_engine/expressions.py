@@ -709,29 +709,20 @@ def evaluate_numpy(expr: Expression, data):
 _NUMPY_OPS = {"eq": "__eq__", "ne": "__ne__", "lt": "__lt__", "le": "__le__", "gt": "__gt__", "ge": "__ge__"}
 
 
-def _valid_flags(arr):
-    """One bool per row of an Arrow array: True where it is not null."""
-    import numpy as np
-
-    from .batch import bitmap_bools
-    bits = arr.buffers()[0] if arr.null_count else None
-    if bits is None:
-        return np.full(len(arr), arr.null_count == 0, dtype=np.bool_)
-    return bitmap_bools(bits, arr.offset, len(arr))
-
-
 def _numpy_leaf(p, arr):
     """The mask of predicate ``p`` on ``arr`` computed with NumPy (null rows False), when ``arr`` is an integer or
     float32/float64 column and ``p`` a null test or a comparison with a literal ``pa.scalar`` takes exactly; else
     None."""
     import numpy as np
     import pyarrow as pa
+
+    from .batch import valid_bools
     t = arr.type
     if isinstance(arr, pa.ChunkedArray) or not (pa.types.is_integer(t) or pa.types.is_float32(t)
                                                 or pa.types.is_float64(t)):
         return None
     if p.op in ("is_null", "not_null"):
-        valid = _valid_flags(arr)
+        valid = valid_bools(arr)
         return valid.copy() if p.op == "not_null" else ~valid
     method = _NUMPY_OPS.get(p.op)
     lit = _literal_numbers(p.literal, t) if method else None
@@ -743,7 +734,7 @@ def _numpy_leaf(p, arr):
     values = np.frombuffer(arr.buffers()[1], dtype=lit.dtype, count=arr.offset + n)[arr.offset:]
     out = getattr(values, method)(lit[0])
     if arr.null_count:
-        out &= _valid_flags(arr)
+        out &= valid_bools(arr)
     return out
 
 

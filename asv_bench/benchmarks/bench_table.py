@@ -21,23 +21,23 @@ def _rows(start, n=10):
                      "qty": pa.array([i % 4 for i in range(start, start + n)], pa.int32())})
 
 
-def _build(root, impl):
+def _catalog(root, impl):
+    """The SQLite catalog of ``impl`` (``paimon_engine`` or ``pyiceberg``) under ``root``, tables in its own
+    warehouse folder."""
     uri = f"sqlite:///{root}/{impl}.db"
     if impl == "paimon_engine":
         from paimon_engine.catalog import SqlCatalog
-        cat = SqlCatalog("bench", uri=uri, warehouse=f"{root}/wh-{impl}")
-        cat.create_namespace("db")
-        t = cat.create_table("db.t", _rows(0).schema)
-        for i in range(N_SNAPSHOTS):
-            t.append(_rows(10 * i))
-    else:
-        from pyiceberg.catalog.sql import SqlCatalog
-        cat = SqlCatalog("bench", uri=uri, warehouse=f"file://{root}/wh-{impl}")
-        cat.create_namespace("db")
-        t = cat.create_table("db.t", _rows(0).schema)
-        for i in range(N_SNAPSHOTS):
-            t.append(_rows(10 * i))
-    return uri
+        return SqlCatalog("bench", uri=uri, warehouse=f"{root}/wh-{impl}")
+    from pyiceberg.catalog.sql import SqlCatalog
+    return SqlCatalog("bench", uri=uri, warehouse=f"file://{root}/wh-{impl}")
+
+
+def _build(root, impl):
+    cat = _catalog(root, impl)
+    cat.create_namespace("db")
+    t = cat.create_table("db.t", _rows(0).schema)
+    for i in range(N_SNAPSHOTS):
+        t.append(_rows(10 * i))
 
 
 class AppendCommit:
@@ -58,13 +58,7 @@ class AppendCommit:
     def setup(self, root, impl):
         self.root = root
         self.n = 10_000_000
-        uri = f"sqlite:///{root}/{impl}.db"
-        if impl == "paimon_engine":
-            from paimon_engine.catalog import SqlCatalog
-            self.table = SqlCatalog("bench", uri=uri, warehouse=f"{root}/wh-{impl}").load_table("db.t")
-        else:
-            from pyiceberg.catalog.sql import SqlCatalog
-            self.table = SqlCatalog("bench", uri=uri, warehouse=f"file://{root}/wh-{impl}").load_table("db.t")
+        self.table = _catalog(root, impl).load_table("db.t")
         self.data = _rows(self.n)
         self.table.append(_rows(self.n + 100))   # warm-up: lazy imports and schema caches of both libraries
 
@@ -192,19 +186,10 @@ def _buffer_rows(start, n, days=8):
     return pa.Table.from_arrays(cols, names=["id", "k", "s", "d"])
 
 
-def _write_catalog(root, impl):
-    uri = f"sqlite:///{root}/{impl}.db"
-    if impl == "paimon_engine":
-        from paimon_engine.catalog import SqlCatalog
-        return SqlCatalog("bench", uri=uri, warehouse=f"{root}/wh-{impl}")
-    from pyiceberg.catalog.sql import SqlCatalog
-    return SqlCatalog("bench", uri=uri, warehouse=f"file://{root}/wh-{impl}")
-
-
 def _build_write_tables(root, impl):
     """``db.plain`` (four appends of 25,000 rows) and ``db.part`` (the same rows, partitioned by ``k`` and the
     day of ``d``: 32 partitions) in a new SQLite catalog under ``root``."""
-    cat = _write_catalog(root, impl)
+    cat = _catalog(root, impl)
     cat.create_namespace("db")
     schema = _buffer_rows(0, 1).schema
     if impl == "paimon_engine":
@@ -247,7 +232,7 @@ class PartitionedAppend:
     def setup(self, impl):
         self.root = tempfile.mkdtemp(prefix="bench_part_")
         _build_write_tables(self.root, impl)
-        self.table = _write_catalog(self.root, impl).load_table("db.part")
+        self.table = _catalog(self.root, impl).load_table("db.part")
         self.data = _buffer_rows(100_000, N_WRITE_ROWS)
         self.table.append(_buffer_rows(10_000_000, 1000))   # warm-up: lazy imports of both libraries
 
@@ -280,7 +265,7 @@ class WriteCold:
                  "import bench_table as B\n"
                  f"root = B._fresh_write_tables({impl!r})\n"
                  "rows = B._buffer_rows(500_000, 1000)\n")
-        code = (f"cat = B._write_catalog(root, {impl!r})\n"
+        code = (f"cat = B._catalog(root, {impl!r})\n"
                 f"t = cat.load_table({'db.part' if op == 'partitioned_append' else 'db.plain'!r})\n")
         if op in ("append", "partitioned_append"):
             code += "t.append(rows)\n"

@@ -16,7 +16,7 @@ import struct
 import numpy as np
 
 from .. import types as T
-from ..batch import bitmap_bools, int64_values, numbers_to_arrow
+from ..batch import int64_values, numbers_to_arrow, valid_bools
 from ..errors import InvalidArgumentError, UnsupportedTypeError
 from .conversions import EXACT, _unscaled_bytes, type_name
 
@@ -115,7 +115,7 @@ def _to_numpy_int64(arr):
     vals = int64_values(iv)
     valid = None
     if iv.null_count:
-        valid = bitmap_bools(iv.buffers()[0], iv.offset, len(iv))
+        valid = valid_bools(iv)
         vals = np.where(valid, vals, 0)
     return vals, valid
 
