@@ -682,26 +682,28 @@ def evaluate_numpy(expr: Expression, data):
 
     if hasattr(data, "to_arrow") and not isinstance(data, (pa.Table, pa.RecordBatch)):
         data = data.to_arrow()
-    n = data.num_rows
+    return _numpy_mask(rewrite_not(expr), data, np)
 
-    def ev(e):
-        if isinstance(e, (AlwaysTrue, AlwaysFalse)):
-            return np.full(n, isinstance(e, AlwaysTrue), dtype=np.bool_)
-        if isinstance(e, And):
-            return ev(e.left) & ev(e.right)
-        if isinstance(e, Or):
-            return ev(e.left) | ev(e.right)
-        if isinstance(e, Not):
-            return ~ev(e.child)
-        if isinstance(e, Predicate):
-            arr = _column(data, e.name)
-            m = _numpy_leaf(e, arr)
-            if m is None:
-                m = _mask_bools(_leaf(e, arr).fill_null(_bool_scalar(False)))
-            return m
-        raise InvalidArgumentError(f"cannot evaluate {e!r}")
 
-    return ev(rewrite_not(expr))
+def _numpy_mask(e, data, np):
+    """The mask of ``e`` (NOT already pushed to the leaves) over ``data``. A module-level function, not a closure
+    that calls itself: such a closure is a reference cycle, which would keep ``data`` alive until the cycle
+    collector runs."""
+    if isinstance(e, (AlwaysTrue, AlwaysFalse)):
+        return np.full(data.num_rows, isinstance(e, AlwaysTrue), dtype=np.bool_)
+    if isinstance(e, And):
+        return _numpy_mask(e.left, data, np) & _numpy_mask(e.right, data, np)
+    if isinstance(e, Or):
+        return _numpy_mask(e.left, data, np) | _numpy_mask(e.right, data, np)
+    if isinstance(e, Not):
+        return ~_numpy_mask(e.child, data, np)
+    if isinstance(e, Predicate):
+        arr = _column(data, e.name)
+        m = _numpy_leaf(e, arr)
+        if m is None:
+            m = _mask_bools(_leaf(e, arr).fill_null(_bool_scalar(False)))
+        return m
+    raise InvalidArgumentError(f"cannot evaluate {e!r}")
 
 
 #: comparisons NumPy computes for number columns (the same results as Arrow's: NaN is not equal to, less or
@@ -796,40 +798,43 @@ def to_arrow_expression(expr: Expression):
     """A ``pyarrow.compute.Expression`` for dataset/Parquet filters (same null semantics)."""
     import pyarrow.compute as pc
 
-    def ev(e):
-        if isinstance(e, AlwaysTrue):
-            return pc.scalar(True)
-        if isinstance(e, AlwaysFalse):
-            return pc.scalar(False)
-        if isinstance(e, And):
-            return ev(e.left) & ev(e.right)
-        if isinstance(e, Or):
-            return ev(e.left) | ev(e.right)
-        if isinstance(e, Not):
-            return ~ev(e.child)
-        f = pc.field(*e.name.split("."))
-        op = e.op
-        if op == "is_null":
-            return f.is_null()
-        if op == "not_null":
-            return f.is_valid()
-        if op == "is_nan":
-            return f.is_nan()
-        if op == "not_nan":
-            return ~f.is_nan()
-        if op == "starts_with":
-            return pc.starts_with(f, pattern=e.literal)
-        if op == "not_starts_with":
-            return ~pc.starts_with(f, pattern=e.literal)
-        if op == "in":
-            return f.isin(_plain_literals(e.literals))
-        if op == "not_in":
-            return ~f.isin(_plain_literals(e.literals)) & f.is_valid()
-        lit = _plain_scalar(e.literal)
-        return {"eq": f == lit, "ne": f != lit, "lt": f < lit, "le": f <= lit, "gt": f > lit,
-                "ge": f >= lit}[op]
+    return _arrow_expression(rewrite_not(expr), pc)
 
-    return ev(rewrite_not(expr))
+
+def _arrow_expression(e, pc):
+    """The ``pyarrow.compute.Expression`` of ``e`` (NOT already pushed to the leaves; a module-level function
+    for the reason :func:`_numpy_mask` gives)."""
+    if isinstance(e, AlwaysTrue):
+        return pc.scalar(True)
+    if isinstance(e, AlwaysFalse):
+        return pc.scalar(False)
+    if isinstance(e, And):
+        return _arrow_expression(e.left, pc) & _arrow_expression(e.right, pc)
+    if isinstance(e, Or):
+        return _arrow_expression(e.left, pc) | _arrow_expression(e.right, pc)
+    if isinstance(e, Not):
+        return ~_arrow_expression(e.child, pc)
+    f = pc.field(*e.name.split("."))
+    op = e.op
+    if op == "is_null":
+        return f.is_null()
+    if op == "not_null":
+        return f.is_valid()
+    if op == "is_nan":
+        return f.is_nan()
+    if op == "not_nan":
+        return ~f.is_nan()
+    if op == "starts_with":
+        return pc.starts_with(f, pattern=e.literal)
+    if op == "not_starts_with":
+        return ~pc.starts_with(f, pattern=e.literal)
+    if op == "in":
+        return f.isin(_plain_literals(e.literals))
+    if op == "not_in":
+        return ~f.isin(_plain_literals(e.literals)) & f.is_valid()
+    lit = _plain_scalar(e.literal)
+    return {"eq": f == lit, "ne": f != lit, "lt": f < lit, "le": f <= lit, "gt": f > lit,
+            "ge": f >= lit}[op]
 
 
 # ---------------------------------------------------------------------------

@@ -15,3 +15,22 @@ def test_package_and_fuzzers_have_no_undefined_or_unused_names():
                           "paimon_engine", "fuzz", "pyspark_paimon_engine.py"],
                          cwd=REPO, capture_output=True, text=True)
     assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_no_nested_function_calls_itself():
+    """A nested function that calls itself holds its own closure cell: a reference cycle that keeps it, and what
+    it captured (a read's column tables, say), alive until the cycle collector runs. Recursion goes through a
+    module-level function or a loop instead."""
+    import ast
+    found = []
+    for path in sorted((REPO / "paimon_engine").rglob("*.py")):
+        tree = ast.parse(path.read_text())
+        for outer in ast.walk(tree):
+            if not isinstance(outer, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                continue
+            for inner in ast.walk(outer):
+                if inner is outer or not isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    continue
+                if any(isinstance(n, ast.Name) and n.id == inner.name for n in ast.walk(inner)):
+                    found.append(f"{path.relative_to(REPO)}:{inner.lineno} {inner.name}")
+    assert found == []

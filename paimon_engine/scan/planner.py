@@ -550,20 +550,19 @@ def _filter_field_ids(expr, unbound_as_none=False):
     """Field ids the predicates of ``expr`` read; with ``unbound_as_none``, None when some predicate has none."""
     from ..expressions import And, Not, Or, Predicate
     out = set()
-    unbound = []
-
-    def walk(e):
+    unbound = False
+    todo = [expr]      # (a loop, not a closure calling itself: that is a reference cycle left for the collector)
+    while todo:
+        e = todo.pop()
         if isinstance(e, (And, Or)):
-            walk(e.left)
-            walk(e.right)
+            todo += (e.right, e.left)
         elif isinstance(e, Not):
-            walk(e.child)
+            todo.append(e.child)
         elif isinstance(e, Predicate):
             if e.field_id is not None:
                 out.add(e.field_id)
             else:
-                unbound.append(e)
-    walk(expr)
+                unbound = True
     return None if unbound_as_none and unbound else out
 
 

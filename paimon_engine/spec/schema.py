@@ -351,25 +351,7 @@ class SchemaUpdate:
 
     # locate a struct by parent path and rebuild it
     def _rewrite_parent(self, parent_path, fn):
-        def rec(dtype, path):
-            if not path:
-                if not isinstance(dtype, T.RowType):
-                    raise SchemaError(f"{'.'.join(parent_path)!r} is not a struct")
-                return fn(dtype)
-            head, rest = path[0], path[1:]
-            if isinstance(dtype, T.RowType):
-                if head not in dtype:
-                    raise SchemaError(f"no field {'.'.join(parent_path)!r} in the schema")
-                fields = [f if f.name != head else f.with_type(rec(f.type, rest)) for f in dtype.fields]
-                return T.RowType(fields, dtype.nullable)
-            if isinstance(dtype, T.ArrayType) and head == "element":
-                return T.ArrayType(rec(dtype.element, rest), dtype.nullable, dtype.element_id)
-            if isinstance(dtype, T.MapType) and head in ("key", "value"):
-                if head == "key":
-                    raise SchemaError("map keys cannot be changed")
-                return T.MapType(dtype.key, rec(dtype.value, rest), dtype.nullable, dtype.key_id, dtype.value_id)
-            raise SchemaError(f"no field {'.'.join(parent_path)!r} in the schema")
-        self._struct = rec(self._struct, tuple(parent_path))
+        self._struct = _rewrite_at(self._struct, tuple(parent_path), parent_path, fn)
 
     def add_column(self, path, dtype: T.DataType, doc: str | None = None, required: bool = False, *,
                    default=None):
@@ -581,3 +563,26 @@ def type_name_of(t):
     ice = t.to_iceberg()
     return ice if isinstance(ice, str) else ice.get("type")
 
+
+def _rewrite_at(dtype, path, parent_path, fn):
+    """``dtype`` with the struct at ``path`` (below it) replaced by ``fn(struct)``; ``parent_path`` names the
+    whole path in errors. (A module-level function: a closure calling itself is a reference cycle.)"""
+    if not path:
+        if not isinstance(dtype, T.RowType):
+            raise SchemaError(f"{'.'.join(parent_path)!r} is not a struct")
+        return fn(dtype)
+    head, rest = path[0], path[1:]
+    if isinstance(dtype, T.RowType):
+        if head not in dtype:
+            raise SchemaError(f"no field {'.'.join(parent_path)!r} in the schema")
+        fields = [f if f.name != head else f.with_type(_rewrite_at(f.type, rest, parent_path, fn))
+                  for f in dtype.fields]
+        return T.RowType(fields, dtype.nullable)
+    if isinstance(dtype, T.ArrayType) and head == "element":
+        return T.ArrayType(_rewrite_at(dtype.element, rest, parent_path, fn), dtype.nullable, dtype.element_id)
+    if isinstance(dtype, T.MapType) and head in ("key", "value"):
+        if head == "key":
+            raise SchemaError("map keys cannot be changed")
+        return T.MapType(dtype.key, _rewrite_at(dtype.value, rest, parent_path, fn), dtype.nullable, dtype.key_id,
+                         dtype.value_id)
+    raise SchemaError(f"no field {'.'.join(parent_path)!r} in the schema")

@@ -1,6 +1,8 @@
 """Memory behaviour of reads: the batch reader streams task by task and batch by batch, ``limit`` stops opening
-files, and reading position deletes needs no pandas (pyarrow's NumPy conversions import it, ~50 MB)."""
+files, reading position deletes needs no pandas (pyarrow's NumPy conversions import it, ~50 MB), and reads, writes
+and Fory rows leave no reference cycles of the engine's own behind."""
 
+import gc
 import os
 import subprocess
 import sys
@@ -103,3 +105,46 @@ def test_reading_position_deletes_does_not_import_pandas(table):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, env=env)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["2700", "False"]
+
+
+def _garbage_of(fn):
+    """The objects ``fn()`` leaves in reference cycles (what only the cycle collector frees), by type name, without
+    pyarrow's own: the Parquet footer objects it makes hold each other (``FileMetaData`` and its
+    ``ParquetSchema``)."""
+    fn()                         # caches and lazy imports first
+    gc.collect()
+    was = gc.isenabled()
+    gc.disable()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        fn()
+        gc.collect()
+        found = [type(o).__name__ + (f" {o.__qualname__}" if callable(o) and hasattr(o, "__qualname__") else "")
+                 for o in gc.garbage]
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        if was:
+            gc.enable()
+    return sorted(x for x in found if x not in ("FileMetaData", "ParquetSchema"))
+
+
+def test_reads_and_writes_leave_no_reference_cycles(table):
+    from paimon_engine.formats import fory
+    table.delete(col("id").isin(list(range(3, 3000, 10))))
+    ops = {
+        "read": lambda: table.scan().to_arrow(),
+        "filtered read (NumPy)": lambda: table.scan(filter="id < 500 or not (id >= 2000)").to_arrow(),
+        "filtered read (Arrow)": lambda: table.scan(filter=col("s") == "s1").to_arrow(),
+        "batch reader": lambda: table.scan(filter="id < 2500").to_arrow_batch_reader(batch_size=300).read_all(),
+        "plan": lambda: list(table.scan(filter="id < 10").plan_files()),
+        "append": lambda: table.append(data(10, 5000)),
+        "delete": lambda: table.delete(col("id") == 5001),
+    }
+    batch = pa.table({"id": pa.array(range(100), pa.int64()), "s": [f"v{i}" for i in range(100)],
+                      "l": pa.array([[i, i + 1] for i in range(100)], pa.list_(pa.int64()))})
+    buf, offsets = fory.encode_rows(batch)
+    ops["fory encode"] = lambda: fory.encode_rows(batch)
+    ops["fory decode"] = lambda: fory.decode_rows(buf, offsets, batch.schema)
+    left = {name: _garbage_of(fn) for name, fn in ops.items()}
+    assert left == {name: [] for name in ops}

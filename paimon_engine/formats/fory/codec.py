@@ -189,23 +189,24 @@ def _row_ranges(nrows):
     return [(int(a), int(b)) for a, b in zip(cuts[:-1], cuts[1:])]
 
 
+def _decode_cost(node):
+    """A field's decoding cost in rough units (its own kind and its children's)."""
+    own = {S.K_FIXED: 1, S.K_BOOL: 1, S.K_DECIMAL: 2, S.K_BYTES: 3, S.K_STRUCT: 1}.get(node.kind, 3)
+    return own + sum(_decode_cost(c) for c in node.children)
+
+
 def _field_groups(lay, selected, nrows):
     """Top-level fields split into groups of similar decoding cost, decoded by one thread each. Groups own
     disjoint node subtrees, so no two threads write the same output buffer."""
     parts = min(_threads(), len(selected)) if nrows >= PARALLEL_MIN_ROWS else 1
     if parts <= 1:
         return [list(selected)]
-
-    def cost(node):
-        own = {S.K_FIXED: 1, S.K_BOOL: 1, S.K_DECIMAL: 2, S.K_BYTES: 3, S.K_STRUCT: 1}.get(node.kind, 3)
-        return own + sum(cost(c) for c in node.children)
-
     groups = [[] for _ in range(parts)]
     load = [0] * parts
-    for k in sorted(selected, key=lambda k: -cost(lay.root.children[k])):
+    for k in sorted(selected, key=lambda k: -_decode_cost(lay.root.children[k])):
         g = load.index(min(load))
         groups[g].append(k)
-        load[g] += cost(lay.root.children[k])
+        load[g] += _decode_cost(lay.root.children[k])
     return [sorted(g) for g in groups if g]
 
 
@@ -399,33 +400,30 @@ def _one_pass_capacities(lay, selected, nrows, offs, blen):
     def per_slot(slot):
         return total // slot if slot > 0 else total * 8
 
-    def visit(node, cap):
-        nonlocal budget
+    # (node, its capacity) to visit: a loop over a stack, not a closure that calls itself (a reference cycle,
+    # left for the cycle collector)
+    todo = [(lay.root.children[k], nrows) for k in selected]
+    while todo:
+        node, cap = todo.pop()
         dcap = total if node.kind == S.K_BYTES else 0
         caps[node.index] = (cap, dcap)
         budget += cap * (node.width or 0) + cap // 8 + dcap
         if node.kind in (S.K_BYTES, S.K_LIST, S.K_MAP):
             budget += 8 * (cap + 1)
             if not node.large and (dcap > INT32_MAX or cap > INT32_MAX):
-                raise OverflowError
+                return None
         if node.kind == S.K_STRUCT:
-            for ch in node.children:
-                visit(ch, cap)
+            todo += [(ch, cap) for ch in node.children]
         elif node.kind == S.K_LIST:
             elem = node.children[0]
-            visit(elem, per_slot(elem.slot))
-            if not node.large and caps[elem.index][0] > INT32_MAX:
-                raise OverflowError
+            elem_cap = per_slot(elem.slot)
+            if not node.large and elem_cap > INT32_MAX:
+                return None
+            todo.append((elem, elem_cap))
         elif node.kind == S.K_MAP:
             ent = node.children[0]
             key, value = ent.children
-            visit(ent, per_slot(max(key.slot, value.slot)))
-
-    try:
-        for k in selected:
-            visit(lay.root.children[k], nrows)
-    except OverflowError:
-        return None
+            todo.append((ent, per_slot(max(key.slot, value.slot))))
     if budget > 4 * total + (64 << 20):
         return None
     return caps

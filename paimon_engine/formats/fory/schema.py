@@ -255,14 +255,12 @@ class Layout:
         self.name = name
         self.root = root
         nodes = []
-
-        def visit(n):
+        todo = [root]       # depth first, children in order (a loop: a closure calling itself is a reference cycle)
+        while todo:
+            n = todo.pop()
             n.index = len(nodes)
             nodes.append(n)
-            for c in n.children:
-                visit(c)
-
-        visit(root)
+            todo += reversed(n.children)
         self.nodes = nodes
         table = np.zeros((len(nodes), NCOLS), dtype=np.int64)
         kids = []
