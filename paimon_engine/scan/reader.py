@@ -1334,7 +1334,9 @@ def _int64s(arr) -> np.ndarray:
     """A null-free integer Arrow array as int64 NumPy values, read from its data buffer: pyarrow's
     ``to_numpy`` / ``np.asarray`` import pandas on first use, which costs a fresh process ~50 MB."""
     if isinstance(arr, pa.ChunkedArray):
-        arr = _one_chunk(arr) if arr.num_chunks else pa.array([], pa.int64())
+        if not arr.num_chunks:
+            return np.zeros(0, dtype=np.int64)
+        arr = _one_chunk(arr)
     if arr.type != pa.int64():
         arr = arr.cast(pa.int64())
     return int64_values(arr)

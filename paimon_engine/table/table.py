@@ -500,7 +500,6 @@ class Table:
         deletion vectors (merged with each data file's current one), the new versions keep their ``_row_id`` and
         get a null ``_last_updated_sequence_number`` (so they read as updated by this commit); inserted rows get
         new row ids. One snapshot, operation ``overwrite``."""
-        import pyarrow as pa
         from .data_writer import with_lineage
         self._check_writable()
         schema = self.schema()
@@ -528,10 +527,16 @@ class Table:
             self._add_deletion_vectors(p, files, vectors)
         order = sorted(updates + inserts)
         updated = set(updates)
-        row_ids = [located[row_keys[i]][2] if i in updated else None
-                   for i in order]
+        # an updated row keeps its row id, an inserted one gets none (null: inherited from its new file)
+        row_ids = np.zeros(len(order), dtype=np.int64)
+        has_id = np.zeros(len(order), dtype=np.bool_)
+        for j, i in enumerate(order):
+            rid = located[row_keys[i]][2] if i in updated else None
+            if rid is not None:
+                row_ids[j] = rid
+                has_id[j] = True
         rows = with_lineage(prepare_arrow(tbl.take(numbers_to_arrow(np.asarray(order, np.int64))), schema),
-                            pa.array(row_ids, pa.int64()), None)
+                            numbers_to_arrow(row_ids, has_id), None)
         for df in write_data_files(self.io, self.location, rows, self.spec(), schema, self.metadata.properties):
             p.add_data_file(df)
         p.commit()

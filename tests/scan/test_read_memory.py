@@ -91,6 +91,8 @@ def test_int64s_read_sliced_arrays():
     assert R._int64s(a).tolist() == list(range(5, 12))
     assert R._int64s(pa.chunked_array([pa.array([3, 4], pa.int64())])).tolist() == [3, 4]
     assert R._int64s(pa.array([], pa.int16())).tolist() == []
+    empty = R._int64s(pa.chunked_array([], pa.int32()))
+    assert empty.dtype == np.int64 and empty.tolist() == []
 
 
 def test_reading_position_deletes_does_not_import_pandas(table):

@@ -258,7 +258,8 @@ def test_writes_and_deletes_in_a_fresh_process_do_not_import_pandas(tmp_path):
     rows = pa.table({"id": pa.array(range(40), pa.int64()), "k": pa.array([i % 4 for i in range(40)], pa.int32()),
                      "s": pa.array([f"s{i:02d}" for i in range(40)])})
     for name, kw in [("mor", {}), ("eq", {}), ("cow", {}), ("over", {}), ("dv", {"format_version": 3}),
-                     ("compact", {}), ("part", {"partition_spec": [("k", "identity"), ("id", "bucket[4]")]}), ("app", {})]:
+                     ("compact", {}), ("part", {"partition_spec": [("k", "identity"), ("id", "bucket[4]")]}), ("app", {}),
+                     ("ups", {"format_version": 3})]:
         t = cat.create_table(f"db.{name}", rows.schema, **kw)
         t.append(rows.slice(0, 20))
         t.append(rows.slice(20))
@@ -271,6 +272,9 @@ def test_writes_and_deletes_in_a_fresh_process_do_not_import_pandas(tmp_path):
         "compact": ("t.delete('id < 10'); t.rewrite_files()", 30),
         "part": ("t.append(new)", 42),
         "app": ("t.append(new)", 42),
+        # v3 upsert: id 5 updated in place (keeps its row id), 100 inserted
+        "ups": ("new = new.set_column(0, 'id', numbers_to_arrow(np.array([5, 100], np.int64))); "
+                "t.upsert(new, key_columns=['id'])", 41),
     }
     for name, (op, count) in cases.items():
         code = (
@@ -292,3 +296,5 @@ def test_writes_and_deletes_in_a_fresh_process_do_not_import_pandas(tmp_path):
     assert sorted(t.scan().to_arrow().column("k").to_pylist()) == sorted(i % 4 for i in range(40) if i % 4 != 1)
     assert len(cat.load_table("db.mor").delete_files()) == 1
     assert cat.load_table("db.compact").delete_files() == []
+    ups = cat.load_table("db.ups").scan(columns=["id", "s", "_row_id"]).to_arrow().sort_by("id").to_pylist()
+    assert ups[5] == {"id": 5, "s": "n", "_row_id": 5} and ups[-1]["id"] == 100 and ups[-1]["_row_id"] >= 40
