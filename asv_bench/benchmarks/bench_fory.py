@@ -12,11 +12,21 @@ Peers do the same job with their own paths:
 - rows -> Arrow: ``pyfory`` = ``ArrowWriter.write(row)`` per row + ``finish()``.
 - single-field access: ``RowView.get_int64`` / ``get_string`` vs pyfory ``RowData.get_int64`` / ``get_str`` over
   100,000 row objects, with the Python call floor alongside.
+
+Every figure is per core: :func:`one_thread` runs the engine's kernels on the calling thread (pyfory has one).
 """
+import os
+
 import numpy as np
 
 N = 1_000_000
 VIEWS = 100_000
+
+
+def one_thread():
+    """The engine's pools off (``PAIMON_ENGINE_THREADS=1``: encoding and decoding run on the calling thread), read
+    at every call; asv runs every benchmark in a fresh process, so this holds for the whole measurement."""
+    os.environ["PAIMON_ENGINE_THREADS"] = "1"
 
 
 def _batch(n):
@@ -65,6 +75,7 @@ class ArrowToRows:
     timeout = 900
 
     def setup(self, impl):
+        one_thread()
         self.batch = _batch(N)
         if impl.startswith("pyfory"):
             self.encoder = _pyfory_encoder()
@@ -101,6 +112,7 @@ class EncodeLayouts:
     param_names = ["layout"]
 
     def setup(self, layout):
+        one_thread()
         self.batch = _batch(N)
 
     def time_encode(self, layout):
@@ -128,6 +140,7 @@ class RowsToArrow:
     timeout = 900
 
     def setup(self, impl):
+        one_thread()
         from paimon_engine.formats import fory
         self.batch = _batch(N)
         self.buf, self.offsets = fory.encode_rows(self.batch)
@@ -155,6 +168,7 @@ class Projection:
     param_names = ["columns"]
 
     def setup(self, columns):
+        one_thread()
         from paimon_engine.formats import fory
         self.batch = _batch(N)
         self.buf, self.offsets = fory.encode_rows(self.batch)
