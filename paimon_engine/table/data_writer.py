@@ -242,29 +242,25 @@ def write_parquet_file(io, path, tbl, *, compression="zstd", row_group_rows=1 <<
 
 def _leaf_field_ids(schema):
     """Field ids of the Parquet leaf columns in order (None for a leaf without an id)."""
-    out = []
-    for f in schema:
-        _leaf_ids(f, out)
-    return out
-
-
-def _leaf_ids(field, out):
-    """Append the field ids of the leaves under ``field`` to ``out`` (a module-level function: a closure that calls
-    itself is a reference cycle, left for the cycle collector)."""
     import pyarrow as pa
-    t = field.type
-    if pa.types.is_struct(t):
-        for i in range(t.num_fields):
-            _leaf_ids(t.field(i), out)
-    elif pa.types.is_list(t) or pa.types.is_large_list(t):
-        _leaf_ids(t.value_field, out)
-    elif pa.types.is_map(t):
-        _leaf_ids(t.key_field, out)
-        _leaf_ids(t.item_field, out)
-    else:
-        meta = field.metadata or {}
-        raw = meta.get(b"PARQUET:field_id")
-        out.append(int(raw) if raw is not None else None)
+    out = []
+    # depth first, children in order: a loop over a stack (a closure that calls itself is a reference cycle,
+    # left for the cycle collector)
+    todo = list(reversed(list(schema)))
+    while todo:
+        field = todo.pop()
+        t = field.type
+        if pa.types.is_struct(t):
+            todo += [t.field(i) for i in reversed(range(t.num_fields))]
+        elif pa.types.is_list(t) or pa.types.is_large_list(t):
+            todo.append(t.value_field)
+        elif pa.types.is_map(t):
+            todo += (t.item_field, t.key_field)
+        else:
+            meta = field.metadata or {}
+            raw = meta.get(b"PARQUET:field_id")
+            out.append(int(raw) if raw is not None else None)
+    return out
 
 
 def write_data_files(io, location, tbl, spec, schema, properties=None, *, snapshot_hint=None, progress=None):
