@@ -470,6 +470,65 @@ def test_threaded_read_with_every_pool_thread_held_up_runs_on_the_caller():
     assert many.to_arrow().equals(table)
 
 
+def test_string_rooms_are_kept_per_thread_and_never_shared_with_a_batch():
+    """String bytes are decoded into a room the calling thread keeps between reads and copied out: a later read
+    (same room) leaves an earlier batch unchanged, no batch's data shares memory with the room, reads on other
+    threads at the same time and reads whose rooms exceed ROOM_KEEP (fresh rooms, joined in place) agree."""
+    import threading
+
+    from paimon_engine.formats.row import reader as R
+    schema = T.RowType.of(("s", T.STRING()), ("i", T.IntType()), ("b", T.BYTES()))
+
+    def file(seed, n):
+        table = pa.table({"s": pa.array([None if i % 5 == 0 else f"{seed}-" + "ü" * (i % 7) for i in range(n)]),
+                          "i": pa.array(range(n), pa.int32()),
+                          "b": pa.array([bytes([(i + seed) % 256]) * (i % 23) for i in range(n)])})
+        buf = io.BytesIO()
+        with RowFileWriter(buf, schema, block_size=900) as w:
+            w.write(table)
+        return table, buf.getvalue()
+
+    (ta, fa), (tb, fb) = file(1, 3000), file(2, 2000)
+    saved = R.PARALLEL_MIN_BLOCKS
+    R.PARALLEL_MIN_BLOCKS = 2
+    try:
+        for threads in (1, 3):
+            first = RowFileReader(io.BytesIO(fa), schema, threads=threads).read_all()
+            room = R._ROOMS.scratch
+            second = RowFileReader(io.BytesIO(fb), schema, threads=threads).read_all()
+            assert R._ROOMS.scratch is room
+            assert pa.Table.from_batches([first.to_arrow()]).equals(ta)
+            assert pa.Table.from_batches([second.to_arrow()]).equals(tb)
+            for batch in (first, second):
+                for c in batch.columns:
+                    if c.data is not None:
+                        assert not np.shares_memory(c.data, room)
+        got, errors = {}, []
+
+        def read(name, data, k):
+            try:
+                for _ in range(5):
+                    got[name, k] = RowFileReader(io.BytesIO(data), schema, threads=2).to_arrow()
+            except Exception as e:  # pragma: no cover - reported below
+                errors.append(e)
+        workers = [threading.Thread(target=read, args=(n, d, k)) for k in range(3) for n, d in (("a", fa), ("b", fb))]
+        for t in workers:
+            t.start()
+        for t in workers:
+            t.join()
+        assert not errors
+        assert all(v.equals(ta if name == "a" else tb) for (name, _), v in got.items())
+        keep = R.ROOM_KEEP
+        R.ROOM_KEEP = 0
+        try:
+            for threads in (1, 3):
+                assert RowFileReader(io.BytesIO(fa), schema, threads=threads).to_arrow().equals(ta)
+        finally:
+            R.ROOM_KEEP = keep
+    finally:
+        R.PARALLEL_MIN_BLOCKS = saved
+
+
 def test_a_block_whose_last_row_ends_at_the_buffer_end_gets_room_for_its_offsets():
     """block_size 4096 starts with a 12288-byte buffer: strings of 12270..12289 bytes fill it to within a few
     bytes of its end (or past it), so the row offsets after the row need a larger buffer; every file reads back."""

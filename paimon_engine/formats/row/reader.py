@@ -97,11 +97,38 @@ RUN_BYTES = 1 << 20
 PARALLEL_MIN_BLOCKS = 16
 #: a read on several threads is cut into up to this many work units per thread, taken from one shared queue
 UNITS_PER_THREAD = 4
+#: string bytes are decoded into a room sized for the worst case (the blocks' uncompressed bytes) and copied out
+#: at their exact size; each thread keeps its rooms between reads up to this many bytes in all, so a steady
+#: stream of reads writes into memory already backed instead of faulting in a fresh mapping every time
+ROOM_KEEP = 64 << 20
 
 MILLIS_PER_DAY = 86_400_000
 
 
 _DEFAULT_IO = None
+_ROOMS = threading.local()
+
+
+def _take_rooms(count, size):
+    """``count`` rooms of ``size`` bytes for string data: views of the calling thread's kept scratch when the
+    rooms fit in ROOM_KEEP (taken out of the thread's slot until :func:`_give_rooms`, so a nested read gets
+    its own), else one fresh allocation each. Returns (rooms, scratch or None)."""
+    size = max(size, 1)
+    if count * size > ROOM_KEEP:
+        return [np.empty(size, dtype=np.uint8) for _ in range(count)], None
+    scratch = getattr(_ROOMS, "scratch", None)
+    if scratch is None or scratch.size < count * size:
+        scratch = np.empty(count * size, dtype=np.uint8)
+    else:
+        _ROOMS.scratch = None
+    return [scratch[k * size:(k + 1) * size] for k in range(count)], scratch
+
+
+def _give_rooms(scratch):
+    if scratch is not None:
+        held = getattr(_ROOMS, "scratch", None)
+        if held is None or held.size < scratch.size:
+            _ROOMS.scratch = scratch
 
 
 def _default_io():
@@ -357,11 +384,13 @@ class RowFileReader:
             idx.append(self.schema.index(name))
         return idx
 
-    def _outputs(self, total, wanted, data_cap):
-        """Column buffers for ``total`` rows of the ``wanted`` fields (None for the others). Validity and
-        BOOL bitmaps and spans start zeroed; the kernel writes every other value, nulls included."""
+    def _outputs(self, total, wanted, rooms):
+        """Column buffers for ``total`` rows of the ``wanted`` fields (None for the others); bytes columns take
+        their data buffers from ``rooms`` in order. Validity and BOOL bitmaps and spans start zeroed; the
+        kernel writes every other value, nulls included."""
         fields = self.schema.fields
         outs = [None] * len(fields)
+        rooms = iter(rooms)
         for i in wanted:
             f = fields[i]
             k = V.kind_of(f.type)
@@ -374,7 +403,7 @@ class RowFileReader:
                 offsets = pool_array(total + 1, np.int32)
                 offsets[0] = 0
                 utf8 = 1 if isinstance(f.type, (T.CharType, T.VarCharType)) else 0
-                o = (k, utf8, validity, None, offsets, np.empty(max(data_cap, 1), dtype=np.uint8))
+                o = (k, utf8, validity, None, offsets, next(rooms))
             elif k in (V.K_DEC_COMPACT, V.K_DEC_BIG):
                 # the kernel rejects an unscaled value outside (-10**precision, 10**precision)
                 o = (k, 10 ** f.type.precision, validity, pool_array(16 * total), None, None)
@@ -491,7 +520,6 @@ class RowFileReader:
         projected columns. Large plans are cut into parts decoded on several threads at once (no block cache
         then); each part decompresses with its thread's decompressor and reads its runs of blocks itself."""
         fields = self.schema.fields
-        nf = len(fields)
         total = 0
         block_rows, usizes = self._block_rows, self._usizes
         for b, rows in plan:
@@ -499,7 +527,7 @@ class RowFileReader:
         wanted = sorted(set(proj))
         # every row of a block lies inside the block and rows are unique: the string bytes of a set of steps
         # fit in the uncompressed size of their blocks, so each part gets that much room in one data buffer
-        # per column (address space only: pages never written are never backed)
+        # per column (a kept scratch, or address space only: pages never written are never backed)
         parts = self._parts(plan, total)
         room = [sum(usizes[b] for b in {b for b, _ in steps}) for steps, _ in parts]
         if len(parts) > 1 and sum(room) > 0x7FFFFFFF:
@@ -508,7 +536,16 @@ class RowFileReader:
         if len(parts) > 1:
             cached = False
         starts = np.concatenate([[0], np.cumsum(room)]).astype(np.int64)
-        outs = self._outputs(total, wanted, min(int(starts[-1]), 0x7FFFFFFF))
+        nbytes = sum(1 for i in wanted if V.kind_of(fields[i].type) == V.K_BYTES)
+        rooms, scratch = _take_rooms(nbytes, min(int(starts[-1]), 0x7FFFFFFF))
+        try:
+            return self._decode_into(plan, proj, cached, total, wanted, parts, starts, rooms, scratch is not None)
+        finally:
+            _give_rooms(scratch)
+
+    def _decode_into(self, plan, proj, cached, total, wanted, parts, starts, rooms, scratch):
+        fields = self.schema.fields
+        outs = self._outputs(total, wanted, rooms)
         data_starts = [[int(starts[k]) if o is not None and o[0] == V.K_BYTES else 0 for o in outs]
                        for k in range(len(parts))]
         if len(parts) == 1:
@@ -538,28 +575,37 @@ class RowFileReader:
             if o[0] == V.O_SPAN:
                 nested = [v for r in results for v in r[1][i]]
             elif o[0] == V.K_BYTES:
-                o = self._join_data(o, parts, results, [d[i] for d in data_starts], i, total)
+                o = self._join_data(o, parts, results, [d[i] for d in data_starts], i, total, scratch)
             cols.append(self._column(fields[i], o, nested, total))
         return ColumnBatch(T.RowType([fields[i] for i in proj]), cols, total)
 
     @staticmethod
-    def _join_data(o, parts, results, starts, i, total):
-        """Move each part's string bytes (written from ``starts[k]``) down behind the previous part's, shift its
-        offsets, and give the unused room back. Returns the column tuple with ``data`` of exactly the bytes
-        written."""
+    def _join_data(o, parts, results, starts, i, total, scratch):
+        """The column tuple with ``data`` of exactly the string bytes written: each part's bytes (written from
+        ``starts[k]``) behind the previous part's, the part's offsets shifted to match. Bytes in a kept
+        scratch room are copied out (the room is reused); a room of its own is joined in place and shrunk."""
         offsets, data = o[4], o[5]
-        end = int(results[0][0][i])
-        for k in range(1, len(parts)):
+        pieces, end = [], 0
+        for k in range(len(parts)):
             s, e = int(starts[k]), int(results[k][0][i])
             if s != end:
-                data[end:end + e - s] = data[s:e]
                 lo = parts[k][1] + 1
                 hi = parts[k + 1][1] + 1 if k + 1 < len(parts) else total + 1
                 offsets[lo:hi] -= np.int32(s - end)
+                if not scratch:
+                    data[end:end + e - s] = data[s:e]
+            pieces.append((s, e))
             end += e - s
         if end > 0x7FFFFFFF:
             raise InvalidArgumentError("a column holds more than 2 GiB of data in one batch: read it in smaller "
                                        "batches (read(batch_rows=...))")
+        if scratch:
+            out = np.empty(max(end, 1), dtype=np.uint8)
+            at = 0
+            for s, e in pieces:
+                out[at:at + e - s] = data[s:e]
+                at += e - s
+            return (o[0], o[1], o[2], o[3], offsets, out[:end])
         if data.size > end:
             try:
                 data.resize(max(end, 1), refcheck=False)  # realloc: the untouched room is never backed
