@@ -980,6 +980,7 @@ ctypedef struct InCol:
     const uint8_t* nulls
     const uint8_t* values
     const int64_t* offsets
+    const int32_t* offsets32     # BYTES offsets given as int32 (an Arrow string/binary array's own), else NULL
     const uint8_t* data
 
 
@@ -1072,6 +1073,7 @@ cdef Py_ssize_t _encode(InCol* cols, Py_ssize_t ncols, Py_ssize_t start, Py_ssiz
     cdef const uint8_t* nl
     cdef const uint8_t* v
     cdef const int64_t* o
+    cdef const int32_t* o32
     cdef uint8_t bit
     cdef uint8_t tmp[16]
     cdef bint full = False
@@ -1100,9 +1102,10 @@ cdef Py_ssize_t _encode(InCol* cols, Py_ssize_t ncols, Py_ssize_t start, Py_ssiz
                     for i in range(m):
                         sz[i] += 0 if nl[i] else k
             elif c.op == E_BYTES:
+                o32 = c.offsets32 + r0 if c.offsets32 != NULL else NULL
                 for i in range(m):
                     if nl == NULL or not nl[i]:
-                        n = o[i + 1] - o[i]
+                        n = (o32[i + 1] - o32[i]) if o32 != NULL else (o[i + 1] - o[i])
                         sz[i] += _varint_len(<uint32_t>n) + n
             elif c.op == E_RAW:
                 for i in range(m):
@@ -1171,10 +1174,15 @@ cdef Py_ssize_t _encode(InCol* cols, Py_ssize_t ncols, Py_ssize_t start, Py_ssiz
                             memcpy(out + cur[i], v + 4 * i, 4)
                             cur[i] += 4
             elif c.op == E_BYTES:
+                o32 = c.offsets32 + r0 if c.offsets32 != NULL else NULL
                 for i in range(k):
                     if nl == NULL or not nl[i]:
-                        s = o[i]
-                        n = o[i + 1] - s
+                        if o32 != NULL:
+                            s = o32[i]
+                            n = o32[i + 1] - s
+                        else:
+                            s = o[i]
+                            n = o[i + 1] - s
                         if n < 0x80:
                             out[cur[i]] = <uint8_t>n
                             cur[i] += 1
@@ -1238,8 +1246,8 @@ def encode_rows(list cols, Py_ssize_t start, Py_ssize_t stop, out, row_offsets, 
     ``cols[f]`` = ``(kind, nulls, values, offsets, data)``: ``nulls`` a uint8
     array (1 = null) or None; ``values`` the fixed-width bytes (BOOL: one
     byte per row; TS_NANO: int64 millis; DEC_BIG: 16-byte LE unscaled);
-    ``offsets`` int64 (BYTES/RAW: n+1 offsets into ``data``; TS_NANO: the
-    nano-of-millisecond per row). ``state`` = (write position, rows in the
+    ``offsets`` int64 (BYTES/RAW: n+1 offsets into ``data``, int32 allowed for
+    BYTES; TS_NANO: the nano-of-millisecond per row). ``state`` = (write position, rows in the
     block, stop reason): reason 1 = ``out`` or ``row_offsets`` is full (grow
     and call again), 2 = the block reached ``block_size`` (flush). Returns
     the number of rows appended or a negative status (BAD_VALUE for a kind
@@ -1256,7 +1264,7 @@ def encode_rows(list cols, Py_ssize_t start, Py_ssize_t stop, out, row_offsets, 
     cdef InCol[64] small
     cdef object holder = None
     cdef InCol* arr = small
-    cdef Py_ssize_t f, r
+    cdef Py_ssize_t f, r, width
     cdef int w, kind
     cdef InCol* c
     # uint8, int32 and int64 arrays (NumPy's own arrays without a typed memoryview, else through one)
@@ -1293,7 +1301,14 @@ def encode_rows(list cols, Py_ssize_t start, Py_ssize_t stop, out, row_offsets, 
         c.op = _encode_op(kind)
         c.nulls = _ptr(t[1])
         c.values = _ptr(t[2])
-        c.offsets = <const int64_t*>_ptr(t[3])
+        c.offsets = NULL
+        c.offsets32 = NULL
+        width = 8
+        if kind == K_BYTES and isinstance(t[3], cnp.ndarray) and cnp.PyArray_TYPE(<cnp.ndarray>t[3]) == cnp.NPY_INT32:
+            c.offsets32 = <const int32_t*>_ptr(t[3])
+            width = 4
+        else:
+            c.offsets = <const int64_t*>_ptr(t[3])
         c.data = _ptr(t[4])
         if c.op < 0:
             return BAD_VALUE
@@ -1304,7 +1319,7 @@ def encode_rows(list cols, Py_ssize_t start, Py_ssize_t stop, out, row_offsets, 
             return BAD_LENGTH
         if w and _nbytes(t[2]) < w * stop:
             return BAD_LENGTH
-        if (kind == K_BYTES or kind == K_RAW) and _nbytes(t[3]) < 8 * (stop + 1):
+        if (kind == K_BYTES or kind == K_RAW) and _nbytes(t[3]) < width * (stop + 1):
             return BAD_LENGTH
         if kind == K_TS_NANO and (_nbytes(t[2]) < 8 * stop or _nbytes(t[3]) < 8 * stop):
             return BAD_LENGTH
@@ -1403,12 +1418,18 @@ cdef void _init_byte_masks():
 _init_byte_masks()
 
 
+ctypedef fused _off_t:
+    int32_t
+    int64_t
+
+
 @cython.boundscheck(False)
 @cython.wraparound(False)
-def bytes_min_max(const int64_t[::1] offsets, const uint8_t[::1] data, nulls, Py_ssize_t n, int64_t[::1] out):
+def bytes_min_max(const _off_t[::1] offsets, const uint8_t[::1] data, nulls, Py_ssize_t n, int64_t[::1] out):
     """Rows of the smallest and the largest non-null value of a bytes column (unsigned byte order, a prefix
     before its extensions; the first such row on ties) into ``out[0]``, ``out[1]`` (-1 when every value is
-    null). ``offsets`` are ``n + 1`` int64 positions into ``data``, ``nulls`` None or one uint8 flag per row.
+    null). ``offsets`` are ``n + 1`` int32 or int64 positions into ``data``, ``nulls`` None or one uint8 flag
+    per row.
     Returns the number of non-null values, or BAD_LENGTH for offsets outside ``data`` or arrays too short."""
     cdef Py_ssize_t i, s, e, ln, dlen = data.shape[0], count = 0
     cdef Py_ssize_t imin = -1, imax = -1, lmin = 0, lmax = 0

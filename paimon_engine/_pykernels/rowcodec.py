@@ -340,7 +340,8 @@ def encode_rows(cols, start, stop, out, row_offsets, state, block_size):
         w = _WIDTH.get(kind)
         if w and _nbytes(values) < w * stop:
             return BAD_LENGTH
-        if kind in (K_BYTES, K_RAW) and _nbytes(offsets) < 8 * (stop + 1):
+        width = 4 if kind == K_BYTES and np.asarray(offsets).dtype == np.int32 else 8
+        if kind in (K_BYTES, K_RAW) and _nbytes(offsets) < width * (stop + 1):
             return BAD_LENGTH
         if kind == K_TS_NANO and (_nbytes(values) < 8 * stop or _nbytes(offsets) < 8 * stop):
             return BAD_LENGTH

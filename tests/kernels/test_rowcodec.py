@@ -463,6 +463,29 @@ def test_encode_agrees_with_the_twin_on_every_kind_and_chunk(kernel):
 
 
 @pytest.mark.parametrize("kernel", IMPLS)
+def test_string_offsets_may_be_int32_or_int64(kernel):
+    """A bytes column's offsets as an Arrow string array holds them (int32) or as int64: the same blocks, row
+    offsets and bounds either way; int32 offsets one short of n + 1 are BAD_LENGTH."""
+    rng = np.random.default_rng(41)
+    for trial in range(30):
+        n = int(rng.integers(1, 600))
+        cols64 = [_random_encode_column(rng, V.K_BYTES, n), _random_encode_column(rng, V.K_I32, n),
+                  _random_encode_column(rng, V.K_BYTES, n)]
+        cols32 = [(k, nl, v, o.astype(np.int32) if k == V.K_BYTES else o, d) for k, nl, v, o, d in cols64]
+        block_size = int(rng.choice([64, 1000, 65536]))
+        assert _encode_all(kernel, cols32, n, block_size, 4096, 64) == _encode_all(kernel, cols64, n, block_size,
+                                                                                   4096, 64)
+        for (_, nulls, _, o64, data), (_, _, _, o32, _) in zip(cols64[::2], cols32[::2]):
+            a, b = np.full(2, -7, dtype=np.int64), np.full(2, -7, dtype=np.int64)
+            assert kernel.bytes_min_max(o32, data, nulls, n, a) == kernel.bytes_min_max(o64, data, nulls, n, b)
+            assert a.tolist() == b.tolist()
+    short = (V.K_BYTES, None, None, np.zeros(3, np.int32), np.zeros(1, np.uint8))
+    out, offs, state = np.zeros(64, np.uint8), np.zeros(8, np.int32), np.zeros(3, np.int64)
+    assert kernel.encode_rows([short], 0, 3, out, offs, state, 1000) == status.BAD_LENGTH
+    assert kernel.encode_rows([short], 0, 2, out, offs, state, 1000) == 2
+
+
+@pytest.mark.parametrize("kernel", IMPLS)
 def test_finish_block_writes_row_offsets_and_count_after_the_rows(kernel):
     """The trailer goes after the rows and the state is reset; no room leaves the state as it was (NEED_MORE);
     a state that does not fit the arrays is BAD_LENGTH."""

@@ -131,7 +131,8 @@ def _descriptor(field, arr):
         data = _np(bufs[2], np.uint8)
         if len(data) == 0:
             data = np.zeros(1, dtype=np.uint8)
-        return (k, nulls, None, offs.astype(np.int64), data)
+        # the array's own offsets (int32, or int64 for large types): the kernels read either width
+        return (k, nulls, None, offs, data)
     if k == V.K_DEC_COMPACT:
         raw = _np(bufs[1], np.int64).reshape(-1, 2)[off:off + n, 0]
         return (k, nulls, np.ascontiguousarray(raw), None, None)
