@@ -335,6 +335,9 @@ class RowWrite:
     params = ["paimon_engine", "pypaimon_x50", "zstd"]
     param_names = ["impl"]
     timeout = 300
+    # steady state, as RowFile: a fresh process first grows its allocators (every implementation gets the same)
+    warmup_time = 2.0
+    repeat = (5, 20, 60.0)
 
     def setup(self, impl):
         import zstandard
