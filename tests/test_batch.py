@@ -187,3 +187,22 @@ def test_numbers_to_arrow_is_the_array_arrow_converts():
         got.validate(full=True)
     with pytest.raises(InvalidArgumentError):
         numbers_to_arrow(vals, valid[:-1])
+
+
+def test_pool_array_takes_large_buffers_from_numpy():
+    """Below POOL_MAX bytes an output buffer comes from Arrow's pool; from POOL_MAX on from NumPy (the pool
+    returns blocks that large to the system on free). Either way: the length and dtype asked for, zeroed on request."""
+    import pyarrow as pa
+
+    from paimon_engine import batch as B
+    for count, dtype in ((1000, np.int64), (B.POOL_MAX // 8, np.int64), (B.POOL_MAX // 8 - 1, np.int64),
+                         (B.POOL_MAX + 3, np.uint8)):
+        before = pa.total_allocated_bytes()
+        arr = B.pool_array(count, dtype, zero=True)
+        grew = pa.total_allocated_bytes() - before
+        assert arr.shape == (count,) and arr.dtype == np.dtype(dtype) and arr.flags.writeable
+        assert not arr.any()
+        nbytes = count * np.dtype(dtype).itemsize
+        assert (grew >= nbytes) == (nbytes < B.POOL_MAX), (count, dtype, grew)
+        arr[-1] = 7
+        assert pa.py_buffer(arr).size == nbytes
