@@ -428,16 +428,18 @@ def probe_int64_rows(const int64_t[::1] values, const uint8_t[::1] valid, const 
 @cython.boundscheck(False)
 @cython.wraparound(False)
 def probe_int64_bitmap(const int64_t[::1] values, const uint8_t[::1] valid, int64_t lo, const uint8_t[::1] bits,
-                       int64_t nbits, bint null_hit, int64_t[::1] rows):
+                       int64_t nbits, bint null_hit, bint miss, uint8_t[::1] out):
     """Exact membership of one int64 key column in a set given as a bitmap of its value range: value v is in
     the set when 0 <= v - lo < nbits and bit (v - lo) of ``bits`` (LSB first) is set; a null (valid[i] == 0,
-    ``valid`` may be empty) is in it when ``null_hit``. The rows in the set go to rows[0..k) ascending.
-    Returns k, or -4 on bad buffers or a range [lo, lo + nbits) that leaves int64 (a value below ``lo`` would
-    then wrap into it)."""
+    ``valid`` may be empty) is in it when ``null_hit``. out[i] = 1 for a row in the set and 0 for one outside
+    it, or the other way round when ``miss`` (flags of the rows to keep). Returns the number of rows in the
+    set, or -4 on bad buffers or a range [lo, lo + nbits) that leaves int64 (a value below ``lo`` would then
+    wrap into it)."""
     cdef Py_ssize_t n = values.shape[0], i, found = 0
     cdef bint has_valid = valid.shape[0] > 0
     cdef uint64_t d, span
-    if nbits < 0 or <uint64_t>bits.shape[0] * 8 < <uint64_t>nbits or rows.shape[0] < n:
+    cdef uint8_t h, flip = 1 if miss else 0, nullf = (1 if null_hit else 0)
+    if nbits < 0 or <uint64_t>bits.shape[0] * 8 < <uint64_t>nbits or out.shape[0] < n:
         return -4
     if nbits > 0 and lo > INT64_MAX - (nbits - 1):
         return -4
@@ -446,15 +448,14 @@ def probe_int64_bitmap(const int64_t[::1] values, const uint8_t[::1] valid, int6
     span = <uint64_t>nbits
     with nogil:
         for i in range(n):
-            if has_valid and valid[i] == 0:
-                if null_hit:
-                    rows[found] = i
-                    found += 1
-                continue
             d = <uint64_t>values[i] - <uint64_t>lo
-            if d < span and (bits[d >> 3] >> (d & 7)) & 1:
-                rows[found] = i
-                found += 1
+            h = 0
+            if d < span:
+                h = (bits[d >> 3] >> (d & 7)) & 1
+            if has_valid and valid[i] == 0:
+                h = nullf
+            found += h
+            out[i] = h ^ flip
     return found
 
 

@@ -217,11 +217,11 @@ def probe_int64_rows(values, valid, build_hashes, slots, bits, rows, cands):
     return probe_rows(build_hashes, slots, hashes, bits, rows, cands)
 
 
-def probe_int64_bitmap(values, valid, lo, bits, nbits, null_hit, rows):
+def probe_int64_bitmap(values, valid, lo, bits, nbits, null_hit, miss, out):
     values = np.asarray(values, dtype=np.int64)
     valid = np.asarray(valid, dtype=np.uint8)
     n = values.shape[0]
-    if nbits < 0 or bits.shape[0] * 8 < nbits or rows.shape[0] < n:
+    if nbits < 0 or bits.shape[0] * 8 < nbits or out.shape[0] < n:
         return -4
     if nbits > 0 and lo + nbits - 1 > (1 << 63) - 1:
         return -4
@@ -236,9 +236,8 @@ def probe_int64_bitmap(values, valid, lo, bits, nbits, null_hit, rows):
     if valid.shape[0]:
         isnull = valid[:n] == 0
         hit[isnull] = bool(null_hit)
-    got = np.flatnonzero(hit)
-    rows[:got.size] = got
-    return int(got.size)
+    out[:n] = (hit != bool(miss)).astype(np.uint8)
+    return int(np.count_nonzero(hit))
 
 
 def equal_binary(a_offsets, a_data, a_rows, b_offsets, b_data, b_rows, out):

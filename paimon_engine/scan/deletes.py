@@ -523,11 +523,19 @@ class EqualityDeleteSet:
     def matches(self, columns, num_rows: int | None = None) -> np.ndarray:
         """Boolean array: True where a data row's key equals some delete key. ``columns`` holds one Arrow array
         per key field id (``None`` for a column the data file does not have: all null)."""
+        return self._probe(columns, num_rows, False)
+
+    def misses(self, columns, num_rows: int | None = None) -> np.ndarray:
+        """Boolean array: True where a data row's key equals no delete key (the rows an equality delete keeps);
+        ``~matches(...)``, written in the same pass as the probe where the keys are one int64 column."""
+        return self._probe(columns, num_rows, True)
+
+    def _probe(self, columns, num_rows, miss):
         if num_rows is None:
             num_rows = next(len(c) for c in columns if c is not None)
         n = num_rows
         if self.num_rows == 0 or n == 0:
-            return np.zeros(n, dtype=np.bool_)
+            return np.full(n, miss, dtype=np.bool_)
         norm = [normalize_key_column(c, n) for c in columns]
         parts = [p for p, _ in norm]
         for (kd_d, kd_k) in zip([kd for _, kd in norm], self._kinds):
@@ -537,12 +545,10 @@ class EqualityDeleteSet:
         if self._bitmap is not None and len(parts) == 1 and len(parts[0]) == 1 and parts[0][0][0] == "i":
             lo, bits, nbits, null_hit = self._bitmap
             part = parts[0][0]
-            rows = np.empty(n, dtype=np.int64)
-            found = k.probe_int64_bitmap(part[1], part[2], lo, bits, nbits, null_hit, rows)
+            out = np.empty(n, dtype=np.bool_)
+            found = k.probe_int64_bitmap(part[1], part[2], lo, bits, nbits, null_hit, miss, out.view(np.uint8))
             if found < 0:  # pragma: no cover - sized here
                 raise InvalidArgumentError(status.describe(found))
-            out = np.zeros(n, dtype=np.bool_)
-            out[rows[:found]] = True
             return out
         # the probe writes only the hits (row, candidate build row): the outputs are sized for every row but
         # only their first `found` entries are touched; one int64 key column is hashed inside the probe
@@ -557,7 +563,7 @@ class EqualityDeleteSet:
         if found < 0:  # pragma: no cover - sized here
             raise InvalidArgumentError(status.describe(found))
         if found == 0:
-            return np.zeros(n, dtype=np.bool_)
+            return np.full(n, miss, dtype=np.bool_)
         rows = rows[:found]
         c = cand[:found]
         ok = np.ones(rows.size, dtype=np.bool_)
@@ -582,7 +588,7 @@ class EqualityDeleteSet:
             keys = self._python_keys()
             for r in bad.tolist():
                 out[r] = _row_key(parts, r) in keys
-        return out
+        return np.logical_not(out, out=out) if miss else out
 
     def _python_keys(self):
         if self._keyset is None:

@@ -1006,8 +1006,8 @@ class TaskReader:
                 name = file_cols.get(fid)
                 keys.append(pa.nulls(n) if f is None else _default_array(f, n) if name is None else
                             _conform(ft.column(name), f.type, f.name))
-            hit = eqset.matches(keys, num_rows=n)
-            keep = ~hit if keep is None else keep & ~hit
+            miss = eqset.misses(keys, num_rows=n)
+            keep = miss if keep is None else keep & miss
         keep = self._keep_flags(task, positions(), first, n, keep)
         kept = int(np.count_nonzero(keep))
         if kept == 0:
@@ -1194,8 +1194,7 @@ class TaskReader:
             if len(eqset) == 0:
                 continue
             cols = [column(fid) if fid in self.all_fields else pa.nulls(n) for fid in ids]
-            hit = eqset.matches(cols, num_rows=n)
-            keep = fold(~hit, keep)
+            keep = fold(eqset.misses(cols, num_rows=n), keep)
         residual = task.residual
         if residual is not None and not isinstance(residual, AlwaysTrue):
             eval_cols = {f.name: column(f.id) for f in self.schema.fields

@@ -247,23 +247,25 @@ def test_probe_int64_bitmap(values, lo, nbits, raw_bits, null_hit):
         return 0 <= d < nbits and bool((raw_bits[d >> 3] >> (d & 7)) & 1)
     want = [i for i, x in enumerate(values) if member(x)]
     for k in KS:
-        rows = np.full(len(values), -7, np.int64)
-        got = k.probe_int64_bitmap(v, valid, lo, bits, nbits, null_hit, rows)
-        if nbits and lo + nbits - 1 >= 1 << 63:
-            assert got == -4       # the range leaves int64: values below lo would wrap into it
-            continue
-        assert got == len(want)
-        assert rows[:got].tolist() == want
-        assert (rows[got:] == -7).all()
+        for miss in (False, True):
+            out = np.full(len(values) + 2, 7, np.uint8)
+            got = k.probe_int64_bitmap(v, valid, lo, bits, nbits, null_hit, miss, out)
+            if nbits and lo + nbits - 1 >= 1 << 63:
+                assert got == -4       # the range leaves int64: values below lo would wrap into it
+                continue
+            assert got == len(want)
+            assert [i for i in range(len(values)) if out[i] != miss] == want
+            assert set(out[:len(values)].tolist()) <= {0, 1}
+            assert (out[len(values):] == 7).all()
 
 
 def test_probe_int64_bitmap_rejects_bad_buffers():
     v = np.zeros(4, np.int64)
     none = np.zeros(0, np.uint8)
     for k in KS:
-        assert k.probe_int64_bitmap(v, none, 0, np.zeros(1, np.uint8), 9, False, np.zeros(4, np.int64)) == -4
-        assert k.probe_int64_bitmap(v, none, 0, np.zeros(1, np.uint8), -1, False, np.zeros(4, np.int64)) == -4
-        assert k.probe_int64_bitmap(v, none, 0, np.zeros(1, np.uint8), 8, False, np.zeros(3, np.int64)) == -4
-        assert k.probe_int64_bitmap(v, np.ones(3, np.uint8), 0, np.zeros(1, np.uint8), 8, False,
-                                    np.zeros(4, np.int64)) == -4
-        assert k.probe_int64_bitmap(v, none, 0, np.ones(1, np.uint8), 8, False, np.zeros(4, np.int64)) == 4
+        assert k.probe_int64_bitmap(v, none, 0, np.zeros(1, np.uint8), 9, False, False, np.zeros(4, np.uint8)) == -4
+        assert k.probe_int64_bitmap(v, none, 0, np.zeros(1, np.uint8), -1, False, False, np.zeros(4, np.uint8)) == -4
+        assert k.probe_int64_bitmap(v, none, 0, np.zeros(1, np.uint8), 8, False, False, np.zeros(3, np.uint8)) == -4
+        assert k.probe_int64_bitmap(v, np.ones(3, np.uint8), 0, np.zeros(1, np.uint8), 8, False, False,
+                                    np.zeros(4, np.uint8)) == -4
+        assert k.probe_int64_bitmap(v, none, 0, np.ones(1, np.uint8), 8, False, False, np.zeros(4, np.uint8)) == 4
