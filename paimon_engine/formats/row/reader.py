@@ -114,6 +114,8 @@ def _take_rooms(count, size):
     rooms fit in ROOM_KEEP (taken out of the thread's slot until :func:`_give_rooms`, so a nested read gets
     its own), else one fresh allocation each. Returns (rooms, scratch or None)."""
     size = max(size, 1)
+    if count == 0:
+        return [], None
     if count * size > ROOM_KEEP:
         return [np.empty(size, dtype=np.uint8) for _ in range(count)], None
     scratch = getattr(_ROOMS, "scratch", None)
@@ -543,7 +545,7 @@ class RowFileReader:
         finally:
             _give_rooms(scratch)
 
-    def _decode_into(self, plan, proj, cached, total, wanted, parts, starts, rooms, scratch):
+    def _decode_into(self, plan, proj, cached, total, wanted, parts, starts, rooms, in_scratch):
         fields = self.schema.fields
         outs = self._outputs(total, wanted, rooms)
         data_starts = [[int(starts[k]) if o is not None and o[0] == V.K_BYTES else 0 for o in outs]
@@ -575,12 +577,12 @@ class RowFileReader:
             if o[0] == V.O_SPAN:
                 nested = [v for r in results for v in r[1][i]]
             elif o[0] == V.K_BYTES:
-                o = self._join_data(o, parts, results, [d[i] for d in data_starts], i, total, scratch)
+                o = self._join_data(o, parts, results, [d[i] for d in data_starts], i, total, in_scratch)
             cols.append(self._column(fields[i], o, nested, total))
         return ColumnBatch(T.RowType([fields[i] for i in proj]), cols, total)
 
     @staticmethod
-    def _join_data(o, parts, results, starts, i, total, scratch):
+    def _join_data(o, parts, results, starts, i, total, in_scratch):
         """The column tuple with ``data`` of exactly the string bytes written: each part's bytes (written from
         ``starts[k]``) behind the previous part's, the part's offsets shifted to match. Bytes in a kept
         scratch room are copied out (the room is reused); a room of its own is joined in place and shrunk."""
@@ -592,14 +594,14 @@ class RowFileReader:
                 lo = parts[k][1] + 1
                 hi = parts[k + 1][1] + 1 if k + 1 < len(parts) else total + 1
                 offsets[lo:hi] -= np.int32(s - end)
-                if not scratch:
+                if not in_scratch:
                     data[end:end + e - s] = data[s:e]
             pieces.append((s, e))
             end += e - s
         if end > 0x7FFFFFFF:
             raise InvalidArgumentError("a column holds more than 2 GiB of data in one batch: read it in smaller "
                                        "batches (read(batch_rows=...))")
-        if scratch:
+        if in_scratch:
             out = np.empty(max(end, 1), dtype=np.uint8)
             at = 0
             for s, e in pieces:
