@@ -217,21 +217,6 @@ cdef inline void _mcpy(uint8_t* dst, const uint8_t* src, int64_t n) noexcept nog
         n -= 1
 
 
-cdef inline void _zero(uint8_t* dst, int64_t n) noexcept nogil:
-    # memset to zero for the few words of a row's fixed region: inline word stores instead of a library call
-    if n > 64:
-        memset(dst, 0, n)
-        return
-    while n >= 8:
-        _st64(dst, 0)
-        dst += 8
-        n -= 8
-    while n > 0:
-        dst[0] = 0
-        dst += 1
-        n -= 1
-
-
 cdef inline void _copy_w(uint8_t* dst, const uint8_t* src, int w) noexcept nogil:
     # fixed-width value copy with a constant size per case (lets the compiler use one move)
     if w == 8:
@@ -616,7 +601,7 @@ cdef int _encode_chunk(Ctx* c, int64_t r0, int64_t cnt, uint8_t* o, const int64_
     cdef uint8_t* row
     cdef uint8_t* q
     for j in range(cnt):
-        _zero(o + rowpos[j], n.fixed)
+        memset(o + rowpos[j], 0, n.fixed)
         cur[j] = n.fixed
     for k in range(n.nchild):
         ch = _child(c, n, k)
@@ -686,7 +671,7 @@ cdef int _encode_chunk(Ctx* c, int64_t r0, int64_t cnt, uint8_t* o, const int64_
                         _st64(q, <uint64_t>m)
                         for off in range(8, hdr, 8):
                             _st64(q + off, 0)
-                    _mcpy(q + hdr, e.vals + (a + e.aoff) * w, m * w)
+                    memcpy(q + hdr, e.vals + (a + e.aoff) * w, m * w)
                     _st64(row + ch.off, ((<uint64_t>cur[j]) << 32) | <uint64_t>(<uint32_t>used))
                     cur[j] += used
                 continue
