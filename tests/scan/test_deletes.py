@@ -154,6 +154,15 @@ def test_int64_key_paths_agree(keys, data, scale):
     s2 = EqualityDeleteSet([1, 2], [pa.array(keys, pa.int64()), pa.array(["a"] * len(keys))])
     got = s2.matches([pa.array(data, pa.int64()), pa.array(["a"] * len(data))], num_rows=len(data))
     assert got.tolist() == want
+    # misses (the rows a delete keeps) are the exact complement on every path, the empty set's included
+    keep = [not w for w in want]
+    for eq, cols in ((EqualityDeleteSet([1], [pa.array(keys, pa.int64())]), [pa.array(data, pa.int64())]),
+                     (s, [pa.array(data, pa.int64())]),
+                     (s2, [pa.array(data, pa.int64()), pa.array(["a"] * len(data))])):
+        got = eq.misses(cols, num_rows=len(data))
+        assert got.dtype == np.bool_ and got.tolist() == keep
+    empty = EqualityDeleteSet([1], [pa.array([], pa.int64())])
+    assert empty.misses([pa.array(data, pa.int64())], num_rows=len(data)).tolist() == [True] * len(data)
 
 
 @pytest.mark.parametrize("arr", [
