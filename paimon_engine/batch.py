@@ -40,10 +40,10 @@ def pool_array(count: int, dtype=np.uint8, zero: bool = False) -> np.ndarray:
     zeroed, comes zeroed from the system (no pass over it here)."""
     import pyarrow as pa
     dtype = np.dtype(dtype)
-    nbytes = max(int(count), 1) * dtype.itemsize
-    if nbytes >= POOL_MAX:
-        return (np.zeros if zero else np.empty)(max(int(count), 1), dtype=dtype)
-    buf = pa.allocate_buffer(nbytes)
+    count = max(int(count), 1)
+    if count * dtype.itemsize >= POOL_MAX:
+        return (np.zeros if zero else np.empty)(count, dtype=dtype)
+    buf = pa.allocate_buffer(count * dtype.itemsize)
     arr = np.frombuffer(buf, dtype=dtype)
     if zero:
         arr[:] = 0

@@ -398,15 +398,12 @@ class RowRatios:
         self.dctx = zstandard.ZstdDecompressor()
         self.dctxs = [zstandard.ZstdDecompressor() for _ in range(thread_count())]
         self.cctx = zstandard.ZstdCompressor(level=1)
+        # the reader's own runs of adjacent blocks: (start, length, [(offset in the run, compressed, uncompressed)])
         ix = self.reader_1t.index
-        runs, cur = [], None
-        for o, c, u in zip(ix.offsets.tolist(), ix.compressed_sizes.tolist(), ix.uncompressed_sizes.tolist()):
-            if cur is None or o != cur[0] + cur[1] or cur[1] + c > (1 << 20):
-                cur = [o, 0, []]
-                runs.append(cur)
-            cur[2].append((o - cur[0], c, u))
-            cur[1] = o - cur[0] + c
-        self.floor_runs = runs
+        offs, csz, usz = ix.offsets.tolist(), ix.compressed_sizes.tolist(), ix.uncompressed_sizes.tolist()
+        self.floor_runs = [(offs[run[0]], offs[run[-1]] + csz[run[-1]] - offs[run[0]],
+                            [(offs[b] - offs[run[0]], csz[b], usz[b]) for b in run])
+                           for run in self.reader_1t._runs(list(range(self.reader_1t.num_blocks)))]
         self.floor_out = bytearray(sum(self.usizes))
         self.fd = os.open(path, os.O_RDONLY)
 
