@@ -600,8 +600,9 @@ cdef int _encode_chunk(Ctx* c, int64_t r0, int64_t cnt, uint8_t* o, const int64_
     cdef const uint8_t* src
     cdef uint8_t* row
     cdef uint8_t* q
+    # the chunk's rows lie one after another: their fixed regions are zeroed in one call
+    memset(o + rowpos[0], 0, rowpos[cnt - 1] + rowsize[cnt - 1] - rowpos[0])
     for j in range(cnt):
-        memset(o + rowpos[j], 0, n.fixed)
         cur[j] = n.fixed
     for k in range(n.nchild):
         ch = _child(c, n, k)
@@ -620,15 +621,13 @@ cdef int _encode_chunk(Ctx* c, int64_t r0, int64_t cnt, uint8_t* o, const int64_
                     _copy_w(o + rowpos[j] + off, src + w * j, w)
             continue
         if ch.kind == K_BYTES and ch.valid == NULL and not ch.large:
-            # strings without nulls: body, zero padding (stored first, the copy overwrites its start) and slot
+            # strings without nulls: body (its padding is zero already) and slot
             o32 = (<const int32_t*>ch.offs) + ch.aoff + r0
             for j in range(cnt):
                 a = o32[j]
                 size = o32[j + 1] - a
                 row = o + rowpos[j]
                 used = _round8(size)
-                if used:
-                    _st64(row + cur[j] + used - 8, 0)
                 _copy_short(row + cur[j], ch.data + a, size)
                 _st64(row + ch.off, ((<uint64_t>cur[j]) << 32) | <uint64_t>(<uint32_t>size))
                 cur[j] += used
@@ -650,8 +649,8 @@ cdef int _encode_chunk(Ctx* c, int64_t r0, int64_t cnt, uint8_t* o, const int64_
         if ch.kind == K_LIST and ch.valid == NULL:
             e = _child(c, ch, 0)
             if e.kind == K_FIXED and e.valid == NULL:
-                # lists without nulls of fixed-width elements without nulls: the header (count, zero bitmap), the
-                # region's last word zeroed (the padding; the values overwrite the rest of it), the values, the slot
+                # lists without nulls of fixed-width elements without nulls: the count (the bitmap and the
+                # padding are zero already), the values, the slot
                 w = e.width
                 for j in range(cnt):
                     r = r0 + j + ch.aoff
@@ -661,17 +660,11 @@ cdef int _encode_chunk(Ctx* c, int64_t r0, int64_t cnt, uint8_t* o, const int64_
                     q = row + cur[j]
                     hdr = _array_header(c, e, m)
                     used = hdr + _round8(m * e.slot)
-                    if used > hdr:
-                        _st64(q + used - 8, 0)
                     if c.compact:
-                        memset(q, 0, hdr)
                         _st32(q, <int32_t>m)
                     else:
-                        # the count, then the bitmap words
                         _st64(q, <uint64_t>m)
-                        for off in range(8, hdr, 8):
-                            _st64(q + off, 0)
-                    memcpy(q + hdr, e.vals + (a + e.aoff) * w, m * w)
+                    _mcpy(q + hdr, e.vals + (a + e.aoff) * w, m * w)
                     _st64(row + ch.off, ((<uint64_t>cur[j]) << 32) | <uint64_t>(<uint32_t>used))
                     cur[j] += used
                 continue

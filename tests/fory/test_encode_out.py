@@ -35,3 +35,21 @@ def test_a_buffer_that_is_too_small_or_not_uint8_is_refused():
     for bad in (bytearray(len(ref)), np.zeros(len(ref), np.int8), np.zeros(2 * len(ref), np.uint8)[::2]):
         with pytest.raises(InvalidArgumentError, match="out must be"):
             fory.encode_rows(BATCH, out=bad)
+
+
+@pytest.mark.parametrize("layout", ["standard", "compact"])
+def test_padding_and_bitmaps_are_zero_whatever_the_buffer_held(layout):
+    # the shapes the encoder writes a chunk of rows at a time (strings and lists without nulls, a nullable
+    # fixed-width field), over several chunks: every byte not written by a value comes out zero
+    n = 1000
+    batch = pa.record_batch({
+        "id": pa.array(range(n), pa.int64()),
+        "name": ["x" * (i % 21) for i in range(n)],
+        "qty": pa.array([None if i % 7 == 0 else i for i in range(n)], pa.int32()),
+        "tags": pa.array([list(range(i % 5)) for i in range(n)], pa.list_(pa.int64())),
+        "small": pa.array([list(range(i % 3)) for i in range(n)], pa.list_(pa.int32())),
+    })
+    clean, offsets = fory.encode_rows(batch, layout=layout, out=np.zeros(1 << 20, np.uint8))
+    dirty, doffsets = fory.encode_rows(batch, layout=layout, out=np.full(1 << 20, 0xEE, np.uint8))
+    assert bytes(dirty) == bytes(clean) and (doffsets == offsets).all()
+    assert fory.decode_rows(dirty, doffsets, batch.schema, layout).equals(batch)
