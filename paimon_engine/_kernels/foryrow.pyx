@@ -584,7 +584,7 @@ DEF CHUNK = 256
 
 
 cdef int _encode_chunk(Ctx* c, int64_t r0, int64_t cnt, uint8_t* o, const int64_t* rowpos,
-                       const int64_t* rowsize) noexcept nogil:
+                       const int64_t* rowsize, bint zeroed) noexcept nogil:
     # rows r0 .. r0 + cnt - 1 (cnt <= CHUNK) at o + rowpos[j], a field at a time: the same bytes as _write_row
     # row by row (variable bodies still follow each row's fields in order). A row that does not come out at
     # rowsize[j] or a null without a null bit returns a negative status; the caller then encodes the chunk
@@ -600,8 +600,9 @@ cdef int _encode_chunk(Ctx* c, int64_t r0, int64_t cnt, uint8_t* o, const int64_
     cdef const uint8_t* src
     cdef uint8_t* row
     cdef uint8_t* q
-    # the chunk's rows lie one after another: their fixed regions are zeroed in one call
-    memset(o + rowpos[0], 0, rowpos[cnt - 1] + rowsize[cnt - 1] - rowpos[0])
+    # the chunk's rows lie one after another: their bytes are zeroed in one call (unless they are zero already)
+    if not zeroed:
+        memset(o + rowpos[0], 0, rowpos[cnt - 1] + rowsize[cnt - 1] - rowpos[0])
     for j in range(cnt):
         cur[j] = n.fixed
     for k in range(n.nchild):
@@ -723,7 +724,8 @@ def measure_rows(const int64_t[:, ::1] table, const int64_t[::1] kids, list inpu
 
 
 def encode_rows(const int64_t[:, ::1] table, const int64_t[::1] kids, list inputs, Py_ssize_t nrows,
-                bint compact, uint8_t[::1] out, int64_t[::1] offsets, int64_t[::1] state, bint sized=False):
+                bint compact, uint8_t[::1] out, int64_t[::1] offsets, int64_t[::1] state, bint sized=False,
+                bint zeroed=False):
     """Encode rows ``state[0]..nrows`` of a column batch as Fory rows (threads may encode disjoint
     ranges into one ``out`` at once).
 
@@ -737,6 +739,8 @@ def encode_rows(const int64_t[:, ::1] table, const int64_t[::1] kids, list input
     is the row and ``state[3]`` the node. With ``sized`` the row sizes are
     taken from ``offsets`` (filled by ``measure_rows``) instead of being
     computed again; a row that does not come out at that size is BAD_LENGTH.
+    ``zeroed``: the bytes of ``out`` from ``state[1]`` on are all zero (new memory from ``np.zeros``), so the
+    sized rows are written without zeroing them first.
     """
     cdef Ctx c
     cdef Py_ssize_t nn = table.shape[0], i
@@ -774,7 +778,7 @@ def encode_rows(const int64_t[:, ::1] table, const int64_t[::1] kids, list input
                     rowsize[cnt] = size
                     p += size
                     cnt += 1
-                if cnt == 0 or _encode_chunk(&c, r, cnt, o, rowpos, rowsize) < 0:
+                if cnt == 0 or _encode_chunk(&c, r, cnt, o, rowpos, rowsize, zeroed) < 0:
                     break
                 # the rows end where the offsets already say (rowpos comes from them)
                 pos = p

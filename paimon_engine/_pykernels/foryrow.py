@@ -398,8 +398,8 @@ def measure_rows(table, kids, inputs, start, stop, compact, sizes, running=False
     return total
 
 
-def encode_rows(table, kids, inputs, nrows, compact, out, offsets, state, sized=False):
-    """See the compiled kernel."""
+def encode_rows(table, kids, inputs, nrows, compact, out, offsets, state, sized=False, zeroed=False):
+    """See the compiled kernel (``zeroed`` only lets it skip zeroing: every byte is written here)."""
     nn = table.shape[0]
     if len(inputs) != nn or state.shape[0] < 4 or offsets.shape[0] < nrows + 1:
         return BAD_LENGTH

@@ -53,3 +53,16 @@ def test_padding_and_bitmaps_are_zero_whatever_the_buffer_held(layout):
     dirty, doffsets = fory.encode_rows(batch, layout=layout, out=np.full(1 << 20, 0xEE, np.uint8))
     assert bytes(dirty) == bytes(clean) and (doffsets == offsets).all()
     assert fory.decode_rows(dirty, doffsets, batch.schema, layout).equals(batch)
+
+
+@pytest.mark.parametrize("layout", ["standard", "compact"])
+def test_rows_into_new_memory_equal_rows_into_a_used_buffer(layout):
+    # without out= the rows go into new zero-filled memory and are not zeroed again: the same bytes as rows
+    # written into a buffer that held other bytes (small and large batches, one and several chunks of rows)
+    for n in (3, 300, 5000):
+        batch = pa.record_batch({"id": pa.array(range(n), pa.int64()),
+                                 "name": ["y" * (i % 17) for i in range(n)],
+                                 "tags": pa.array([list(range(i % 4)) for i in range(n)], pa.list_(pa.int64()))})
+        new, offsets = fory.encode_rows(batch, layout=layout)
+        used, uoffsets = fory.encode_rows(batch, layout=layout, out=np.full(len(new) + 8, 0xA5, np.uint8))
+        assert bytes(new) == bytes(used) and (offsets == uoffsets).all()

@@ -142,8 +142,11 @@ def encode_rows(batch, schema=None, layout: str = S.STANDARD, *, out=None):
             offsets[start + 1:stop + 1] += base
         base += part
     total = int(offsets[-1])
-    if out is None:
-        out = np.empty(total, dtype=np.uint8)
+    zeroed = out is None
+    if zeroed:
+        # new memory that is zero already (large arrays come straight from the system, zero-filled), so the
+        # kernel writes the rows without zeroing them first
+        out = np.zeros(total, dtype=np.uint8)
     else:
         if not (isinstance(out, np.ndarray) and out.dtype == np.uint8 and out.ndim == 1
                 and out.flags.c_contiguous and out.flags.writeable):
@@ -154,7 +157,8 @@ def encode_rows(batch, schema=None, layout: str = S.STANDARD, *, out=None):
 
     def encode(r):
         state = np.array([r[0], offsets[r[0]], 0, 0], dtype=np.int64)
-        got = kern.encode_rows(lay.table, lay.children, inputs, r[1], lay.compact, out, offsets, state, True)
+        got = kern.encode_rows(lay.table, lay.children, inputs, r[1], lay.compact, out, offsets, state, True,
+                               zeroed)
         return got, state
 
     for (start, stop), (got, state) in zip(ranges, _parallel(encode, ranges)):
