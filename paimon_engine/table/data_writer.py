@@ -464,9 +464,18 @@ def write_deletion_vectors(io, path, vectors, created_by="paimon_engine"):
 
 def write_equality_deletes(io, path, key_table, equality_ids, partition, spec_id, fmt="parquet",
                            compression="zstd"):
-    """An equality-delete file holding the given key rows (columns carry the table's field ids)."""
+    """An equality-delete file holding the given key rows (columns carry the table's field ids). A Parquet file
+    with one integer key column without nulls holds its keys sorted and delta-encoded (the rows of an
+    equality-delete file have no order; a dictionary of distinct keys only adds to reading them)."""
     class _S:
         fields = tuple(T.schema_from_arrow(key_table.schema).fields)
         schema_id = None
+    import pyarrow as pa
+    encodings = None
+    if fmt != "row" and key_table.num_columns == 1 and key_table.num_rows > 1 \
+            and key_table.schema.field(0).type in (pa.int32(), pa.int64()) and key_table.column(0).null_count == 0:
+        name = key_table.schema.names[0]
+        key_table = key_table.sort_by(name)
+        encodings = {name: "DELTA_BINARY_PACKED"}
     return _write_one(io, path, key_table, _S, partition, spec_id, fmt, 16, compression,
-                      CONTENT_EQUALITY_DELETES, equality_ids=list(equality_ids))
+                      CONTENT_EQUALITY_DELETES, encodings=encodings, equality_ids=list(equality_ids))

@@ -298,3 +298,26 @@ def test_writes_and_deletes_in_a_fresh_process_do_not_import_pandas(tmp_path):
     assert cat.load_table("db.compact").delete_files() == []
     ups = cat.load_table("db.ups").scan(columns=["id", "s", "_row_id"]).to_arrow().sort_by("id").to_pylist()
     assert ups[5] == {"id": 5, "s": "n", "_row_id": 5} and ups[-1]["id"] == 100 and ups[-1]["_row_id"] >= 40
+
+
+def test_equality_delete_file_of_one_integer_key_is_sorted_and_delta_encoded(tmp_path):
+    import numpy as np
+    import pyarrow.parquet as pq
+    cat = FileSystemCatalog(str(tmp_path))
+    n = 5000
+    t = cat.create_table("db.t", pa.schema([pa.field("id", pa.int64()), pa.field("s", pa.string())]))
+    t.append(pa.table({"id": pa.array(np.arange(n), pa.int64()), "s": [f"v{i % 7}" for i in range(n)]}))
+    gone = np.random.default_rng(3).choice(n, 400, replace=False)
+    t.delete(col("id").isin(gone.tolist()), mode="equality", equality_columns=["id"])
+    deletes = [d for task in t.scan().plan_files() for d in task.delete_files]
+    assert deletes and all(d.content == 2 for d in deletes)
+    for path in {d.file_path for d in deletes}:
+        f = pq.ParquetFile(path.removeprefix("file://"))
+        keys = f.read().column("id").to_pylist()
+        assert keys == sorted(keys) and sorted(keys) == sorted(gone.tolist())
+        chunk = f.metadata.row_group(0).column(0)
+        assert "DELTA_BINARY_PACKED" in chunk.encodings and not chunk.has_dictionary_page
+    assert sorted(t.to_arrow().column("id").to_pylist()) == sorted(set(range(n)) - set(gone.tolist()))
+    # a key of two columns keeps its rows as given
+    t.delete(col("id") < 10, mode="equality", equality_columns=["id", "s"])
+    assert sorted(t.to_arrow().column("id").to_pylist()) == sorted(set(range(10, n)) - set(gone.tolist()))
