@@ -467,10 +467,11 @@ def write_equality_deletes(io, path, key_table, equality_ids, partition, spec_id
     """An equality-delete file holding the given key rows (columns carry the table's field ids). A Parquet file
     with one integer key column without nulls holds its keys sorted and delta-encoded (the rows of an
     equality-delete file have no order; a dictionary of distinct keys only adds to reading them)."""
+    import pyarrow as pa
+
     class _S:
         fields = tuple(T.schema_from_arrow(key_table.schema).fields)
         schema_id = None
-    import pyarrow as pa
     encodings = None
     if fmt != "row" and key_table.num_columns == 1 and key_table.num_rows > 1 \
             and key_table.schema.field(0).type in (pa.int32(), pa.int64()) and key_table.column(0).null_count == 0:
