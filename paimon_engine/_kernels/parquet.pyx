@@ -1158,6 +1158,11 @@ def gather_byte_array(const int32_t[::1] dict_offsets, const uint8_t[::1] dict_d
 # dictionary kernels above take the flags themselves; these copy the kept rows of a page's values or of a page
 # decoded on its own.
 
+# keep_fixed moves 8-byte values eight rows at a time when at most one row in this many is dropped
+cdef enum:
+    _SPARSE_DROPS = 48
+
+
 @cython.boundscheck(False)
 @cython.wraparound(False)
 def keep_fixed(const uint8_t[::1] src, int width, Py_ssize_t n, const uint8_t[::1] keep, uint8_t[::1] out,
@@ -1181,8 +1186,9 @@ def keep_fixed(const uint8_t[::1] src, int width, Py_ssize_t n, const uint8_t[::
     s = &src[0]
     o = &out[out_pos * width]
     with nogil:
-        if width == 8:
-            # eight rows at a time: all kept (most groups, with few deletes) is one 64-byte move
+        if width == 8 and (n - m) * _SPARSE_DROPS <= n:
+            # few rows dropped: eight rows at a time, all kept (nearly every group) is one 64-byte move (with
+            # more dropped rows the test goes either way and costs more than it saves: the loop below)
             while i + 8 <= n:
                 memcpy(&f, kp + i, 8)
                 if f == 0x0101010101010101ULL:
@@ -1197,6 +1203,10 @@ def keep_fixed(const uint8_t[::1] src, int width, Py_ssize_t n, const uint8_t[::
                 memcpy(o + 8 * j, s + 8 * i, 8)
                 j += kp[i] != 0
                 i += 1
+        elif width == 8:
+            for i in range(n):
+                memcpy(o + 8 * j, s + 8 * i, 8)
+                j += kp[i] != 0
         elif width == 4:
             for i in range(n):
                 memcpy(o + 4 * j, s + 4 * i, 4)
