@@ -853,19 +853,23 @@ def test_kept_rows_of_required_columns_and_damage(tmp_path, impl):
 
 
 def test_keep_fixed_sparse_and_dense_drops():
-    """keep_fixed moves 8-byte values eight rows at a time when few rows are dropped and one row at a time
-    otherwise: both give the kept rows in order, with a row count that is not a multiple of eight, drops at the
-    ends, and nothing written before the output position."""
+    """keep_fixed moves 8-byte values eight rows at a time when at most one row in 48 is dropped and one row at a
+    time otherwise: both give the kept rows in order, on both sides of that threshold, with a row count that is not
+    a multiple of eight, drops at the ends, and nothing written before the output position."""
     rng = np.random.default_rng(29)
     n = 1003
     src = rng.integers(0, 256, n * 8, dtype=np.uint8)
     for k in [p.values[0] for p in K]:
-        for drops in (0, 1, 3, 20, 21, 60, 500, n):
+        # 20 of 1003 dropped is the most the eight-row path takes, 21 the fewest the other one does
+        for drops in (0, 1, 2, 3, 20, 21, 60, 500, n):
             keep = np.ones(n, np.uint8)
-            keep[rng.choice(n, drops, replace=False)] = 0
-            if 0 < drops < n:
-                keep[0] = keep[-1] = 0
+            if 2 <= drops < n:
+                keep[[0, n - 1]] = 0
+                keep[1 + rng.choice(n - 2, drops - 2, replace=False)] = 0
+            else:
+                keep[rng.choice(n, drops, replace=False)] = 0
             kept = int(keep.sum())
+            assert n - kept == drops
             out = np.full((kept + 4) * 8, 0xEE, np.uint8)
             assert k.keep_fixed(src, 8, n, keep, out, 3) == kept, drops
             assert out[:24].tolist() == [0xEE] * 24
