@@ -1187,27 +1187,25 @@ def keep_fixed(const uint8_t[::1] src, int width, Py_ssize_t n, const uint8_t[::
     s = &src[0]
     o = &out[out_pos * width]
     with nogil:
-        if width == 8 and (n - m) * _SPARSE_DROPS <= n:
-            # few rows dropped: eight rows at a time, all kept (nearly every group) is one 64-byte move (with
-            # more dropped rows the test goes either way and costs more than it saves: the loop below)
-            while i + 8 <= n:
-                memcpy(&f, kp + i, 8)
-                if f == 0x0101010101010101ULL:
-                    memcpy(o + 8 * j, s + 8 * i, 64)
-                    j += 8
-                else:
-                    for t in range(8):
-                        memcpy(o + 8 * j, s + 8 * (i + t), 8)
-                        j += kp[i + t] != 0
-                i += 8
+        if width == 8:
+            if (n - m) * _SPARSE_DROPS <= n:
+                # few rows dropped: eight rows at a time, all kept (nearly every group) is one 64-byte move (with
+                # more dropped rows the test goes either way and costs more than it saves)
+                while i + 8 <= n:
+                    memcpy(&f, kp + i, 8)
+                    if f == 0x0101010101010101ULL:
+                        memcpy(o + 8 * j, s + 8 * i, 64)
+                        j += 8
+                    else:
+                        for t in range(8):
+                            memcpy(o + 8 * j, s + 8 * (i + t), 8)
+                            j += kp[i + t] != 0
+                    i += 8
+            # a row at a time: the rows after the last group, or every row
             while i < n:
                 memcpy(o + 8 * j, s + 8 * i, 8)
                 j += kp[i] != 0
                 i += 1
-        elif width == 8:
-            for i in range(n):
-                memcpy(o + 8 * j, s + 8 * i, 8)
-                j += kp[i] != 0
         elif width == 4:
             for i in range(n):
                 memcpy(o + 4 * j, s + 4 * i, 4)
