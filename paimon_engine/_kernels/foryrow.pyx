@@ -200,6 +200,11 @@ cdef inline void _mcpy(uint8_t* dst, const uint8_t* src, int64_t n) noexcept nog
     if n > 64:
         memcpy(dst, src, n)
         return
+    if n > 16 and n <= 32:
+        # two 16-byte moves (overlapping in the middle)
+        memcpy(dst, src, 16)
+        memcpy(dst + n - 16, src + n - 16, 16)
+        return
     while n >= 8:
         memcpy(dst, src, 8)
         dst += 8
@@ -545,7 +550,7 @@ cdef void _size_rows(Ctx* c, int64_t start, int64_t stop, int64_t* sp) noexcept 
     cdef Node* n = &c.nodes[0]
     cdef Node* ch
     cdef Node* e
-    cdef int64_t r, a, m
+    cdef int64_t r, a, m, eslot
     cdef int k
     cdef const int32_t* o32
     cdef const int64_t* o64
@@ -567,6 +572,16 @@ cdef void _size_rows(Ctx* c, int64_t start, int64_t stop, int64_t* sp) noexcept 
             continue
         if ch.kind == K_LIST:
             e = _child(c, ch, 0)
+            if (e.kind == K_FIXED or e.kind == K_BOOL or e.inline_) and ch.valid == NULL and not ch.large \
+                    and not c.compact:
+                # the same in the standard layout, lists without nulls and int32 offsets: a count and a bitmap
+                # word per 64 elements (the node's fields in locals: the stores could alias them)
+                o32 = (<const int32_t*>ch.offs) + ch.aoff
+                eslot = e.slot
+                for r in range(start, stop):
+                    m = <int64_t>o32[r + 1] - o32[r]
+                    sp[r + 1] += 8 + ((m + 63) >> 6) * 8 + _round8(m * eslot)
+                continue
             if e.kind == K_FIXED or e.kind == K_BOOL or e.inline_:
                 # elements of one size: the array's bytes follow from its element count
                 for r in range(start, stop):
@@ -593,11 +608,14 @@ cdef int _encode_chunk(Ctx* c, int64_t r0, int64_t cnt, uint8_t* o, const int64_
     cdef Node* ch
     cdef Node* e
     cdef int64_t cur[CHUNK]
-    cdef int64_t j, r, off, a, m, size, used, hdr, bm
+    cdef int64_t j, r, off, a, m, size, used, hdr, bm, vi, eslot
     cdef const int32_t* o32
     cdef int k, w
     cdef uint8_t mask
+    cdef uint64_t b, u64
+    cdef uint32_t u32
     cdef const uint8_t* src
+    cdef const uint8_t* vbits
     cdef uint8_t* row
     cdef uint8_t* q
     # the chunk's rows lie one after another: their bytes are zeroed in one call (unless they are zero already)
@@ -622,15 +640,18 @@ cdef int _encode_chunk(Ctx* c, int64_t r0, int64_t cnt, uint8_t* o, const int64_
                     _copy_w(o + rowpos[j] + off, src + w * j, w)
             continue
         if ch.kind == K_BYTES and ch.valid == NULL and not ch.large:
-            # strings without nulls: body (its padding is zero already) and slot
+            # strings without nulls: body (its padding is zero already) and slot (the node's fields are read
+            # into locals first: the loop's byte stores could otherwise alias them and force a reload per row)
             o32 = (<const int32_t*>ch.offs) + ch.aoff + r0
+            src = ch.data
+            off = ch.off
             for j in range(cnt):
                 a = o32[j]
                 size = o32[j + 1] - a
                 row = o + rowpos[j]
                 used = _round8(size)
-                _copy_short(row + cur[j], ch.data + a, size)
-                _st64(row + ch.off, ((<uint64_t>cur[j]) << 32) | <uint64_t>(<uint32_t>size))
+                _copy_short(row + cur[j], src + a, size)
+                _st64(row + off, ((<uint64_t>cur[j]) << 32) | <uint64_t>(<uint32_t>size))
                 cur[j] += used
             continue
         if ch.kind == K_FIXED and n.bmsize != 0:
@@ -640,9 +661,27 @@ cdef int _encode_chunk(Ctx* c, int64_t r0, int64_t cnt, uint8_t* o, const int64_
             src = ch.vals + (r0 + ch.aoff) * w
             bm = n.bmoff + (ch.bit >> 3)
             mask = <uint8_t>(1 << (ch.bit & 7))
+            vbits = ch.valid
+            vi = r0 + ch.aoff
+            if w == 8 or w == 4:
+                # without a branch on the bit (nulls come in no pattern): the value masked to zero when null
+                # (the slot is zero already: the same bytes), the null bit masked to zero when valid
+                for j in range(cnt):
+                    row = o + rowpos[j]
+                    b = (vbits[(vi + j) >> 3] >> ((vi + j) & 7)) & 1
+                    if w == 8:
+                        memcpy(&u64, src + 8 * j, 8)
+                        u64 &= <uint64_t>0 - b
+                        memcpy(row + off, &u64, 8)
+                    else:
+                        memcpy(&u32, src + 4 * j, 4)
+                        u32 &= <uint32_t>0 - <uint32_t>b
+                        memcpy(row + off, &u32, 4)
+                    row[bm] |= mask & <uint8_t>(b - 1)
+                continue
             for j in range(cnt):
                 row = o + rowpos[j]
-                if _bit(ch.valid, r0 + j + ch.aoff):
+                if _bit(vbits, vi + j):
                     _copy_w(row + off, src + w * j, w)
                 else:
                     row[bm] |= mask
@@ -653,6 +692,24 @@ cdef int _encode_chunk(Ctx* c, int64_t r0, int64_t cnt, uint8_t* o, const int64_
                 # lists without nulls of fixed-width elements without nulls: the count (the bitmap and the
                 # padding are zero already), the values, the slot
                 w = e.width
+                off = ch.off
+                src = e.vals + e.aoff * w
+                eslot = e.slot
+                if not c.compact and not ch.large:
+                    # the standard layout: an 8-byte count and a bitmap word per 64 elements
+                    o32 = (<const int32_t*>ch.offs) + ch.aoff + r0
+                    for j in range(cnt):
+                        a = o32[j]
+                        m = o32[j + 1] - a
+                        row = o + rowpos[j]
+                        q = row + cur[j]
+                        hdr = 8 + ((m + 63) >> 6) * 8
+                        used = hdr + _round8(m * eslot)
+                        _st64(q, <uint64_t>m)
+                        _mcpy(q + hdr, src + a * w, m * w)
+                        _st64(row + off, ((<uint64_t>cur[j]) << 32) | <uint64_t>(<uint32_t>used))
+                        cur[j] += used
+                    continue
                 for j in range(cnt):
                     r = r0 + j + ch.aoff
                     a = _aoffset(ch, r)
@@ -660,13 +717,13 @@ cdef int _encode_chunk(Ctx* c, int64_t r0, int64_t cnt, uint8_t* o, const int64_
                     row = o + rowpos[j]
                     q = row + cur[j]
                     hdr = _array_header(c, e, m)
-                    used = hdr + _round8(m * e.slot)
+                    used = hdr + _round8(m * eslot)
                     if c.compact:
                         _st32(q, <int32_t>m)
                     else:
                         _st64(q, <uint64_t>m)
-                    _mcpy(q + hdr, e.vals + (a + e.aoff) * w, m * w)
-                    _st64(row + ch.off, ((<uint64_t>cur[j]) << 32) | <uint64_t>(<uint32_t>used))
+                    _mcpy(q + hdr, src + a * w, m * w)
+                    _st64(row + off, ((<uint64_t>cur[j]) << 32) | <uint64_t>(<uint32_t>used))
                     cur[j] += used
                 continue
         for j in range(cnt):
