@@ -137,9 +137,29 @@ cdef inline int64_t _utf8_error(const uint8_t* s, int64_t n) noexcept nogil:
     # -1 if s[0:n] is valid UTF-8, else the index of the lead byte of the first bad sequence (the position
     # Python's strict decoder reports); eight ASCII bytes at a time where it can
     cdef int64_t i = 0
-    cdef uint64_t w
+    cdef uint64_t w, acc = 0
+    cdef uint32_t h
     cdef uint8_t c, lo, hi
     cdef int need, k
+    # all ASCII (the common case) without a test per byte: words at 0, 8, ... and the last eight bytes (or two
+    # overlapping 4-byte loads), all inside s[0:n]; otherwise the exact scan below finds the first bad sequence
+    if n >= 8:
+        while i + 8 <= n:
+            memcpy(&w, s + i, 8)
+            acc |= w
+            i += 8
+        memcpy(&w, s + n - 8, 8)
+        acc |= w
+        if (acc & 0x8080808080808080ULL) == 0:
+            return -1
+        i = 0
+    elif n >= 4:
+        memcpy(&h, s, 4)
+        acc = h
+        memcpy(&h, s + n - 4, 4)
+        acc |= h
+        if (acc & 0x80808080ULL) == 0:
+            return -1
     while i < n:
         if n - i >= 8:
             memcpy(&w, s + i, 8)

@@ -102,6 +102,30 @@ def test_invalid_utf8_is_corrupt_in_every_path(kernel, layout, where):
     assert fory.decode_row(_rows(layout)[0], SCHEMA, layout)["b"] == b"\xff\xfe"
 
 
+def test_one_bad_byte_anywhere_in_strings_of_every_length(kernel):
+    """The UTF-8 check reads a string's bytes by words (ASCII strings pass with no test per byte), ending with a
+    word that overlaps the previous one: a 0xFF at any position of an ASCII string of 1 to 40 bytes is found
+    there, and the same strings with a 2-byte character there, or unchanged, decode back."""
+    schema = pa.schema([("s", pa.string())])
+    for n in range(0, 41):
+        text = "".join(chr(97 + i % 26) for i in range(n))
+        buf, offsets = fory.encode_rows(pa.record_batch({"s": [text]}))
+        data = bytes(buf)
+        body = data.find(text.encode()) if n else len(data)
+        assert fory.decode_rows(data, offsets, schema).column(0).to_pylist() == [text]
+        for p in range(n):
+            bad = bytearray(data)
+            bad[body + p] = 0xFF
+            with pytest.raises(CorruptFileError) as ei:
+                fory.decode_rows(bytes(bad), offsets, schema)
+            assert ei.value.offset == body + p, (n, p)
+            if p + 2 <= n:
+                two = bytearray(data)
+                two[body + p:body + p + 2] = "é".encode()
+                got = fory.decode_rows(bytes(two), offsets, schema).column(0).to_pylist()
+                assert got == [text[:p] + "é" + text[p + 2:]], (n, p)
+
+
 def _with_stored(layout, field, raw):
     """Row 0 with the fixed-width slot of ``field`` holding ``raw``."""
     good = _rows(layout)[0]
