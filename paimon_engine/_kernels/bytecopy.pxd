@@ -1,6 +1,7 @@
-# Short byte copies, shared by the kernels that copy string bodies (foryrow, foryview).
+# Short byte copies and the ASCII test, shared by the kernels that copy and check string bodies (foryrow,
+# foryview).
 
-from libc.stdint cimport uint8_t
+from libc.stdint cimport uint8_t, uint32_t, uint64_t
 from libc.string cimport memcpy
 
 
@@ -30,3 +31,28 @@ cdef inline void copy_value(uint8_t* dst, Py_ssize_t dst_room, const uint8_t* sr
         memcpy(dst, src, 16)
     elif n > 0:
         memcpy(dst, src, n)
+
+
+cdef inline bint is_ascii(const uint8_t* q, Py_ssize_t n) noexcept nogil:
+    # every byte < 0x80; reads only q[0:n] (short strings as two possibly overlapping loads)
+    cdef uint64_t acc = 0, w
+    cdef uint32_t h
+    cdef Py_ssize_t j = 0
+    if n >= 8:
+        while j + 8 <= n:
+            memcpy(&w, q + j, 8)
+            acc |= w
+            j += 8
+        # the last eight bytes (again, when n is a multiple of 8: a load is cheaper than a branch on it)
+        memcpy(&w, q + n - 8, 8)
+        acc |= w
+    elif n >= 4:
+        memcpy(&h, q, 4)
+        acc = h
+        memcpy(&h, q + n - 4, 4)
+        acc |= h
+    else:
+        while j < n:
+            acc |= q[j]
+            j += 1
+    return (acc & <uint64_t>0x8080808080808080) == 0

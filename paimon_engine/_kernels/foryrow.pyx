@@ -17,7 +17,7 @@ cimport numpy as cnp
 from cpython.mem cimport PyMem_Malloc, PyMem_Free
 from libc.stdint cimport uint8_t, uint32_t, int32_t, int64_t, uint64_t
 from libc.string cimport memcpy, memset
-from .bytecopy cimport copy_short as _copy_short
+from .bytecopy cimport copy_short as _copy_short, is_ascii as _is_ascii
 
 # 128-bit unsigned arithmetic (GCC/Clang) for the range check of a decimal128 value
 cdef extern from *:
@@ -137,29 +137,12 @@ cdef inline int64_t _utf8_error(const uint8_t* s, int64_t n) noexcept nogil:
     # -1 if s[0:n] is valid UTF-8, else the index of the lead byte of the first bad sequence (the position
     # Python's strict decoder reports); eight ASCII bytes at a time where it can
     cdef int64_t i = 0
-    cdef uint64_t w, acc = 0
-    cdef uint32_t h
+    cdef uint64_t w
     cdef uint8_t c, lo, hi
     cdef int need, k
-    # all ASCII (the common case) without a test per byte: words at 0, 8, ... and the last eight bytes (or two
-    # overlapping 4-byte loads), all inside s[0:n]; otherwise the exact scan below finds the first bad sequence
-    if n >= 8:
-        while i + 8 <= n:
-            memcpy(&w, s + i, 8)
-            acc |= w
-            i += 8
-        memcpy(&w, s + n - 8, 8)
-        acc |= w
-        if (acc & 0x8080808080808080ULL) == 0:
-            return -1
-        i = 0
-    elif n >= 4:
-        memcpy(&h, s, 4)
-        acc = h
-        memcpy(&h, s + n - 4, 4)
-        acc |= h
-        if (acc & 0x80808080ULL) == 0:
-            return -1
+    # all ASCII (the common case) without a test per byte; otherwise the exact scan finds the first bad sequence
+    if _is_ascii(s, n):
+        return -1
     while i < n:
         if n - i >= 8:
             memcpy(&w, s + i, 8)

@@ -10,7 +10,7 @@ from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE
 from cpython.mem cimport PyMem_Malloc as _alloc, PyMem_Free as _free
 from libc.stdint cimport uint8_t, uint32_t, int8_t, int16_t, int32_t, int64_t, uint64_t
 from libc.string cimport memcpy
-from .bytecopy cimport copy_short as _copy_short
+from .bytecopy cimport copy_short as _copy_short, is_ascii as _is_ascii
 from cpython.long cimport PyLong_CheckExact
 from cpython.exc cimport PyErr_Occurred, PyErr_Clear
 from cpython.unicode cimport PyUnicode_DecodeUTF8
@@ -75,31 +75,6 @@ cdef extern from "Python.h":
     # declared without an error value: the caller looks for the error itself (no try block, whose entry saves
     # and restores the thread's exception state on every call)
     Py_ssize_t _int_as_ssize "PyLong_AsSsize_t"(object) noexcept
-
-
-cdef inline bint _is_ascii(const uint8_t* q, Py_ssize_t n) noexcept nogil:
-    # every byte < 0x80; reads only q[0:n] (short strings as two possibly overlapping loads)
-    cdef uint64_t acc = 0, w
-    cdef uint32_t h
-    cdef Py_ssize_t j = 0
-    if n >= 8:
-        while j + 8 <= n:
-            memcpy(&w, q + j, 8)
-            acc |= w
-            j += 8
-        if j < n:
-            memcpy(&w, q + n - 8, 8)
-            acc |= w
-    elif n >= 4:
-        memcpy(&h, q, 4)
-        acc = h
-        memcpy(&h, q + n - 4, 4)
-        acc |= h
-    else:
-        while j < n:
-            acc |= q[j]
-            j += 1
-    return (acc & <uint64_t>0x8080808080808080) == 0
 
 
 cdef inline object _ascii(const uint8_t* q, Py_ssize_t n):
