@@ -262,10 +262,15 @@ cdef inline Node* _child(Ctx* c, Node* n, int k) noexcept nogil:
 # ------------------------------------------------------------------ encoding
 
 
+cdef inline int64_t _std_header(int64_t cnt) noexcept nogil:
+    # the standard layout's array header: an 8-byte count and a bitmap word per 64 elements
+    return 8 + ((cnt + 63) >> 6) * 8
+
+
 cdef inline int64_t _array_header(Ctx* c, Node* e, int64_t cnt) noexcept nogil:
     cdef int64_t h
     if not c.compact:
-        return 8 + ((cnt + 63) >> 6) * 8
+        return _std_header(cnt)
     h = 4
     if e.nullable:
         h += (cnt + 7) >> 3
@@ -577,13 +582,13 @@ cdef void _size_rows(Ctx* c, int64_t start, int64_t stop, int64_t* sp) noexcept 
             e = _child(c, ch, 0)
             if (e.kind == K_FIXED or e.kind == K_BOOL or e.inline_) and ch.valid == NULL and not ch.large \
                     and not c.compact:
-                # the same in the standard layout, lists without nulls and int32 offsets: a count and a bitmap
-                # word per 64 elements (the node's fields in locals: the stores could alias them)
+                # the same in the standard layout, lists without nulls and int32 offsets (the node's fields in
+                # locals: the stores could alias them)
                 o32 = (<const int32_t*>ch.offs) + ch.aoff
                 eslot = e.slot
                 for r in range(start, stop):
                     m = <int64_t>o32[r + 1] - o32[r]
-                    sp[r + 1] += 8 + ((m + 63) >> 6) * 8 + _round8(m * eslot)
+                    sp[r + 1] += _std_header(m) + _round8(m * eslot)
                 continue
             if e.kind == K_FIXED or e.kind == K_BOOL or e.inline_:
                 # elements of one size: the array's bytes follow from its element count
@@ -699,14 +704,14 @@ cdef int _encode_chunk(Ctx* c, int64_t r0, int64_t cnt, uint8_t* o, const int64_
                 src = e.vals + e.aoff * w
                 eslot = e.slot
                 if not c.compact and not ch.large:
-                    # the standard layout: an 8-byte count and a bitmap word per 64 elements
+                    # the standard layout (its header from the count alone)
                     o32 = (<const int32_t*>ch.offs) + ch.aoff + r0
                     for j in range(cnt):
                         a = o32[j]
                         m = o32[j + 1] - a
                         row = o + rowpos[j]
                         q = row + cur[j]
-                        hdr = 8 + ((m + 63) >> 6) * 8
+                        hdr = _std_header(m)
                         used = hdr + _round8(m * eslot)
                         _st64(q, <uint64_t>m)
                         _mcpy(q + hdr, src + a * w, m * w)
