@@ -566,9 +566,99 @@ cdef int _packed_fixed_any(const uint8_t* p, Py_ssize_t nbytes, int w, Py_ssize_
     return 0
 
 
+# Where the processor has AVX-512 (F, BW, VL), flags are counted 64 at a time (_kept: one byte test to a bit mask
+# and a popcount), and keep_fixed compacts 4- and 8-byte values 16 or 8 rows at a time: the rows' flags become a
+# bit mask, one compress instruction packs the kept values of 64 bytes together and one 64-byte store writes
+# them (the rows after the last whole group, and every row elsewhere, go through the loops of keep_fixed). Each
+# store ends inside the room keep_fixed needs anyway (the kept rows and one value more), so the bytes it may
+# touch are the same either way. The choice is made once, when the module loads; vector_paths() tells it (and
+# turns it off, for tests of the other path).
+cdef extern from *:
+    """
+    #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
+    #include <immintrin.h>
+    __attribute__((target("avx512f,avx512bw,avx512vl")))
+    static Py_ssize_t pe_keep_vector(const uint8_t* s, int width, Py_ssize_t n, const uint8_t* kp, uint8_t* o,
+                                     Py_ssize_t room, Py_ssize_t* done) {
+        Py_ssize_t i = 0, j = 0;
+        if (width == 8) {
+            while (i + 8 <= n && j + 8 <= room) {
+                __m128i f = _mm_loadl_epi64((const __m128i*)(kp + i));
+                __mmask16 m = _mm_test_epi8_mask(f, f);
+                __m512i v = _mm512_loadu_si512((const void*)(s + 8 * i));
+                _mm512_storeu_si512((void*)(o + 8 * j), _mm512_maskz_compress_epi64((__mmask8)m, v));
+                j += __builtin_popcount((unsigned)m);
+                i += 8;
+            }
+        } else if (width == 4) {
+            while (i + 16 <= n && j + 16 <= room) {
+                __m128i f = _mm_loadu_si128((const __m128i*)(kp + i));
+                __mmask16 m = _mm_test_epi8_mask(f, f);
+                __m512i v = _mm512_loadu_si512((const void*)(s + 4 * i));
+                _mm512_storeu_si512((void*)(o + 4 * j), _mm512_maskz_compress_epi32(m, v));
+                j += __builtin_popcount((unsigned)m);
+                i += 16;
+            }
+        }
+        *done = i;
+        return j;
+    }
+    __attribute__((target("avx512f,avx512bw")))
+    static Py_ssize_t pe_count_vector(const uint8_t* kp, Py_ssize_t n) {
+        Py_ssize_t i = 0, m = 0;
+        for (; i + 64 <= n; i += 64) {
+            __m512i f = _mm512_loadu_si512((const void*)(kp + i));
+            m += __builtin_popcountll((unsigned long long)_mm512_test_epi8_mask(f, f));
+        }
+        for (; i < n; i++)
+            m += kp[i] != 0;
+        return m;
+    }
+    static int pe_keep_vector_available(void) {
+        __builtin_cpu_init();
+        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")
+            && __builtin_cpu_supports("avx512vl");
+    }
+    #else
+    static Py_ssize_t pe_keep_vector(const uint8_t* s, int width, Py_ssize_t n, const uint8_t* kp, uint8_t* o,
+                                     Py_ssize_t room, Py_ssize_t* done) {
+        (void)s; (void)width; (void)n; (void)kp; (void)o; (void)room;
+        *done = 0;
+        return 0;
+    }
+    static Py_ssize_t pe_count_vector(const uint8_t* kp, Py_ssize_t n) {
+        Py_ssize_t i, m = 0;
+        for (i = 0; i < n; i++)
+            m += kp[i] != 0;
+        return m;
+    }
+    static int pe_keep_vector_available(void) { return 0; }
+    #endif
+    """
+    Py_ssize_t pe_keep_vector(const uint8_t* s, int width, Py_ssize_t n, const uint8_t* kp, uint8_t* o,
+                              Py_ssize_t room, Py_ssize_t* done) noexcept nogil
+    Py_ssize_t pe_count_vector(const uint8_t* kp, Py_ssize_t n) noexcept nogil
+    bint pe_keep_vector_available() noexcept nogil
+
+cdef bint _VECTOR_OK = pe_keep_vector_available()
+cdef bint _vector = _VECTOR_OK
+
+
+def vector_paths(enabled=None):
+    """Whether ``keep_fixed`` uses its AVX-512 path (only where the processor has it). ``enabled``: turn it on or
+    off (on only where available), for testing both paths; returns the setting before the call."""
+    global _vector
+    before = _vector
+    if enabled is not None:
+        _vector = bool(enabled) and _VECTOR_OK
+    return before
+
+
 cdef inline Py_ssize_t _kept(const uint8_t* kp, Py_ssize_t n) noexcept nogil:
-    """How many of the ``n`` flags at ``kp`` are non-zero."""
+    """How many of the ``n`` flags at ``kp`` are non-zero (64 at a time where the processor has AVX-512)."""
     cdef Py_ssize_t i, m = 0
+    if _vector:
+        return pe_count_vector(kp, n)
     for i in range(n):
         m += kp[i] != 0
     return m
@@ -1159,6 +1249,20 @@ def gather_byte_array(const int32_t[::1] dict_offsets, const uint8_t[::1] dict_d
 # dictionary kernels above take the flags themselves; these copy the kept rows of a page's values or of a page
 # decoded on its own.
 
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def count_flags(const uint8_t[::1] keep, Py_ssize_t start, Py_ssize_t n):
+    """How many of the flags ``keep[start:start + n]`` are non-zero, or -4 (outside the flags)."""
+    cdef Py_ssize_t m
+    if start < 0 or n < 0 or n > keep.shape[0] - start:
+        return -4
+    if n == 0:
+        return 0
+    with nogil:
+        m = _kept(&keep[start], n)
+    return m
+
+
 # keep_fixed moves 8-byte values eight rows at a time when at most one row in this many is dropped
 cdef enum:
     _SPARSE_DROPS = 48
@@ -1187,6 +1291,8 @@ def keep_fixed(const uint8_t[::1] src, int width, Py_ssize_t n, const uint8_t[::
     s = &src[0]
     o = &out[out_pos * width]
     with nogil:
+        if _vector and (width == 8 or width == 4):
+            j = pe_keep_vector(s, width, n, kp, o, m + 1, &i)
         if width == 8:
             if (n - m) * _SPARSE_DROPS <= n:
                 # few rows dropped: eight rows at a time, all kept (nearly every group) is one 64-byte move (with
@@ -1207,9 +1313,10 @@ def keep_fixed(const uint8_t[::1] src, int width, Py_ssize_t n, const uint8_t[::
                 j += kp[i] != 0
                 i += 1
         elif width == 4:
-            for i in range(n):
+            while i < n:
                 memcpy(o + 4 * j, s + 4 * i, 4)
                 j += kp[i] != 0
+                i += 1
         else:
             for i in range(n):
                 memcpy(o + width * j, s + width * i, width)

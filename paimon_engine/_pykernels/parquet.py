@@ -465,6 +465,17 @@ def dictionary_byte_array(buf, pos, end, n, dict_offsets, dict_data, offsets, ro
         return f.code
 
 
+def count_flags(keep, start, n):
+    if start < 0 or n < 0 or n > len(keep) - start:
+        return BAD_LENGTH
+    return int(np.count_nonzero(np.asarray(keep[start:start + n])))
+
+
+def vector_paths(enabled=None):
+    """The twin has no vector paths: always False."""
+    return False
+
+
 def keep_fixed(src, width, n, keep, out, out_pos):
     if width <= 0 or n < 0 or out_pos < 0 or len(keep) < n or n > len(src) // width:
         return BAD_LENGTH

@@ -173,7 +173,7 @@ class _Decoder:
         self.page_validity = None
         # with a selection, each page with a selected row is decoded into an output of its own
         if keep is not None:
-            self.out = _Output(chunk, arrow_type, kept=int(np.count_nonzero(keep)))
+            self.out = _Output(chunk, arrow_type, kept=self.k.count_flags(keep, 0, len(keep)))
         else:
             self.out = _Output(chunk, arrow_type) if selection is None and not paged else None
         self.dictionary_array = None
@@ -381,7 +381,7 @@ class _Decoder:
         chunk, out, k = self.chunk, self.out, self.k
         n = self.page_rows(hdr, row)
         flags = self.keep[row:row + n]
-        kept = int(np.count_nonzero(flags))
+        kept = k.count_flags(self.keep, row, n)
         if kept == 0:
             return
         orow = self.orow

@@ -877,10 +877,83 @@ def test_keep_fixed_sparse_and_dense_drops():
             assert out[24:24 + kept * 8].tolist() == want.tolist(), drops
 
 
-def test_keep_kernels_match_the_twin_and_a_filter():
+@pytest.fixture(params=["vector", "scalar"])
+def vector_state(request):
+    """The compiled kernel's AVX-512 paths on ("vector", where the processor has them) or off ("scalar"); the
+    setting before is put back afterwards."""
+    impls = [p.values[0] for p in K]
+    before = [k.vector_paths() for k in impls]
+    for k in impls:
+        k.vector_paths(request.param == "vector")
+    yield request.param
+    for k, b in zip(impls, before):
+        k.vector_paths(b)
+
+
+def _cpu_flags():
+    """The processor's feature flags from /proc/cpuinfo (None where there is none to read)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        return None
+    return set()
+
+
+def test_the_vector_path_is_live_where_the_processor_has_it():
+    """The compiled kernel takes its AVX-512 paths exactly where the processor has AVX-512 F, BW and VL."""
+    impls = [p.values[0] for p in K]
+    if len(impls) < 2:
+        pytest.skip("pure-Python build: only the twin")
+    flags = _cpu_flags()
+    if flags is None:
+        pytest.skip("no /proc/cpuinfo to compare with")
+    import platform
+    want = platform.machine() in ("x86_64", "AMD64") and {"avx512f", "avx512bw", "avx512vl"} <= flags
+    assert impls[0].vector_paths() is want
+    assert impls[1].vector_paths() is False
+
+
+def test_kept_values_and_counts_on_the_vector_and_scalar_paths(vector_state):
+    """keep_fixed compacts 8-byte values eight rows and 4-byte values sixteen rows at a time on the vector path,
+    and counts flags 64 at a time (count_flags, and the room tests of every kernel taking flags): on both paths
+    the kept rows come out in order, nothing is written before the output position or past the room asked for
+    (the kept rows and one value more), any non-zero flag keeps, and the counts are those of numpy, for every
+    drop rate from none to all and row counts around the group sizes."""
+    rng = np.random.default_rng(41)
+    for k in [p.values[0] for p in K]:
+        for trial in range(600):
+            w = (8, 4, 3, 8, 4, 2)[trial % 6]
+            n = int(rng.integers(0, 90)) if trial % 10 else int(rng.integers(1000, 5000))
+            drop = (0.0, 0.01, 0.05, 0.5, 0.95, 1.0, 0.2)[trial % 7]
+            keep = (rng.random(n) >= drop).astype(np.uint8)
+            if trial % 4 == 1:
+                keep *= rng.integers(1, 256, n, dtype=np.uint8)
+            kept = int(np.count_nonzero(keep))
+            src = rng.integers(0, 256, n * w, dtype=np.uint8)
+            pos = int(rng.integers(0, 4))
+            out = np.full((pos + kept + 1 + 20) * w, 0xA5, np.uint8)
+            room = out[:(pos + kept + 1) * w]
+            assert k.keep_fixed(src, w, n, keep, room, pos) == kept, trial
+            assert (out[:pos * w] == 0xA5).all(), trial
+            assert out[pos * w:(pos + kept) * w].tolist() == src.reshape(n, w)[keep != 0].ravel().tolist(), trial
+            assert (out[(pos + kept + 1) * w:] == 0xA5).all(), trial
+            if n:
+                assert k.keep_fixed(src, w, n, keep, out[:(pos + kept) * w], pos) == -4, trial
+            start = int(rng.integers(0, n + 1))
+            m = int(rng.integers(0, n - start + 1))
+            assert k.count_flags(keep, start, m) == int(np.count_nonzero(keep[start:start + m])), trial
+            assert k.count_flags(keep, 0, n) == kept, trial
+            assert k.count_flags(keep, start, n - start + 1) == -4
+            assert k.count_flags(keep, -1, 0) == -4
+
+
+def test_keep_kernels_match_the_twin_and_a_filter(vector_state):
     """The kernels that write only kept rows (dictionary_fixed / dictionary_byte_array with flags, keep_fixed,
     keep_bits, keep_byte_array) against the twin and against filtering what the kernels write without flags;
-    damaged streams give the same status."""
+    damaged streams give the same status; with the compiled kernel's vector paths on and off."""
     impls = [p.values[0] for p in K]
     rng = np.random.default_rng(13)
     for trial in range(300):
