@@ -110,15 +110,21 @@ def merge_sorted_unique(const int64_t[::1] a, const int64_t[::1] b, int64_t[::1]
 
 @cython.boundscheck(False)
 @cython.wraparound(False)
-def is_sorted(const int64_t[::1] values):
-    """1 if ``values`` is ascending (non-strictly), else 0."""
+def is_sorted(const int64_t[::1] values, bint strict=False):
+    """1 if ``values`` is ascending (non-strictly; with ``strict``, strictly: no value twice), else 0."""
     cdef Py_ssize_t i, n = values.shape[0]
     cdef int ok = 1
     with nogil:
-        for i in range(1, n):
-            if values[i] < values[i - 1]:
-                ok = 0
-                break
+        if strict:
+            for i in range(1, n):
+                if values[i] <= values[i - 1]:
+                    ok = 0
+                    break
+        else:
+            for i in range(1, n):
+                if values[i] < values[i - 1]:
+                    ok = 0
+                    break
     return ok
 
 

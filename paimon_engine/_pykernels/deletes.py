@@ -62,9 +62,11 @@ def merge_sorted_unique(a, b, out):
     return int(merged.shape[0])
 
 
-def is_sorted(values):
+def is_sorted(values, strict=False):
     values = np.asarray(values, dtype=np.int64)
-    return int(values.shape[0] < 2 or bool(np.all(values[1:] >= values[:-1])))
+    if values.shape[0] < 2:
+        return 1
+    return int(bool(np.all(values[1:] > values[:-1]) if strict else np.all(values[1:] >= values[:-1])))
 
 
 def hash_int64(values, valid, hashes, combine):

@@ -38,10 +38,10 @@ def merge_positions(arrays) -> np.ndarray:
         a = np.ascontiguousarray(a, dtype=np.int64)
         if a.size == 0:
             continue
-        if not k.is_sorted(a):
-            a = np.sort(a)
+        if not k.is_sorted(a, True):
+            a = np.unique(a)          # sorted, each position once
         if out is None:
-            out = np.unique(a) if a.size > 1 and not np.all(a[1:] > a[:-1]) else a
+            out = a
             continue
         buf = np.empty(out.size + a.size, dtype=np.int64)
         n = k.merge_sorted_unique(out, a, buf)

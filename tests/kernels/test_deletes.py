@@ -49,6 +49,11 @@ def test_is_sorted():
     for k in KS:
         assert k.is_sorted(np.array([3, 1], dtype=np.int64)) == 0
         assert k.is_sorted(np.array([], dtype=np.int64)) == 1
+        assert k.is_sorted(np.array([1, 2, 2, 5], dtype=np.int64)) == 1
+        assert k.is_sorted(np.array([1, 2, 2, 5], dtype=np.int64), True) == 0
+        assert k.is_sorted(np.array([1, 2, 3, 5], dtype=np.int64), True) == 1
+        assert k.is_sorted(np.array([1, 3, 2], dtype=np.int64), True) == 0
+        assert k.is_sorted(np.array([7], dtype=np.int64), True) == 1
 
 
 @settings(max_examples=100, deadline=None)

@@ -25,6 +25,10 @@ def impl(request, monkeypatch):
 def test_keep_mask_and_merge(impl):
     m = merge_positions([np.array([9, 1, 3]), np.array([3, 4]), np.array([], np.int64), np.array([1, 1])])
     assert m.tolist() == [1, 3, 4, 9]
+    # one array: sorted with a repeat, unsorted with repeats, strictly ascending (returned as it is)
+    assert merge_positions([np.array([2, 2, 5])]).tolist() == [2, 5]
+    assert merge_positions([np.array([5, 2, 5, 1])]).tolist() == [1, 2, 5]
+    assert merge_positions([np.array([1, 4, 6])]).tolist() == [1, 4, 6]
     k = keep_mask(m, 2, 6)
     assert k.tolist() == [True, False, False, True, True, True]
     assert keep_mask(np.array([], np.int64), 0, 3).all()
