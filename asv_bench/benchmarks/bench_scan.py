@@ -131,8 +131,29 @@ def _before_delete_read(ours, name):
     return lambda: t.scan(snapshot_id=before).to_arrow()
 
 
-READ_IMPLS = ["paimon_engine", "pyiceberg", "polars", "daft", "paimon_engine_no_deletes", "pq.read_table",
-              "zstd_floor"]
+def _no_deletes_plus_delete_files(ours, name):
+    """Our read of table ``name`` without its deletes (:func:`_before_delete_read`), then our read of the deleted
+    positions of every task from its delete files (a fresh reader each call: nothing cached between calls); the
+    deletes are not applied. The least a read that applies the deletes can cost: it reads the same data files and
+    the same delete files."""
+    read = _before_delete_read(ours, name)
+    scan = ours.load_table(name).scan()
+    tasks = [task for task in scan.plan_files() if task.deletes]
+    if not tasks:
+        raise NotImplementedError("the table has no delete files")
+
+    def run():
+        out = read()
+        reader = scan._reader()
+        deleted = sum(len(reader._task_positions(task)) for task in tasks)
+        if deleted != N_ROWS // 20:
+            raise AssertionError(f"{deleted} deleted positions, not {N_ROWS // 20}")
+        return out
+    return run
+
+
+READ_IMPLS = ["paimon_engine", "pyiceberg", "polars", "daft", "paimon_engine_no_deletes",
+              "no_deletes_plus_delete_files", "pq.read_table", "zstd_floor"]
 
 
 def one_core():
@@ -204,7 +225,9 @@ class ReadTable:
     data file's first pages). Peers: pyiceberg, Polars (``pl.scan_iceberg(...).collect()``), Daft
     (``daft.read_iceberg``); floors over the same data files: ``paimon_engine_no_deletes`` (for
     ``positions_5pct`` only: our own read of the same table at the snapshot before the delete, i.e. the same
-    four data files with no delete files, the least a read that applies the deletes can cost),
+    four data files with no delete files), ``no_deletes_plus_delete_files`` (for ``positions_5pct`` only: that
+    read and then our read of the deleted positions from the delete files, not applied; the least a read that
+    applies the deletes can cost),
     ``pq.read_table`` (Arrow's own decoding, deletes ignored: shown only without them) and ``zstd_floor`` (only
     the zstd decompression of every page of the columns read, without decoding: with 1% of the rows spread over
     every page, a filtered read still decompresses every page; none for ``id < 20000``). Polars and Daft plan
@@ -236,6 +259,10 @@ class ReadTable:
             if case != "positions_5pct":
                 raise NotImplementedError("the same read as paimon_engine when there are no deletes")
             self.run = _before_delete_read(ours, f"db.{name}")
+        elif impl == "no_deletes_plus_delete_files":
+            if case != "positions_5pct":
+                raise NotImplementedError("a floor of reads that apply position deletes")
+            self.run = _no_deletes_plus_delete_files(ours, f"db.{name}")
         elif impl == "polars":
             import polars as pl
             t = peer.load_table(f"db.{name}")
@@ -274,7 +301,7 @@ class ReadTable:
         got = self.run()   # warm-up: imports and the OS page cache, for every reader
         if impl != "zstd_floor":
             want = {"none": N_ROWS, "positions_5pct": N_ROWS - N_ROWS // 20}.get(case)
-            if impl == "paimon_engine_no_deletes":
+            if impl in ("paimon_engine_no_deletes", "no_deletes_plus_delete_files"):
                 want = N_ROWS
             rows = got.num_rows if hasattr(got, "num_rows") else got.height
             if want is not None and rows != want:
