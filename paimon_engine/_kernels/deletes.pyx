@@ -14,6 +14,7 @@ from libc.string cimport memcpy
 from libc.stdlib cimport malloc, free
 
 from paimon_engine._kernels.bytecopy cimport copy_value
+from paimon_engine._kernels.cpu cimport pe_avx512_available
 
 cdef extern from *:
     """
@@ -431,6 +432,60 @@ def probe_int64_rows(const int64_t[::1] values, const uint8_t[::1] valid, const 
     return found
 
 
+# Where the processor has AVX-512 (F, BW, VL), probe_int64_bitmap tests eight values at a time: their offsets
+# from ``lo`` compared with the span as one mask, the bitmap's 32-bit words holding their bits gathered (only
+# for values inside the span), each word shifted by its bit, and the eight results stored as bytes. The gather
+# reads whole words, so this path runs only when the bitmap's bytes reach the end of its last word (the set's
+# own bitmap is padded so); a validity column, or any other bitmap, goes through the loop below. The choice is
+# made once, when the module loads; vector_paths() tells it (and turns it off, for tests of the other path).
+cdef extern from *:
+    """
+    #if PE_X86_VECTOR
+    __attribute__((target("avx512f,avx512bw,avx512vl")))
+    static Py_ssize_t pe_probe_bitmap_vector(const int64_t* v, Py_ssize_t n, int64_t lo, const uint8_t* bits,
+                                             uint64_t span, uint8_t flip, uint8_t* out, Py_ssize_t* found) {
+        Py_ssize_t i = 0, f = 0;
+        __m512i vlo = _mm512_set1_epi64(lo), vspan = _mm512_set1_epi64((long long)span);
+        __m256i one = _mm256_set1_epi32(1), low5 = _mm256_set1_epi32(31);
+        __m128i flips = _mm_set1_epi8((char)flip);
+        for (; i + 8 <= n; i += 8) {
+            __m512i d = _mm512_sub_epi64(_mm512_loadu_si512((const void*)(v + i)), vlo);
+            __mmask8 in = _mm512_cmplt_epu64_mask(d, vspan);
+            __m256i w = _mm512_mask_i64gather_epi32(_mm256_setzero_si256(), in, _mm512_srli_epi64(d, 5),
+                                                    (const void*)bits, 4);
+            __m256i h = _mm256_and_si256(_mm256_srlv_epi32(w, _mm256_and_si256(_mm512_cvtepi64_epi32(d), low5)),
+                                         one);
+            f += __builtin_popcount((unsigned)_mm256_test_epi32_mask(h, h));
+            _mm_storel_epi64((__m128i*)(out + i), _mm_xor_si128(_mm256_cvtepi32_epi8(h), flips));
+        }
+        *found += f;
+        return i;
+    }
+    #else
+    static Py_ssize_t pe_probe_bitmap_vector(const int64_t* v, Py_ssize_t n, int64_t lo, const uint8_t* bits,
+                                             uint64_t span, uint8_t flip, uint8_t* out, Py_ssize_t* found) {
+        (void)v; (void)n; (void)lo; (void)bits; (void)span; (void)flip; (void)out; (void)found;
+        return 0;
+    }
+    #endif
+    """
+    Py_ssize_t pe_probe_bitmap_vector(const int64_t* v, Py_ssize_t n, int64_t lo, const uint8_t* bits,
+                                      uint64_t span, uint8_t flip, uint8_t* out, Py_ssize_t* found) noexcept nogil
+
+cdef bint _VECTOR_OK = pe_avx512_available()
+cdef bint _vector = _VECTOR_OK
+
+
+def vector_paths(enabled=None):
+    """Whether ``probe_int64_bitmap`` uses its AVX-512 path (only where the processor has it). ``enabled``: turn
+    it on or off (on only where available), for testing both paths; returns the setting before the call."""
+    global _vector
+    before = _vector
+    if enabled is not None:
+        _vector = bool(enabled) and _VECTOR_OK
+    return before
+
+
 @cython.boundscheck(False)
 @cython.wraparound(False)
 def probe_int64_bitmap(const int64_t[::1] values, const uint8_t[::1] valid, int64_t lo, const uint8_t[::1] bits,
@@ -441,7 +496,7 @@ def probe_int64_bitmap(const int64_t[::1] values, const uint8_t[::1] valid, int6
     it, or the other way round when ``miss`` (flags of the rows to keep). Returns the number of rows in the
     set, or -4 on bad buffers or a range [lo, lo + nbits) that leaves int64 (a value below ``lo`` would then
     wrap into it)."""
-    cdef Py_ssize_t n = values.shape[0], i, found = 0
+    cdef Py_ssize_t n = values.shape[0], i = 0, found = 0
     cdef bint has_valid = valid.shape[0] > 0
     cdef uint64_t d, span
     cdef uint8_t h, flip = 1 if miss else 0, nullf = (1 if null_hit else 0)
@@ -452,8 +507,12 @@ def probe_int64_bitmap(const int64_t[::1] values, const uint8_t[::1] valid, int6
     if has_valid and valid.shape[0] < n:
         return -4
     span = <uint64_t>nbits
+    if n == 0:
+        return 0
     with nogil:
-        for i in range(n):
+        if _vector and not has_valid and <uint64_t>bits.shape[0] >= 4 * ((span + 31) >> 5) and span:
+            i = pe_probe_bitmap_vector(&values[0], n, lo, &bits[0], span, flip, &out[0], &found)
+        for i in range(i, n):
             d = <uint64_t>values[i] - <uint64_t>lo
             h = 0
             if d < span:

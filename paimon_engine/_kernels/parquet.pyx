@@ -10,6 +10,7 @@ from libc.stdint cimport int64_t, int32_t, uint64_t, uint32_t, uint8_t, INT32_MA
 from libc.string cimport memcpy, memset
 
 from paimon_engine._kernels.bytecopy cimport copy_value
+from paimon_engine._kernels.cpu cimport pe_avx512_available
 
 # PageHeader fields written by page_header (the twin's HEADER_FIELDS names them)
 cdef enum:
@@ -575,8 +576,7 @@ cdef int _packed_fixed_any(const uint8_t* p, Py_ssize_t nbytes, int w, Py_ssize_
 # turns it off, for tests of the other path).
 cdef extern from *:
     """
-    #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
-    #include <immintrin.h>
+    #if PE_X86_VECTOR
     __attribute__((target("avx512f,avx512bw,avx512vl")))
     static Py_ssize_t pe_keep_vector(const uint8_t* s, int width, Py_ssize_t n, const uint8_t* kp, uint8_t* o,
                                      Py_ssize_t room, Py_ssize_t* done) {
@@ -614,11 +614,6 @@ cdef extern from *:
             m += kp[i] != 0;
         return m;
     }
-    static int pe_keep_vector_available(void) {
-        __builtin_cpu_init();
-        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")
-            && __builtin_cpu_supports("avx512vl");
-    }
     #else
     static Py_ssize_t pe_keep_vector(const uint8_t* s, int width, Py_ssize_t n, const uint8_t* kp, uint8_t* o,
                                      Py_ssize_t room, Py_ssize_t* done) {
@@ -632,15 +627,13 @@ cdef extern from *:
             m += kp[i] != 0;
         return m;
     }
-    static int pe_keep_vector_available(void) { return 0; }
     #endif
     """
     Py_ssize_t pe_keep_vector(const uint8_t* s, int width, Py_ssize_t n, const uint8_t* kp, uint8_t* o,
                               Py_ssize_t room, Py_ssize_t* done) noexcept nogil
     Py_ssize_t pe_count_vector(const uint8_t* kp, Py_ssize_t n) noexcept nogil
-    bint pe_keep_vector_available() noexcept nogil
 
-cdef bint _VECTOR_OK = pe_keep_vector_available()
+cdef bint _VECTOR_OK = pe_avx512_available()
 cdef bint _vector = _VECTOR_OK
 
 

@@ -219,6 +219,11 @@ def probe_int64_rows(values, valid, build_hashes, slots, bits, rows, cands):
     return probe_rows(build_hashes, slots, hashes, bits, rows, cands)
 
 
+def vector_paths(enabled=None):
+    """The twin has no vector paths: always False."""
+    return False
+
+
 def probe_int64_bitmap(values, valid, lo, bits, nbits, null_hit, miss, out):
     values = np.asarray(values, dtype=np.int64)
     valid = np.asarray(valid, dtype=np.uint8)

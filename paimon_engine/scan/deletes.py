@@ -613,7 +613,7 @@ def _range_bitmap(part):
     span = hi - lo + 1
     if span > RANGE_BITS_PER_KEY * max(int(v.size), 1024):
         return None
-    mask = np.zeros(span, dtype=np.bool_)
+    mask = np.zeros(-(-span // 32) * 32, dtype=np.bool_)   # whole 32-bit words: the probe may read them whole
     mask[(v - np.int64(lo)).astype(np.int64)] = True   # hi - lo fits: the span is small
     return lo, np.packbits(mask, bitorder="little"), span, null_hit
 

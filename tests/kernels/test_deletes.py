@@ -1,7 +1,7 @@
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
-from .impls import implementations
+from .impls import check_vector_paths_live, implementations
 
 IMPLS = implementations("deletes")
 KS = [p.values[0] for p in IMPLS]
@@ -262,6 +262,44 @@ def test_probe_int64_bitmap(values, lo, nbits, raw_bits, null_hit):
             assert [i for i in range(len(values)) if out[i] != miss] == want
             assert set(out[:len(values)].tolist()) <= {0, 1}
             assert (out[len(values):] == 7).all()
+
+
+def test_probe_int64_bitmap_vector_and_scalar_paths():
+    """The AVX-512 path of probe_int64_bitmap (eight values at a time, the bitmap's 32-bit words gathered) and
+    the value-at-a-time loop give the same count and flags for values inside, below and above the span and at
+    the int64 extremes, spans ending anywhere in a word, set padding bits past the span (never a hit), bitmaps
+    of whole words (the vector path) or not (the loop), with ``miss`` off and on, and write nothing past the
+    rows."""
+    rng = np.random.default_rng(5)
+    none = np.zeros(0, np.uint8)
+    for k in KS:
+        before = k.vector_paths()
+        try:
+            for vector in (True, False):
+                k.vector_paths(vector)
+                for trial in range(300):
+                    nbits = int(rng.integers(1, 3000))
+                    lo = int(rng.integers(-(1 << 62), 1 << 62)) if trial % 3 == 0 else int(rng.integers(-50, 50))
+                    nbytes = 4 * -(-nbits // 32) if trial % 4 != 3 else -(-nbits // 8)
+                    raw = rng.integers(0, 256, nbytes, dtype=np.uint8)
+                    n = int(rng.integers(0, 100))
+                    v = np.int64(lo) + rng.integers(-40, nbits + 40, n).astype(np.int64)
+                    if n > 3:
+                        v[:2] = [np.iinfo(np.int64).min, np.iinfo(np.int64).max]
+                    want = [i for i, x in enumerate(v.tolist())
+                            if 0 <= x - lo < nbits and (int(raw[(x - lo) >> 3]) >> ((x - lo) & 7)) & 1]
+                    for miss in (False, True):
+                        out = np.full(n + 3, 7, np.uint8)
+                        assert k.probe_int64_bitmap(v, none, lo, raw, nbits, False, miss, out) == len(want), trial
+                        assert [i for i in range(n) if out[i] != miss] == want, trial
+                        assert set(out[:n].tolist()) <= {0, 1} and (out[n:] == 7).all(), trial
+        finally:
+            k.vector_paths(before)
+
+
+def test_the_vector_path_is_live_where_the_processor_has_it():
+    """The compiled deletes kernel takes its AVX-512 path exactly where the processor has AVX-512 F, BW, VL."""
+    check_vector_paths_live(KS)
 
 
 def test_probe_int64_bitmap_rejects_bad_buffers():

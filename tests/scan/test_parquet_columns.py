@@ -12,7 +12,7 @@ import pytest
 
 from paimon_engine.errors import CorruptFileError
 from paimon_engine.scan import parquet_columns as PC
-from tests.kernels.impls import implementations
+from tests.kernels.impls import check_vector_paths_live, implementations
 
 N = 3000
 
@@ -890,30 +890,9 @@ def vector_state(request):
         k.vector_paths(b)
 
 
-def _cpu_flags():
-    """The processor's feature flags from /proc/cpuinfo (None where there is none to read)."""
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("flags"):
-                    return set(line.split(":", 1)[1].split())
-    except OSError:
-        return None
-    return set()
-
-
 def test_the_vector_path_is_live_where_the_processor_has_it():
     """The compiled kernel takes its AVX-512 paths exactly where the processor has AVX-512 F, BW and VL."""
-    impls = [p.values[0] for p in K]
-    if len(impls) < 2:
-        pytest.skip("pure-Python build: only the twin")
-    flags = _cpu_flags()
-    if flags is None:
-        pytest.skip("no /proc/cpuinfo to compare with")
-    import platform
-    want = platform.machine() in ("x86_64", "AMD64") and {"avx512f", "avx512bw", "avx512vl"} <= flags
-    assert impls[0].vector_paths() is want
-    assert impls[1].vector_paths() is False
+    check_vector_paths_live([p.values[0] for p in K])
 
 
 def test_kept_values_and_counts_on_the_vector_and_scalar_paths(vector_state):
