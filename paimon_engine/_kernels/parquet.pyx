@@ -638,8 +638,9 @@ cdef bint _vector = _VECTOR_OK
 
 
 def vector_paths(enabled=None):
-    """Whether ``keep_fixed`` uses its AVX-512 path (only where the processor has it). ``enabled``: turn it on or
-    off (on only where available), for testing both paths; returns the setting before the call."""
+    """Whether ``keep_fixed`` and the flag count use their AVX-512 paths (only where the processor has them).
+    ``enabled``: turn them on or off (on only where available), for testing both paths; returns the setting before
+    the call."""
     global _vector
     before = _vector
     if enabled is not None:
