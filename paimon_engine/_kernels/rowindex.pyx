@@ -200,3 +200,46 @@ cdef int _run(const uint8_t* p, Py_ssize_t end, int64_t nblocks, int64_t row_cou
         r = _check(p if end else NULL, end, nblocks, row_count, index_offset, max_block_size,
                    out if out_len else NULL, out_len, state)
     return r
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def selected_rows(const uint8_t[::1] flags, const int64_t[::1] starts, int32_t[::1] local, int64_t[::1] cuts):
+    """The rows flagged non-zero in ``flags`` (one flag per row of a run of blocks) as block-local row numbers:
+    block ``b`` holds rows ``starts[b] .. starts[b + 1] - 1`` of the run (``starts`` ascending from 0, its last
+    entry the run's row count, ``len(flags)``); its selected rows go to ``local[cuts[b]:cuts[b + 1]]``, each minus
+    ``starts[b]``. ``local`` needs room for every selected row; ``cuts`` one entry per entry of ``starts``.
+    Returns the rows selected, or -4 (short buffers) / -5 (``starts`` not ascending from 0 to ``len(flags)``)."""
+    cdef Py_ssize_t nb = starts.shape[0] - 1, n = flags.shape[0], b, i, j = 0, cap
+    cdef int64_t s, e
+    cdef const uint8_t* f
+    cdef int32_t* o
+    if nb < 0 or cuts.shape[0] < nb + 1:
+        return -4
+    if starts[0] != 0 or starts[nb] != n:
+        return -5
+    for b in range(nb):
+        if starts[b + 1] < starts[b] or starts[b + 1] - starts[b] > 0x7FFFFFFF:
+            return -5
+    f = &flags[0] if n else NULL
+    o = &local[0] if local.shape[0] else NULL
+    with nogil:
+        for i in range(n):
+            j += f[i] != 0
+    if j > local.shape[0]:
+        return -4
+    j = 0
+    cap = local.shape[0]
+    with nogil:
+        for b in range(nb):
+            cuts[b] = j
+            s = starts[b]
+            e = starts[b + 1]
+            # every row's number is written and only a selected one advances the output (no branch on the flag;
+            # the room test fails only once every selected row is written)
+            for i in range(s, e):
+                if j < cap:
+                    o[j] = <int32_t>(i - s)
+                j += f[i] != 0
+        cuts[nb] = j
+    return j

@@ -1,5 +1,7 @@
 """Pure-Python twin of ``paimon_engine/_kernels/rowindex.pyx``."""
 
+import numpy as np
+
 from .status import BAD_LENGTH, BAD_VALUE
 from .varint import _read_u, _to_i64, read_uvarint32, zigzag_decode64
 
@@ -88,3 +90,23 @@ def check_block_index(data, nblocks, row_count, index_offset, max_block_size, ou
             if usz[b] > max_block_size:
                 return _fail(state, IX_MAX, 1, b, 0, 0, BAD_VALUE)
     return 0
+
+
+def selected_rows(flags, starts, local, cuts):
+    flags = np.asarray(flags, dtype=np.uint8)
+    starts = np.asarray(starts, dtype=np.int64)
+    nb, n = len(starts) - 1, len(flags)
+    if nb < 0 or len(cuts) < nb + 1:
+        return BAD_LENGTH
+    if starts[0] != 0 or starts[nb] != n:
+        return BAD_VALUE
+    widths = np.diff(starts)
+    if (widths < 0).any() or (widths > 0x7FFFFFFF).any():
+        return BAD_VALUE
+    rows = np.flatnonzero(flags)
+    if len(rows) > len(local):
+        return BAD_LENGTH
+    block = np.searchsorted(starts, rows, side="right") - 1
+    local[:len(rows)] = (rows - starts[block]).astype(np.int32)
+    cuts[:nb + 1] = np.searchsorted(rows, starts)
+    return int(len(rows))

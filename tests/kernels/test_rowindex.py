@@ -157,3 +157,45 @@ def test_wide_values_any_input_form(impl, values, cut, flip):
         assert (st_, state.tolist()) == got[:2]
         if st_ == 0:
             assert out.tolist() == got[2].tolist()
+
+
+def test_selected_rows_are_block_local_and_cut_per_block():
+    """selected_rows gives each block's flagged rows as block-local numbers, one block after another, with the
+    place where each block's begin: against numpy for random block sizes (empty blocks included), drop rates from
+    none to all and flags other than 0 and 1; a room short by one row, starts that do not ascend from 0 to the
+    flag count and too few cut entries are refused before anything is written."""
+    rng = np.random.default_rng(3)
+    for k in [p.values[0] for p in IMPLS]:
+        for trial in range(300):
+            sizes = rng.integers(0, 40, int(rng.integers(0, 12)))
+            if trial % 5 == 0 and len(sizes):
+                sizes[int(rng.integers(0, len(sizes)))] = 0
+            starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+            n = int(starts[-1])
+            flags = (rng.random(n) >= (0.0, 0.05, 0.5, 1.0)[trial % 4]).astype(np.uint8)
+            if trial % 3 == 1:
+                flags *= rng.integers(1, 256, n, dtype=np.uint8)
+            rows = np.flatnonzero(flags)
+            block = np.searchsorted(starts, rows, side="right") - 1
+            want_local = (rows - starts[block]).tolist()
+            want_cuts = np.searchsorted(rows, starts).tolist()
+            local = np.full(len(rows) + 3, -7, np.int32)
+            cuts = np.full(len(starts) + 2, -7, np.int64)
+            room = local[:len(rows)]
+            assert k.selected_rows(flags, starts, room, cuts) == len(rows), trial
+            assert local[:len(rows)].tolist() == want_local, trial
+            assert (local[len(rows):] == -7).all(), trial
+            assert cuts[:len(starts)].tolist() == want_cuts, trial
+            if len(rows):
+                short = np.full(len(rows) - 1, -7, np.int32)
+                assert k.selected_rows(flags, starts, short, cuts) == -4, trial
+                assert (short == -7).all(), trial
+            assert k.selected_rows(flags, starts, room, cuts[:len(starts) - 1]) == -4, trial
+            if n:
+                bad = starts.copy()
+                bad[-1] += 1
+                assert k.selected_rows(flags, bad, room, cuts) == -5, trial
+                if len(starts) > 2:
+                    bad = starts.copy()
+                    bad[1] = bad[2] + 1
+                    assert k.selected_rows(flags, bad, room, cuts) == -5, trial

@@ -654,7 +654,15 @@ class RowFileReader:
             if selection.ndim != 1 or len(selection) != hi - lo:
                 raise InvalidArgumentError(f"a selection of flags needs one flag per row read ({hi - lo}), not an "
                                            f"array of shape {selection.shape}")
-            kept = np.flatnonzero(selection)
+            # the block-local numbers of the flagged rows and where each block's begin, in one kernel pass
+            starts = np.append(ix.row_starts[first:end] - lo, hi - lo).astype(np.int64)
+            local = np.empty(hi - lo, np.int32)
+            cuts = np.empty(end - first + 1, np.int64)
+            got = _speedups.kernel("rowindex").selected_rows(np.ascontiguousarray(selection).view(np.uint8), starts,
+                                                             local, cuts)
+            if got < 0:     # pragma: no cover - the index was checked when the file was opened
+                raise CorruptFileError(f"block row starts ({status.describe(got)})", path=self.path)
+            return self._plan_of(first, end, cuts, local) if got else []
         else:
             sel = np.asarray(selection.to_array() if hasattr(selection, "to_array") else list(selection),
                              dtype=np.int64)
@@ -674,6 +682,11 @@ class RowFileReader:
             local -= np.repeat(starts.astype(np.int32), counts)
         else:
             local = (kept - np.repeat(starts, counts)).astype(np.int32)
+        return self._plan_of(first, end, cuts, local)
+
+    def _plan_of(self, first, end, cuts, local):
+        """The plan of blocks ``first .. end - 1`` whose selected block-local rows are ``local[cuts[i]:cuts[i + 1]]``
+        (``i``: the block's place in the run); a block whose rows are all selected is read whole."""
         block_rows = self._block_rows
         plan = []
         for b, a, z in zip(range(first, end), cuts[:-1].tolist(), cuts[1:].tolist()):
