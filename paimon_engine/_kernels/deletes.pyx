@@ -462,6 +462,7 @@ cdef extern from *:
         return i;
     }
     #else
+    /* never called: without AVX-512 the vector switch stays off (this keeps the module compiling) */
     static Py_ssize_t pe_probe_bitmap_vector(const int64_t* v, Py_ssize_t n, int64_t lo, const uint8_t* bits,
                                              uint64_t span, uint8_t flip, uint8_t* out, Py_ssize_t* found) {
         (void)v; (void)n; (void)lo; (void)bits; (void)span; (void)flip; (void)out; (void)found;

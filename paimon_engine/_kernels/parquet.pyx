@@ -9,7 +9,7 @@ cimport cython
 from libc.stdint cimport int64_t, int32_t, uint64_t, uint32_t, uint8_t, INT32_MAX
 from libc.string cimport memcpy, memset
 
-from paimon_engine._kernels.bytecopy cimport copy_value
+from paimon_engine._kernels.bytecopy cimport copy_value, count_nonzero
 from paimon_engine._kernels.cpu cimport pe_avx512_available
 
 # PageHeader fields written by page_header (the twin's HEADER_FIELDS names them)
@@ -615,6 +615,7 @@ cdef extern from *:
         return m;
     }
     #else
+    /* never called: without AVX-512 the vector switch stays off (these keep the module compiling) */
     static Py_ssize_t pe_keep_vector(const uint8_t* s, int width, Py_ssize_t n, const uint8_t* kp, uint8_t* o,
                                      Py_ssize_t room, Py_ssize_t* done) {
         (void)s; (void)width; (void)n; (void)kp; (void)o; (void)room;
@@ -622,10 +623,8 @@ cdef extern from *:
         return 0;
     }
     static Py_ssize_t pe_count_vector(const uint8_t* kp, Py_ssize_t n) {
-        Py_ssize_t i, m = 0;
-        for (i = 0; i < n; i++)
-            m += kp[i] != 0;
-        return m;
+        (void)kp; (void)n;
+        return 0;
     }
     #endif
     """
@@ -650,12 +649,9 @@ def vector_paths(enabled=None):
 
 cdef inline Py_ssize_t _kept(const uint8_t* kp, Py_ssize_t n) noexcept nogil:
     """How many of the ``n`` flags at ``kp`` are non-zero (64 at a time where the processor has AVX-512)."""
-    cdef Py_ssize_t i, m = 0
     if _vector:
         return pe_count_vector(kp, n)
-    for i in range(n):
-        m += kp[i] != 0
-    return m
+    return count_nonzero(kp, n)
 
 
 cdef int _packed_fixed_keep(const uint8_t* p, Py_ssize_t nbytes, int w, Py_ssize_t take, const uint8_t* d,

@@ -17,6 +17,7 @@ cimport numpy as cnp
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_GET_SIZE
 from libc.stdint cimport uint8_t, uint32_t, int32_t, int64_t, uint64_t
 from .leb128 cimport read_u32 as _read_u32, read_u64 as _read_u64, zigzag_decode
+from .bytecopy cimport count_nonzero
 
 cnp.import_array()
 
@@ -224,8 +225,7 @@ def selected_rows(const uint8_t[::1] flags, const int64_t[::1] starts, int32_t[:
     f = &flags[0] if n else NULL
     o = &local[0] if local.shape[0] else NULL
     with nogil:
-        for i in range(n):
-            j += f[i] != 0
+        j = count_nonzero(f, n)
     if j > local.shape[0]:
         return -4
     j = 0
