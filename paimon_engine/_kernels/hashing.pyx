@@ -1,6 +1,9 @@
 # Hash and bloom-filter kernels; see paimon_engine/_pykernels/hashing.py for the contract.
 cimport cython
 from libc.stdint cimport int64_t, uint64_t, int32_t, uint32_t, uint8_t
+from zlib import crc32 as _zlib_crc32
+
+from paimon_engine._kernels.cpu cimport pe_pclmul_available
 
 
 cdef inline int64_t _long_hash(int64_t key) noexcept nogil:
@@ -73,3 +76,101 @@ def bloom_test(const int64_t[::1] hashes, int k, int64_t num_bits, const uint8_t
             out[j] = ok
             hits += ok
     return hits
+
+
+# ---------------------------------------------------------------- CRC-32 (the zlib / ISO-HDLC polynomial)
+# Where the processor multiplies without carries (PCLMULQDQ), the bytes are folded 64 at a time: four 128-bit
+# lanes, each multiplied by x^(512 +- 32) mod P and added to the next 64 bytes; the lanes are then folded into
+# one (x^(128 +- 32) mod P), 16 bytes at a time to the last whole 16, and the 128 bits reduced to 32 (x^64 mod P,
+# then Barrett's reduction by P and floor(x^64 / P)). Every constant is in the bit-reflected form the reflected
+# CRC works in, shifted left by one. The last 15 bytes or fewer, and every input elsewhere, go through zlib.
+cdef extern from *:
+    """
+    #if PE_X86_VECTOR
+    __attribute__((target("pclmul,sse4.1")))
+    static uint32_t pe_crc32_fold(const uint8_t* p, Py_ssize_t n, uint32_t crc) {
+        /* n >= 64, a multiple of 16; crc and the result are the CRC's register (not inverted) */
+        const __m128i k512 = _mm_set_epi64x(0x1c6e41596LL, 0x154442bd4LL);
+        const __m128i k128 = _mm_set_epi64x(0x0ccaa009eLL, 0x1751997d0LL);
+        const __m128i k64 = _mm_set_epi64x(0, 0x163cd6124LL);
+        const __m128i barrett = _mm_set_epi64x(0x1f7011641LL, 0x1db710641LL);
+        const __m128i low32 = _mm_set_epi32(0, -1, 0, -1);
+        __m128i a0 = _mm_xor_si128(_mm_loadu_si128((const __m128i*)p), _mm_cvtsi32_si128((int)crc));
+        __m128i a1 = _mm_loadu_si128((const __m128i*)(p + 16));
+        __m128i a2 = _mm_loadu_si128((const __m128i*)(p + 32));
+        __m128i a3 = _mm_loadu_si128((const __m128i*)(p + 48));
+        __m128i t;
+        p += 64;
+        n -= 64;
+        for (; n >= 64; p += 64, n -= 64) {
+            t = _mm_clmulepi64_si128(a0, k512, 0x00);
+            a0 = _mm_xor_si128(_mm_xor_si128(_mm_clmulepi64_si128(a0, k512, 0x11), t),
+                               _mm_loadu_si128((const __m128i*)p));
+            t = _mm_clmulepi64_si128(a1, k512, 0x00);
+            a1 = _mm_xor_si128(_mm_xor_si128(_mm_clmulepi64_si128(a1, k512, 0x11), t),
+                               _mm_loadu_si128((const __m128i*)(p + 16)));
+            t = _mm_clmulepi64_si128(a2, k512, 0x00);
+            a2 = _mm_xor_si128(_mm_xor_si128(_mm_clmulepi64_si128(a2, k512, 0x11), t),
+                               _mm_loadu_si128((const __m128i*)(p + 32)));
+            t = _mm_clmulepi64_si128(a3, k512, 0x00);
+            a3 = _mm_xor_si128(_mm_xor_si128(_mm_clmulepi64_si128(a3, k512, 0x11), t),
+                               _mm_loadu_si128((const __m128i*)(p + 48)));
+        }
+        /* four lanes into one, then 16 bytes at a time */
+        t = _mm_clmulepi64_si128(a0, k128, 0x00);
+        a0 = _mm_xor_si128(_mm_xor_si128(_mm_clmulepi64_si128(a0, k128, 0x11), t), a1);
+        t = _mm_clmulepi64_si128(a0, k128, 0x00);
+        a0 = _mm_xor_si128(_mm_xor_si128(_mm_clmulepi64_si128(a0, k128, 0x11), t), a2);
+        t = _mm_clmulepi64_si128(a0, k128, 0x00);
+        a0 = _mm_xor_si128(_mm_xor_si128(_mm_clmulepi64_si128(a0, k128, 0x11), t), a3);
+        for (; n >= 16; p += 16, n -= 16) {
+            t = _mm_clmulepi64_si128(a0, k128, 0x00);
+            a0 = _mm_xor_si128(_mm_xor_si128(_mm_clmulepi64_si128(a0, k128, 0x11), t),
+                               _mm_loadu_si128((const __m128i*)p));
+        }
+        /* 128 bits to 64: the low half times x^(128 - 32) mod P onto the high half, then the low 32 bits of
+           that times x^64 mod P onto the rest */
+        a0 = _mm_xor_si128(_mm_srli_si128(a0, 8), _mm_clmulepi64_si128(a0, k128, 0x10));
+        a0 = _mm_xor_si128(_mm_srli_si128(a0, 4), _mm_clmulepi64_si128(_mm_and_si128(a0, low32), k64, 0x00));
+        /* Barrett: q = (low 32 bits * floor(x^64 / P)) low 32 bits; the remainder is a0 + q * P */
+        t = _mm_and_si128(_mm_clmulepi64_si128(_mm_and_si128(a0, low32), barrett, 0x10), low32);
+        a0 = _mm_xor_si128(a0, _mm_clmulepi64_si128(t, barrett, 0x00));
+        return (uint32_t)_mm_extract_epi32(a0, 1);
+    }
+    #else
+    /* never called: without carry-less multiplication the switch stays off (this keeps the module compiling) */
+    static uint32_t pe_crc32_fold(const uint8_t* p, Py_ssize_t n, uint32_t crc) {
+        (void)p; (void)n;
+        return crc;
+    }
+    #endif
+    """
+    uint32_t pe_crc32_fold(const uint8_t* p, Py_ssize_t n, uint32_t crc) noexcept nogil
+
+cdef bint _PCLMUL_OK = pe_pclmul_available()
+cdef bint _pclmul = _PCLMUL_OK
+
+
+def vector_paths(enabled=None):
+    """Whether ``crc32`` folds with carry-less multiplication (only where the processor has it). ``enabled``: turn
+    it on or off (on only where available), for testing both paths; returns the setting before the call."""
+    global _pclmul
+    before = _pclmul
+    if enabled is not None:
+        _pclmul = bool(enabled) and _PCLMUL_OK
+    return before
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def crc32(const uint8_t[::1] data, uint32_t value=0):
+    """``zlib.crc32(data, value)``: the CRC-32 of ``data`` (bytes-like), continuing from ``value``."""
+    cdef Py_ssize_t n = data.shape[0], head = 0
+    cdef uint32_t crc = value
+    if _pclmul and n >= 64:
+        head = n & ~(<Py_ssize_t>15)
+        with nogil:
+            crc = ~pe_crc32_fold(&data[0], head, ~crc)
+        if head == n:
+            return crc
+    return _zlib_crc32(data[head:], crc)

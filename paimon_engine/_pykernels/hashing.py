@@ -9,7 +9,13 @@
 
 Probe scheme (Java ``BloomFilter64``): ``h1 = (int) hash``, ``h2 = (int) (hash >>> 32)``;
 for ``i`` in 1..k: ``c = h1 + i * h2`` (int32 wrap), ``c = ~c`` if negative, bit ``c % num_bits``.
+
+* ``crc32(data, value=0)``: ``zlib.crc32`` (the CRC-32 of deletion vectors and Puffin blobs); the compiled
+  kernel folds with carry-less multiplication where the processor has it.
+* ``vector_paths(enabled=None)``: whether such a path is taken (always False here).
 """
+import zlib
+
 import numpy as np
 
 _BAD = -4
@@ -69,3 +75,11 @@ def bloom_test(hashes, k, num_bits, bits, out):
     hit = ((np.asarray(bits)[pos >> 3] >> (pos & 7)) & 1).astype(bool).all(axis=1)
     out[:n] = hit
     return int(hit.sum())
+
+
+def crc32(data, value=0):
+    return zlib.crc32(data, value)
+
+
+def vector_paths(enabled=None):
+    return False

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 from pyroaring import BitMap, BitMap64
 
+from .. import _speedups
 from ..errors import CorruptFileError, InvalidArgumentError
 from . import roaring
 
@@ -41,11 +42,17 @@ class DeletionVectorMeta:
 
 
 class DeletionVector:
-    """Deleted row positions of one data file (``BitMap``, or ``BitMap64`` beyond 2^32 rows)."""
+    """Deleted row positions of one data file (``BitMap``, or ``BitMap64`` beyond 2^32 rows).
 
-    __slots__ = ("bitmap",)
+    A 32-bit vector read from an index file keeps its validated Roaring bytes until its ``bitmap`` is first
+    asked for: ``keep_mask`` and ``cardinality`` work on the bytes themselves (a read that only masks its rows
+    builds no bitmap)."""
+
+    __slots__ = ("_bitmap", "_raw", "_card")
 
     def __init__(self, positions=None, *, bit64: bool = False):
+        self._raw = None
+        self._card = 0
         if isinstance(positions, (BitMap, BitMap64)):
             self.bitmap = positions
         else:
@@ -59,9 +66,37 @@ class DeletionVector:
             else:
                 self.bitmap = cls()
 
+    @classmethod
+    def _of_bytes(cls, buf: bytes, at: int, cardinality: int, path=None, offset: int = 0) -> "DeletionVector":
+        """A 32-bit vector over the portable Roaring32 bitmap at ``at`` of ``buf``, already validated
+        (``roaring.validate``) and holding ``cardinality`` positions; ``path``/``offset`` name it if building
+        its bitmap fails."""
+        dv = cls.__new__(cls)
+        dv._bitmap = None
+        dv._raw = (buf, at, path, offset)
+        dv._card = cardinality
+        return dv
+
+    @property
+    def bitmap(self):
+        """The positions as a pyroaring ``BitMap`` (``BitMap64`` for a 64-bit vector), built on first use."""
+        bm = self._bitmap
+        if bm is None:
+            buf, at, path, offset = self._raw
+            try:
+                bm = roaring.deserialize(buf, at, path)[0]
+            except CorruptFileError as exc:
+                raise CorruptFileError(exc.reason, path=path, offset=offset) from None
+            self._bitmap, self._raw = bm, None
+        return bm
+
+    @bitmap.setter
+    def bitmap(self, value):
+        self._bitmap, self._raw = value, None
+
     @property
     def is_64bit(self) -> bool:
-        return isinstance(self.bitmap, BitMap64)
+        return self._bitmap is not None and isinstance(self._bitmap, BitMap64)
 
     def delete(self, position: int) -> None:
         position = int(position)
@@ -76,11 +111,11 @@ class DeletionVector:
         return self.is_deleted(position)
 
     def __len__(self):
-        return len(self.bitmap)
+        return self._card if self._raw is not None else len(self._bitmap)
 
     @property
     def cardinality(self) -> int:
-        return len(self.bitmap)
+        return len(self)
 
     def merge(self, other: "DeletionVector") -> None:
         if self.is_64bit or other.is_64bit:
@@ -96,7 +131,7 @@ class DeletionVector:
         return len(self) == len(other) and list(self.bitmap) == list(other.bitmap)
 
     def __repr__(self):
-        return f"DeletionVector({len(self.bitmap)} deleted{', 64-bit' if self.is_64bit else ''})"
+        return f"DeletionVector({len(self)} deleted{', 64-bit' if self.is_64bit else ''})"
 
     def to_selection(self, num_rows: int) -> BitMap:
         """Rows of ``[0, num_rows)`` that are NOT deleted (a reader row selection)."""
@@ -116,7 +151,15 @@ class DeletionVector:
         if stop < start:
             raise InvalidArgumentError("keep_mask needs start <= stop")
         mask = np.ones(stop - start, dtype=np.bool_)
-        if stop == start or not len(self.bitmap):
+        if stop == start or not len(self):
+            return mask
+        if self._raw is not None:
+            buf, at, path, offset = self._raw
+            if start <= _MAX_32:
+                # (the bytes passed roaring.validate: the kernel fails only on what that refuses)
+                hits = _speedups.kernel("bitmap").roaring_clear(buf, at, start, mask.view(np.uint8))
+                if hits < 0:
+                    raise CorruptFileError("bad deletion vector bitmap", path=path, offset=offset)
             return mask
         if self.is_64bit:
             sub = np.fromiter((p for p in self.bitmap if start <= p < stop), dtype=np.int64)
@@ -132,13 +175,12 @@ class DeletionVector:
     # -- serialization -----------------------------------------------------
     def serialize(self) -> bytes:
         """One index-file entry (size, magic, bitmap, CRC)."""
-        bm = self.bitmap
         if not self.is_64bit:
-            data = roaring.serialize(bm)
+            data = roaring.serialize(self.bitmap)
             payload = struct.pack(">i", MAGIC_32) + data
             return struct.pack(">i", len(payload)) + payload + struct.pack(">I", zlib.crc32(payload))
         highs = {}
-        for p in bm:
+        for p in self.bitmap:
             highs.setdefault(p >> 32, []).append(p & _MAX_32)
         top = max(highs) if highs else -1
         parts = [struct.pack("<i", MAGIC_64), struct.pack("<q", top + 1)]
@@ -170,15 +212,19 @@ class DeletionVector:
         if length is not None and length != expected_length:
             raise CorruptFileError(f"deletion vector size {size} disagrees with the recorded length {length}",
                                    path=path, offset=offset)
-        if zlib.crc32(payload) != crc:
+        if _speedups.kernel("hashing").crc32(payload) != crc:
             raise CorruptFileError("deletion vector CRC mismatch", path=path, offset=offset + 4 + size)
         base = offset + 4
         if magic_be == MAGIC_32:
-            bm, end = roaring.deserialize(payload, 4, path)
+            try:
+                end, card = roaring.validate(payload, 4, path)
+            except CorruptFileError as exc:
+                raise CorruptFileError(exc.reason, path=path,
+                                       offset=base + (exc.offset if exc.offset is not None else 4)) from None
             if end != size:
                 raise CorruptFileError("deletion vector bitmap shorter than its size", path=path,
                                        offset=base + end)
-            return cls(bm)
+            return cls._of_bytes(payload, 4, card, path, base + 4)
         if size < 12:
             raise CorruptFileError("truncated 64-bit deletion vector", path=path, offset=base)
         count = struct.unpack_from("<q", payload, 4)[0]

@@ -29,6 +29,7 @@ import zlib
 import numpy as np
 from pyroaring import BitMap
 
+from .. import _speedups
 from ..errors import CorruptFileError, InvalidArgumentError
 from . import roaring
 
@@ -100,7 +101,7 @@ def _split(raw, path, offset):
         raise CorruptFileError(f"bad deletion vector magic {bytes(raw[4:8]).hex()}", path=path, offset=offset + 4)
     mv = memoryview(raw)
     (crc,) = struct.unpack_from(">I", mv, 4 + length)
-    if zlib.crc32(mv[4:4 + length]) & 0xFFFFFFFF != crc:    # the CRC reads the blob in place (no copy)
+    if _speedups.kernel("hashing").crc32(mv[4:4 + length]) != crc:    # the CRC reads the blob in place (no copy)
         raise CorruptFileError("deletion vector checksum mismatch", path=path, offset=offset + 4 + length)
     return mv[8:4 + length]
 

@@ -8,17 +8,12 @@ reaching the C library.
 """
 from __future__ import annotations
 
-import struct
-
+import numpy as np
 from pyroaring import BitMap
 
 from ..errors import CorruptFileError
 
-SERIAL_COOKIE_NO_RUN = 12346
-SERIAL_COOKIE = 12347
-NO_OFFSET_THRESHOLD = 4
-
-__all__ = ["serialize", "deserialize", "serialized_size", "from_rows"]
+__all__ = ["serialize", "deserialize", "serialized_size", "validate", "from_rows"]
 
 
 def serialize(bitmap) -> bytes:
@@ -28,59 +23,41 @@ def serialize(bitmap) -> bytes:
     return bm.serialize()
 
 
-def serialized_size(buf, offset: int = 0, path=None) -> int:
-    """Length in bytes of the portable bitmap starting at ``offset`` of ``buf``."""
-    mv = memoryview(buf)
-    end = len(mv)
-
-    def need(pos, n):
-        if pos + n > end:
-            raise CorruptFileError("truncated roaring bitmap", path=path, offset=pos)
-
-    pos = offset
-    need(pos, 4)
-    cookie = struct.unpack_from("<I", mv, pos)[0]
-    pos += 4
-    if cookie & 0xFFFF == SERIAL_COOKIE:
-        size = (cookie >> 16) + 1
-        run_bytes = (size + 7) // 8
-        need(pos, run_bytes)
-        runs = bytes(mv[pos:pos + run_bytes])
-        pos += run_bytes
-        has_run = True
-    elif cookie == SERIAL_COOKIE_NO_RUN:
-        need(pos, 4)
-        size = struct.unpack_from("<i", mv, pos)[0]
-        pos += 4
-        if size < 0 or size > 65536:
-            raise CorruptFileError(f"roaring bitmap with {size} containers", path=path, offset=pos - 4)
-        runs = b""
-        has_run = False
+def _walk(buf, offset, path, check):
+    """(end offset, cardinality) of the portable bitmap at ``offset`` (the ``bitmap`` kernel's ``roaring_walk``)."""
+    from .. import _speedups
+    from .._pykernels import status
+    out = np.zeros(2, dtype=np.int64)
+    try:
+        rc = _speedups.kernel("bitmap").roaring_walk(buf, offset, check, out)
+    except (TypeError, ValueError):         # a buffer that is not bytes-like / not contiguous
+        rc = _speedups.kernel("bitmap").roaring_walk(bytes(memoryview(buf)), offset, check, out)
+    if rc >= 0:
+        return int(rc), int(out[0])
+    at = int(out[1])
+    if rc == status.TRUNCATED:
+        why = "truncated roaring bitmap"
+    elif rc == status.OUT_OF_RANGE:
+        why = "roaring container keys out of order"
+    elif rc == status.BAD_LENGTH:
+        why = "roaring bitmap with more than 65536 containers"
+    elif at == offset:
+        why = f"bad roaring cookie {int.from_bytes(bytes(memoryview(buf)[offset:offset + 4]), 'little'):#x}"
     else:
-        raise CorruptFileError(f"bad roaring cookie {cookie:#x}", path=path, offset=offset)
-    need(pos, 4 * size)
-    header = pos
-    pos += 4 * size
-    if not has_run or size >= NO_OFFSET_THRESHOLD:
-        need(pos, 4 * size)
-        pos += 4 * size
-    last_key = -1
-    for i in range(size):
-        key, card1 = struct.unpack_from("<HH", mv, header + 4 * i)
-        if key <= last_key:
-            raise CorruptFileError("roaring container keys out of order", path=path, offset=header + 4 * i)
-        last_key = key
-        card = card1 + 1
-        if has_run and (runs[i >> 3] >> (i & 7)) & 1:
-            need(pos, 2)
-            nruns = struct.unpack_from("<H", mv, pos)[0]
-            pos += 2 + 4 * nruns
-        elif card > 4096:
-            pos += 8192
-        else:
-            pos += 2 * card
-        need(pos, 0)
-    return pos - offset
+        why = "roaring container whose contents disagree with its header (values out of order or a wrong count)"
+    raise CorruptFileError(why, path=path, offset=at)
+
+
+def serialized_size(buf, offset: int = 0, path=None) -> int:
+    """Length in bytes of the portable bitmap starting at ``offset`` of ``buf`` (its structure checked: cookie,
+    container count, keys in order, every container inside ``buf``)."""
+    return _walk(buf, offset, path, False)[0] - offset
+
+
+def validate(buf, offset: int = 0, path=None) -> tuple[int, int]:
+    """``(end offset, cardinality)`` of the portable bitmap at ``offset`` of ``buf``, its structure and the
+    containers' contents checked (values in order, counts as stated); no bitmap is built."""
+    return _walk(buf, offset, path, True)
 
 
 def deserialize(buf, offset: int = 0, path=None):
@@ -97,7 +74,5 @@ def deserialize(buf, offset: int = 0, path=None):
 def from_rows(rows) -> BitMap:
     """A BitMap of the row numbers in a NumPy array (via ``array.array``, pyroaring's fast path)."""
     import array
-
-    import numpy as np
     a = np.ascontiguousarray(rows, dtype=np.uint32)
     return BitMap(array.array("I", a.tobytes()))

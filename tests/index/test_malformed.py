@@ -238,3 +238,36 @@ def test_dv_selection_and_mask():
     assert dv64.keep_mask((1 << 32), (1 << 32) + 4).tolist() == [True, True, False, True]
     dv.merge(DeletionVector([5]))
     assert 5 in dv and dv.cardinality == 5
+
+
+def test_dv_read_masks_from_its_bytes():
+    """A 32-bit vector read from an index file answers keep_mask and cardinality from its validated bytes (no
+    bitmap built), the same as the vector it was written from; its bitmap is built on first use."""
+    rng = np.random.default_rng(8)
+    for positions in ([], [7], rng.integers(0, 5_000_000, 40_000), np.arange(100_000, 190_000),
+                      np.concatenate([np.arange(0, 70_000, 2), [(1 << 31) - 1]])):
+        written = DeletionVector(np.unique(np.asarray(positions, dtype=np.int64)))
+        data, metas = write_deletion_vector_index({"f": written})
+        dv = read_deletion_vector(data, metas["f"])
+        assert dv._bitmap is None and not dv.is_64bit
+        assert dv.cardinality == len(dv) == written.cardinality
+        for lo, hi in [(0, 1_000_000), (65_530, 200_000), (4_999_000, 5_000_100), (0, 0), (1 << 32, (1 << 32) + 5)]:
+            assert (dv.keep_mask(lo, hi) == written.keep_mask(lo, hi)).all()
+        assert dv._bitmap is None
+        assert dv.serialize() == written.serialize() and dv == written
+        assert dv._bitmap is not None
+        dv.merge(DeletionVector([3]))
+        assert 3 in dv and dv.cardinality == len(written.bitmap | DeletionVector([3]).bitmap)
+
+
+def test_dv_contents_checked_under_a_valid_crc():
+    """Container contents that disagree with their header raise at read, naming the entry's byte, even with a
+    CRC that matches."""
+    import zlib
+    good = DeletionVector([1, 2, 3]).serialize()   # size, magic, bitmap (values 16 bytes in), CRC
+    payload = bytearray(good[4:-4])
+    struct.pack_into("<HHH", payload, 4 + 16, 3, 2, 1)
+    entry = good[:4] + bytes(payload) + struct.pack(">I", zlib.crc32(bytes(payload)))
+    with pytest.raises(CorruptFileError, match="contents") as exc:
+        read_deletion_vector(b"\x01" + entry, DeletionVectorMeta(1, len(payload), 3))
+    assert exc.value.offset == 1 + 4 + 4 + 16

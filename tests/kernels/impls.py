@@ -12,24 +12,29 @@ def implementations(name):
     return impls
 
 
-def avx512_expected():
-    """Whether the compiled kernels should take their AVX-512 paths here: the processor lists AVX-512 F, BW and VL
-    in /proc/cpuinfo (None where there is no /proc/cpuinfo to read)."""
+AVX512 = frozenset({"avx512f", "avx512bw", "avx512vl"})
+#: carry-less multiplication (hashing's CRC-32)
+PCLMUL = frozenset({"pclmulqdq", "sse4_1"})
+
+
+def avx512_expected(flags=AVX512):
+    """Whether the compiled kernels should take their vector paths here: the processor lists ``flags`` (by default
+    AVX-512 F, BW and VL) in /proc/cpuinfo (None where there is no /proc/cpuinfo to read)."""
     import platform
     try:
         with open("/proc/cpuinfo") as f:
-            flags = next((set(line.split(":", 1)[1].split()) for line in f if line.startswith("flags")), set())
+            have = next((set(line.split(":", 1)[1].split()) for line in f if line.startswith("flags")), set())
     except OSError:
         return None
-    return platform.machine() in ("x86_64", "AMD64") and {"avx512f", "avx512bw", "avx512vl"} <= flags
+    return platform.machine() in ("x86_64", "AMD64") and set(flags) <= have
 
 
-def check_vector_paths_live(modules):
-    """``modules``: a kernel's implementations (compiled first); the compiled one takes its AVX-512 paths exactly
-    where the processor has them, the twin never."""
+def check_vector_paths_live(modules, flags=AVX512):
+    """``modules``: a kernel's implementations (compiled first); the compiled one takes its vector paths exactly
+    where the processor has ``flags``, the twin never."""
     if len(modules) < 2:
         pytest.skip("pure-Python build: only the twin")
-    want = avx512_expected()
+    want = avx512_expected(flags)
     if want is None:
         pytest.skip("no /proc/cpuinfo to compare with")
     assert modules[0].vector_paths() is want

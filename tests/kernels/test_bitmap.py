@@ -1,3 +1,5 @@
+import struct
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -83,3 +85,128 @@ def test_wrapper_raises_corrupt_file_error():
     assert nulls == 2 and v.tolist() == [0b010]
     assert encoding.pack_bits([1, 0, 1]).tolist() == [0b101]
     assert encoding.unpack_bits(b"\x80", 1, msb_first=True).tolist() == [1]
+
+
+# -- portable Roaring32 ---------------------------------------------------------------
+
+def _roaring_cases():
+    from pyroaring import BitMap
+    rng = np.random.default_rng(3)
+    cases = [BitMap(), BitMap([0]), BitMap([1, 2, 3]), BitMap(range(5000)), BitMap(range(100, 200)),
+             BitMap([65535, 65536, 1 << 31, (1 << 32) - 1])]
+    for _ in range(6):
+        v = np.concatenate([rng.integers(0, 1 << 22, int(rng.integers(0, 3000))),
+                            np.arange(int(rng.integers(0, 1 << 20)), int(rng.integers(1 << 20, (1 << 20) + 90000))),
+                            rng.integers(0, 300000, int(rng.integers(0, 120000)))])
+        cases.append(BitMap(np.unique(v).astype(np.uint32)))
+    out = []
+    for bm in cases:
+        out.append(bm)
+        r = BitMap(bm)
+        r.run_optimize()
+        out.append(r)
+    return out
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+def test_roaring_walk_and_clear_match_pyroaring(impl):
+    rng = np.random.default_rng(4)
+    for bm in _roaring_cases():
+        data = b"ab" + bm.serialize() + b"cd"
+        for check in (True, False):
+            out = np.zeros(2, np.int64)
+            assert impl.roaring_walk(data, 2, check, out) == len(data) - 2
+            assert out[0] == len(bm)
+        values = np.array(bm.to_array(), dtype=np.int64)
+        for lo, n in [(0, 1 << 20), (0, 0), (65530, 70000), (int(rng.integers(0, 1 << 21)), int(rng.integers(1, 1 << 20))),
+                      ((1 << 32) - 5, 5)]:
+            mask = np.ones(n, np.uint8)
+            inside = values[(values >= lo) & (values < lo + n)] - lo
+            want = np.ones(n, np.uint8)
+            want[inside] = 0
+            assert impl.roaring_clear(data, 2, lo, mask) == len(inside)
+            assert (mask == want).all()
+
+
+def _portable(*parts):
+    return b"".join(struct.pack("<" + f, *v) if isinstance(v, tuple) else struct.pack("<" + f, v) for f, v in parts)
+
+
+def _one_run(start, length_minus_1):
+    # cookie 12347 with one container (a run container, no offsets), key 0, cardinality length
+    return _portable(("I", 12347), ("B", 1), ("HH", (0, length_minus_1)), ("H", 1), ("HH", (start, length_minus_1)))
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+def test_roaring_walk_refuses(impl):
+    from pyroaring import BitMap
+    T, R, L, V = status.TRUNCATED, status.OUT_OF_RANGE, status.BAD_LENGTH, status.BAD_VALUE
+
+    def walk(data, check=True, offset=0):
+        out = np.zeros(2, np.int64)
+        rc = impl.roaring_walk(data, offset, check, out)
+        return rc, int(out[1])
+
+    good = BitMap([1, 2, 3]).serialize()           # cookie, count, key/card, offset, values at 16
+    assert walk(good) == (len(good), 0)
+    unsorted = good[:16] + struct.pack("<HHH", 3, 2, 1)
+    assert walk(unsorted) == (V, 16)
+    assert walk(unsorted, check=False)[0] == len(good)
+    dup = good[:16] + struct.pack("<HHH", 1, 2, 2)
+    assert walk(dup) == (V, 16)
+    two = BitMap([1, 70000]).serialize()           # keys at 8 and 12
+    swapped = two[:12] + struct.pack("<H", 0) + two[14:]
+    assert walk(swapped, check=False) == (R, 12)
+    dense = BitMap(range(0, 10000, 2)).serialize()  # one bitmap container at 16
+    flipped = bytearray(dense)
+    flipped[16 + 4000] ^= 0x01
+    assert walk(bytes(flipped)) == (V, 16)
+    assert walk(bytes(flipped), check=False)[0] == len(dense)
+    assert walk(_one_run(100, 99))[0] == len(_one_run(100, 99))
+    assert walk(_one_run(65500, 99)) == (V, 9)     # the run passes the container's end
+    overlap = _portable(("I", 12347), ("B", 1), ("HH", (0, 19)), ("H", 2), ("HH", (10, 9)), ("HH", (15, 9)))
+    assert walk(overlap) == (V, 9)
+    short = _portable(("I", 12347), ("B", 1), ("HH", (0, 19)), ("H", 1), ("HH", (10, 9)))
+    assert walk(short) == (V, 9)                   # runs of 10 values where the header says 20
+    assert walk(b"\x00" * 8) == (V, 0)
+    assert walk(b"\x00\x00" + b"\x00" * 8, offset=2) == (V, 2)
+    assert walk(_portable(("I", 12346), ("i", 70000))) == (L, 4)
+    assert walk(_portable(("I", 12346), ("i", -1))) == (L, 4)
+    assert walk(_portable(("I", 12346), ("i", 2 ** 16))) == (T, 8)
+    rng = np.random.default_rng(6)
+    for data in (good, dense, two, _one_run(100, 99), BitMap(range(0, 300000, 7)).serialize()):
+        cuts = range(len(data)) if len(data) < 100 else sorted(set(range(40)) | set(rng.integers(0, len(data), 150).tolist()))
+        for cut in cuts:
+            rc, at = walk(data[:cut])
+            assert rc == T and 0 <= at <= cut
+            clear = impl.roaring_clear(data[:cut], 0, 0, np.ones(10, np.uint8))
+            assert clear == T
+    assert impl.roaring_walk(good, len(good) + 1, True, np.zeros(2, np.int64)) == T
+    assert impl.roaring_walk(good, 0, True, np.zeros(1, np.int64)) == L
+    assert impl.roaring_clear(good, 0, -1, np.ones(4, np.uint8)) == V
+
+
+def test_roaring_kernels_agree_on_damaged_bytes():
+    """Truncations and bit flips of real bitmaps: the compiled kernel and its twin return the same status, fault
+    offset, cardinality and mask (and the process survives)."""
+    from pyroaring import BitMap
+    if len(IMPLS) < 2:
+        pytest.skip("pure-Python build: only the twin")
+    k, p = (i.values[0] for i in IMPLS)
+    rng = np.random.default_rng(5)
+    for bm in _roaring_cases()[:14]:
+        data = bm.serialize()
+        for _ in range(40):
+            d = bytearray(data)
+            if rng.random() < 0.3:
+                d = d[:int(rng.integers(0, len(d) + 1))]
+            else:
+                i = int(rng.integers(0, len(d)))
+                d[i] ^= 1 << int(rng.integers(0, 8))
+            d = bytes(d)
+            for check in (True, False):
+                a, b = np.zeros(2, np.int64), np.zeros(2, np.int64)
+                assert (k.roaring_walk(d, 0, check, a), a.tolist()) == (p.roaring_walk(d, 0, check, b), b.tolist())
+            ma, mb = np.ones(1 << 17, np.uint8), np.ones(1 << 17, np.uint8)
+            assert k.roaring_clear(d, 0, 0, ma) == p.roaring_clear(d, 0, 0, mb)
+            assert (ma == mb).all()

@@ -45,3 +45,40 @@ def test_bad_buffers(impl):
     assert impl.bloom_set(h, 0, 80, np.zeros(10, dtype=np.uint8)) == -4
     assert impl.bloom_test(h, 3, 80, np.zeros(10, dtype=np.uint8), np.zeros(5, dtype=np.uint8)) == -4
     assert impl.bloom_set(h[:0], 3, 80, np.zeros(10, dtype=np.uint8)) == 0
+
+
+# -- CRC-32 -------------------------------------------------------------------------
+
+def _crc_cases():
+    rng = np.random.default_rng(11)
+    sizes = list(range(0, 130)) + [255, 256, 257, 1000, 4096, 4111, 65536 + 7, 200_003]
+    return [(rng.integers(0, 256, n, dtype=np.uint8).tobytes(), int(rng.integers(0, 1 << 32))) for n in sizes]
+
+
+@pytest.mark.parametrize("impl", implementations("hashing"))
+def test_crc32_matches_zlib(impl):
+    import zlib
+    before = impl.vector_paths()
+    try:
+        for vector in (True, False):
+            impl.vector_paths(vector)
+            for data, start in _crc_cases():
+                assert impl.crc32(data) == zlib.crc32(data)
+                assert impl.crc32(data, start) == zlib.crc32(data, start)
+                # any alignment, a memoryview in place, a bytearray
+                view = memoryview(data)[3:]
+                assert impl.crc32(view, start) == zlib.crc32(view, start)
+                assert impl.crc32(bytearray(data)) == zlib.crc32(data)
+            # all-zero and all-one bytes, and a CRC carried across pieces cut anywhere
+            for data in (bytes(1000), b"\xff" * 1000):
+                assert impl.crc32(data) == zlib.crc32(data)
+            data = _crc_cases()[-1][0]
+            for cut in (0, 1, 15, 16, 63, 64, 65, 4097):
+                assert impl.crc32(data[cut:], impl.crc32(data[:cut])) == zlib.crc32(data)
+    finally:
+        impl.vector_paths(before)
+
+
+def test_crc32_vector_path_live():
+    from tests.kernels.impls import PCLMUL, check_vector_paths_live
+    check_vector_paths_live([p.values[0] for p in implementations("hashing")], PCLMUL)
