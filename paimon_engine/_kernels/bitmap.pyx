@@ -10,6 +10,8 @@ cimport cython
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.string cimport memcpy, memset
 
+from paimon_engine._kernels.cpu cimport pe_avx512_available
+
 cdef extern from *:
     int __builtin_popcountll(unsigned long long) nogil
     int __builtin_ctzll(unsigned long long) nogil
@@ -190,8 +192,41 @@ cdef extern from *:
         }
         return bad;
     }
+    #if PE_X86_VECTOR
+    /* the same, 32 values to a compare (x86 is little-endian: the values load as they are) */
+    __attribute__((target("avx512f,avx512bw")))
+    static Py_ssize_t pe_roaring_unsorted_vector(const uint8_t* c, Py_ssize_t card) {
+        Py_ssize_t j = 1;
+        unsigned long long bad = 0;
+        for (; j + 32 <= card; j += 32)
+            bad |= _mm512_cmple_epu16_mask(_mm512_loadu_si512((const void*)(c + 2 * j)),
+                                           _mm512_loadu_si512((const void*)(c + 2 * j - 2)));
+        return (bad != 0) + (j < card ? pe_roaring_unsorted(c + 2 * j - 2, card - j + 1) : 0);
+    }
+    #else
+    /* never called: without AVX-512 the switch stays off (this keeps the module compiling) */
+    static Py_ssize_t pe_roaring_unsorted_vector(const uint8_t* c, Py_ssize_t card) {
+        return pe_roaring_unsorted(c, card);
+    }
+    #endif
     """
     Py_ssize_t pe_roaring_unsorted(const uint8_t* c, Py_ssize_t card) noexcept nogil
+    Py_ssize_t pe_roaring_unsorted_vector(const uint8_t* c, Py_ssize_t card) noexcept nogil
+
+
+cdef bint _VECTOR_OK = pe_avx512_available()
+cdef bint _vector = _VECTOR_OK
+
+
+def vector_paths(enabled=None):
+    """Whether ``roaring_walk`` checks an array container's order 32 values at a time with AVX-512 (only where the
+    processor has it). ``enabled``: turn it on or off (on only where available), for testing both paths; returns
+    the setting before the call."""
+    global _vector
+    before = _vector
+    if enabled is not None:
+        _vector = bool(enabled) and _VECTOR_OK
+    return before
 
 
 cdef inline uint32_t _u32(const uint8_t* p) noexcept nogil:
@@ -323,7 +358,8 @@ def roaring_walk(const uint8_t[::1] buf, Py_ssize_t offset, bint check, int64_t[
                     bits += __builtin_popcountll(word)
                 if bits != card:
                     rc = R_BAD_VALUE
-            elif check and pe_roaring_unsorted(b + pos, card):
+            elif check and (pe_roaring_unsorted_vector(b + pos, card) if _vector else
+                            pe_roaring_unsorted(b + pos, card)):
                 rc = R_BAD_VALUE
             if rc:
                 break

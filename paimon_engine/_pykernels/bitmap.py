@@ -210,3 +210,7 @@ def roaring_clear(buf, offset, lo, mask):
         m[v] = 0
         hits += len(v)
     return hits
+
+
+def vector_paths(enabled=None):
+    return False

@@ -12,7 +12,7 @@ for ``i`` in 1..k: ``c = h1 + i * h2`` (int32 wrap), ``c = ~c`` if negative, bit
 
 * ``crc32(data, value=0)``: ``zlib.crc32`` (the CRC-32 of deletion vectors and Puffin blobs); the compiled
   kernel folds with carry-less multiplication where the processor has it.
-* ``vector_paths(enabled=None)``: whether such a path is taken (always False here).
+* ``vector_paths(enabled=None, wide=None)``: whether such a path is taken (always False here).
 """
 import zlib
 
@@ -81,5 +81,5 @@ def crc32(data, value=0):
     return zlib.crc32(data, value)
 
 
-def vector_paths(enabled=None):
+def vector_paths(enabled=None, wide=None):
     return False

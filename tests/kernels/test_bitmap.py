@@ -210,3 +210,31 @@ def test_roaring_kernels_agree_on_damaged_bytes():
             ma, mb = np.ones(1 << 17, np.uint8), np.ones(1 << 17, np.uint8)
             assert k.roaring_clear(d, 0, 0, ma) == p.roaring_clear(d, 0, 0, mb)
             assert (ma == mb).all()
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+def test_roaring_order_check_on_both_paths(impl):
+    """A value not above the one before anywhere in a 1000-value array container (inside a 32-value group, at a
+    group's edges, in the tail the groups leave) is refused with and without the vector path."""
+    from pyroaring import BitMap
+    values = np.arange(0, 3000, 3, dtype=np.uint16)
+    good = BitMap(values.astype(np.uint32)).serialize()      # one array container, values from byte 16
+    before = impl.vector_paths()
+    try:
+        for vector in (True, False):
+            impl.vector_paths(vector)
+            out = np.zeros(2, np.int64)
+            assert impl.roaring_walk(good, 0, True, out) == len(good) and out[0] == 1000
+            for at in (1, 2, 31, 32, 33, 64, 65, 500, 992, 993, 994, 999):
+                bad = values.copy()
+                bad[at] = bad[at - 1]
+                data = good[:16] + bad.astype("<u2").tobytes()
+                assert impl.roaring_walk(data, 0, True, out) == status.BAD_VALUE and out[1] == 16
+                assert impl.roaring_walk(data, 0, False, out) == len(good)
+    finally:
+        impl.vector_paths(before)
+
+
+def test_roaring_vector_path_live():
+    from tests.kernels.impls import check_vector_paths_live
+    check_vector_paths_live([p.values[0] for p in IMPLS])

@@ -60,8 +60,8 @@ def test_crc32_matches_zlib(impl):
     import zlib
     before = impl.vector_paths()
     try:
-        for vector in (True, False):
-            impl.vector_paths(vector)
+        for vector, wide in ((True, True), (True, False), (False, False)):
+            impl.vector_paths(vector, wide)
             for data, start in _crc_cases():
                 assert impl.crc32(data) == zlib.crc32(data)
                 assert impl.crc32(data, start) == zlib.crc32(data, start)
@@ -76,7 +76,7 @@ def test_crc32_matches_zlib(impl):
             for cut in (0, 1, 15, 16, 63, 64, 65, 4097):
                 assert impl.crc32(data[cut:], impl.crc32(data[:cut])) == zlib.crc32(data)
     finally:
-        impl.vector_paths(before)
+        impl.vector_paths(before, True)
 
 
 def test_crc32_vector_path_live():
