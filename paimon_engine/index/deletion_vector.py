@@ -67,8 +67,8 @@ class DeletionVector:
                 self.bitmap = cls()
 
     @classmethod
-    def _of_bytes(cls, buf: bytes, at: int, cardinality: int, path=None, offset: int = 0) -> "DeletionVector":
-        """A 32-bit vector over the portable Roaring32 bitmap at ``at`` of ``buf``, already validated
+    def _of_bytes(cls, buf, at: int, cardinality: int, path=None, offset: int = 0) -> "DeletionVector":
+        """A 32-bit vector over the portable Roaring32 bitmap at ``at`` of ``buf`` (immutable), already validated
         (``roaring.validate``) and holding ``cardinality`` positions; ``path``/``offset`` name it if building
         its bitmap fails."""
         dv = cls.__new__(cls)
@@ -199,7 +199,10 @@ class DeletionVector:
         size = struct.unpack_from(">i", mv, offset)[0]
         if size < 4 or offset + 4 + size + 4 > len(mv):
             raise CorruptFileError(f"bad deletion vector size {size}", path=path, offset=offset)
-        payload = bytes(mv[offset + 4:offset + 4 + size])
+        # immutable bytes are read in place (a vector read from them keeps a view, not a copy)
+        payload = mv[offset + 4:offset + 4 + size]
+        if not isinstance(data, bytes):
+            payload = bytes(payload)
         crc = struct.unpack_from(">I", mv, offset + 4 + size)[0]
         magic_be = struct.unpack_from(">i", payload, 0)[0]
         magic_le = struct.unpack_from("<i", payload, 0)[0]

@@ -271,3 +271,12 @@ def test_dv_contents_checked_under_a_valid_crc():
     with pytest.raises(CorruptFileError, match="contents") as exc:
         read_deletion_vector(b"\x01" + entry, DeletionVectorMeta(1, len(payload), 3))
     assert exc.value.offset == 1 + 4 + 4 + 16
+
+
+def test_dv_read_from_a_mutable_buffer_keeps_its_own_bytes():
+    written = DeletionVector(np.arange(10, 5000, 7))
+    data, metas = write_deletion_vector_index({"f": written})
+    buf = bytearray(data)
+    dv = read_deletion_vector(buf, metas["f"])
+    buf[:] = bytes(len(buf))
+    assert (dv.keep_mask(0, 6000) == written.keep_mask(0, 6000)).all() and dv == written
