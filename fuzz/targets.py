@@ -280,9 +280,13 @@ def _paimon_dv_once(data: bytes):
     entries = scan_deletion_vector_index(data, path="fuzz.dv")
     metas = {}
     for i, (off, length, dv) in enumerate(entries):
-        dv.cardinality
+        card = dv.cardinality
+        # a 32-bit vector masks from its checked bytes until its bitmap is built: both must agree
+        lazy = dv.keep_mask(0, 4096), dv.keep_mask(65_000, 140_000)
         dv.to_selection(1 << 20)
-        dv.keep_mask(0, 4096)
+        built = dv.keep_mask(0, 4096), dv.keep_mask(65_000, 140_000)
+        assert all((a == b).all() for a, b in zip(lazy, built)), "keep masks from the bytes and the bitmap differ"
+        assert card == len(dv.bitmap), "the cardinality read from the bytes is not the bitmap's"
         metas[f"f{i}"] = DeletionVectorMeta(off, length, dv.cardinality)
     read_deletion_vector_index(data, metas, path="fuzz.dv")
 
