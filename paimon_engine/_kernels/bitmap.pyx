@@ -303,8 +303,8 @@ cdef inline Py_ssize_t _container(const uint8_t* b, Py_ssize_t n, Py_ssize_t pos
 def roaring_walk(const uint8_t[::1] buf, Py_ssize_t offset, bint check, int64_t[::1] out):
     """Walk the portable Roaring32 bitmap at ``offset`` of ``buf``: its header, the containers' keys (strictly
     ascending) and every container inside ``buf``; with ``check`` also what the containers hold (an array's
-    values strictly ascending, runs ascending and apart inside the container, a bitmap container's bits and the
-    runs' lengths as many as the stated cardinality). Returns the offset after the bitmap, or a negative status
+    values strictly ascending, runs ascending inside the container with a gap between any two, a bitmap
+    container's bits and the runs' lengths as many as the stated cardinality). Returns the offset after the bitmap, or a negative status
     (-1 truncated, -3 container keys out of order, -4 a container count beyond 65536, -5 a bad cookie, at the
     bitmap's first byte, or contents not as stated, at the container's); ``out[0]``: the bitmap's cardinality,
     ``out[1]``: the offset of a fault."""
@@ -340,11 +340,11 @@ def roaring_walk(const uint8_t[::1] buf, Py_ssize_t offset, bint check, int64_t[
                 break
             if check and kind == C_RUN:
                 c = b + pos + 2
-                prev = -1
+                prev = -2       # (the last value of the run before: a run starts at least two above it)
                 bits = 0
                 for j in range(nruns):
                     start = _u16(c + 4 * j)
-                    if start <= prev or start + <int64_t>_u16(c + 4 * j + 2) > 65535:
+                    if start <= prev + 1 or start + <int64_t>_u16(c + 4 * j + 2) > 65535:
                         rc = R_BAD_VALUE
                         break
                     prev = start + _u16(c + 4 * j + 2)

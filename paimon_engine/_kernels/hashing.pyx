@@ -202,17 +202,24 @@ def vector_paths(enabled=None, wide=None):
 
 @cython.boundscheck(False)
 @cython.wraparound(False)
-def crc32(const uint8_t[::1] data, uint32_t value=0):
-    """``zlib.crc32(data, value)``: the CRC-32 of ``data`` (bytes-like), continuing from ``value``."""
-    cdef Py_ssize_t n = data.shape[0], head = 0
-    cdef uint32_t crc = value
+def crc32(data, value=0):
+    """``zlib.crc32(data, value)``: the CRC-32 of ``data`` (any contiguous buffer, read as bytes), continuing
+    from ``value`` (taken modulo 2**32, as zlib takes it)."""
+    cdef const uint8_t[::1] b
+    cdef Py_ssize_t n, head = 0
+    cdef uint32_t crc = <uint32_t>(value & 0xFFFFFFFF)
+    try:
+        b = data
+    except (TypeError, ValueError):     # a buffer of another item format (a signed-byte Arrow buffer, int64s)
+        b = memoryview(data).cast("B")
+    n = b.shape[0]
     if _pclmul and n >= 64:
         head = n & ~(<Py_ssize_t>15)
         with nogil:
             if _wide and head >= 256:
-                crc = ~pe_crc32_fold_wide(&data[0], head, ~crc)
+                crc = ~pe_crc32_fold_wide(&b[0], head, ~crc)
             else:
-                crc = ~pe_crc32_fold(&data[0], head, ~crc)
+                crc = ~pe_crc32_fold(&b[0], head, ~crc)
         if head == n:
             return crc
-    return _zlib_crc32(data[head:], crc)
+    return _zlib_crc32(b[head:], crc)

@@ -163,7 +163,7 @@ def roaring_walk(buf, offset, check, out):
             if kind == "run":
                 r = np.frombuffer(raw, dtype="<u2").reshape(-1, 2).astype(np.int64)
                 ok = bool(np.all(r[:, 0] + r[:, 1] <= 65535)) and int((r[:, 1] + 1).sum()) == card and (
-                    len(r) < 2 or bool(np.all(r[1:, 0] > r[:-1, 0] + r[:-1, 1])))
+                    len(r) < 2 or bool(np.all(r[1:, 0] > r[:-1, 0] + r[:-1, 1] + 1)))
             elif kind == "bitmap":
                 ok = int(np.unpackbits(np.frombuffer(raw, dtype=np.uint8)).sum()) == card
             else:

@@ -12,6 +12,7 @@ length)`` recorded for its data file:
 from __future__ import annotations
 
 import struct
+import threading
 import zlib
 from dataclasses import dataclass
 
@@ -31,6 +32,7 @@ MAGIC_32 = 1581511376
 MAGIC_64 = 1681511377
 _MAX_32 = (1 << 32) - 1
 MAX_32BIT_POSITION = (1 << 31) - 1  # Java's 32-bit deletion vector takes positions up to Integer.MAX_VALUE
+_BUILD_LOCK = threading.Lock()      # storing a vector's bitmap built from its bytes
 
 
 @dataclass(frozen=True)
@@ -79,20 +81,31 @@ class DeletionVector:
 
     @property
     def bitmap(self):
-        """The positions as a pyroaring ``BitMap`` (``BitMap64`` for a 64-bit vector), built on first use."""
+        """The positions as a pyroaring ``BitMap`` (``BitMap64`` for a 64-bit vector), built on first use (one
+        bitmap for all threads: the first one stored wins)."""
         bm = self._bitmap
         if bm is None:
-            buf, at, path, offset = self._raw
+            raw = self._raw
+            if raw is None:         # built by another thread meanwhile (it stores the bitmap, then drops _raw)
+                return self._bitmap
+            buf, at, path, offset = raw
             try:
-                bm = roaring.deserialize(buf, at, path)[0]
+                built = roaring.deserialize(buf, at, path)[0]
             except CorruptFileError as exc:
                 raise CorruptFileError(exc.reason, path=path, offset=offset) from None
-            self._bitmap, self._raw = bm, None
+            with _BUILD_LOCK:
+                if self._bitmap is None:
+                    self._bitmap, self._raw = built, None
+                bm = self._bitmap
         return bm
 
     @bitmap.setter
     def bitmap(self, value):
         self._bitmap, self._raw = value, None
+
+    def __reduce__(self):
+        # (a vector read from bytes holds a view of them: it pickles and copies as its bitmap)
+        return DeletionVector, (self.bitmap,)
 
     @property
     def is_64bit(self) -> bool:
@@ -111,7 +124,8 @@ class DeletionVector:
         return self.is_deleted(position)
 
     def __len__(self):
-        return self._card if self._raw is not None else len(self._bitmap)
+        card, raw = self._card, self._raw
+        return card if raw is not None else len(self._bitmap)
 
     @property
     def cardinality(self) -> int:
@@ -148,13 +162,14 @@ class DeletionVector:
 
     def keep_mask(self, start: int, stop: int) -> np.ndarray:
         """Bool array for rows ``[start, stop)``: True where the row is kept."""
-        if stop < start:
-            raise InvalidArgumentError("keep_mask needs start <= stop")
+        if stop < start or start < 0:
+            raise InvalidArgumentError(f"keep_mask needs 0 <= start <= stop, not {start}, {stop}")
         mask = np.ones(stop - start, dtype=np.bool_)
         if stop == start or not len(self):
             return mask
-        if self._raw is not None:
-            buf, at, path, offset = self._raw
+        raw = self._raw
+        if raw is not None:
+            buf, at, path, offset = raw
             if start <= _MAX_32:
                 # (the bytes passed roaring.validate: the kernel fails only on what that refuses)
                 hits = _speedups.kernel("bitmap").roaring_clear(buf, at, start, mask.view(np.uint8))
@@ -199,9 +214,10 @@ class DeletionVector:
         size = struct.unpack_from(">i", mv, offset)[0]
         if size < 4 or offset + 4 + size + 4 > len(mv):
             raise CorruptFileError(f"bad deletion vector size {size}", path=path, offset=offset)
-        # immutable bytes are read in place (a vector read from them keeps a view, not a copy)
+        # immutable bytes are read in place when the entry is a good part of them (a vector read from them keeps
+        # a view, not a copy, and so keeps at most four times its own bytes)
         payload = mv[offset + 4:offset + 4 + size]
-        if not isinstance(data, bytes):
+        if not isinstance(data, bytes) or 4 * size < len(mv):
             payload = bytes(payload)
         crc = struct.unpack_from(">I", mv, offset + 4 + size)[0]
         magic_be = struct.unpack_from(">i", payload, 0)[0]

@@ -40,7 +40,8 @@ def _walk(buf, offset, path, check):
     elif rc == status.OUT_OF_RANGE:
         why = "roaring container keys out of order"
     elif rc == status.BAD_LENGTH:
-        why = "roaring bitmap with more than 65536 containers"
+        count = int.from_bytes(bytes(memoryview(buf)[at:at + 4]), "little", signed=True)
+        why = f"roaring bitmap with {count} containers"
     elif at == offset:
         why = f"bad roaring cookie {int.from_bytes(bytes(memoryview(buf)[offset:offset + 4]), 'little'):#x}"
     else:

@@ -280,3 +280,45 @@ def test_dv_read_from_a_mutable_buffer_keeps_its_own_bytes():
     dv = read_deletion_vector(buf, metas["f"])
     buf[:] = bytes(len(buf))
     assert (dv.keep_mask(0, 6000) == written.keep_mask(0, 6000)).all() and dv == written
+
+
+def test_dv_read_from_bytes_checks_start_pickles_and_builds_once(monkeypatch):
+    import copy
+    import pickle
+    import threading
+
+    from paimon_engine.errors import InvalidArgumentError
+    written = DeletionVector([1, 2, 3])
+    data, metas = write_deletion_vector_index({"f": written})
+    dv = read_deletion_vector(data, metas["f"])
+    with pytest.raises(InvalidArgumentError):
+        dv.keep_mask(-2, 4)
+    with pytest.raises(InvalidArgumentError):
+        written.keep_mask(-2, 4)
+    for back in (pickle.loads(pickle.dumps(dv)), copy.deepcopy(read_deletion_vector(data, metas["f"]))):
+        assert back == written
+    # two threads building the bitmap at once: both deletes land in the one bitmap kept
+    dv = read_deletion_vector(data, metas["f"])
+    real = roaring.deserialize
+    both = threading.Barrier(2)
+
+    def slow(*a, **k):
+        both.wait(timeout=10)
+        return real(*a, **k)
+    monkeypatch.setattr(roaring, "deserialize", slow)
+    threads = [threading.Thread(target=dv.delete, args=(p,)) for p in (10, 20)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(dv.bitmap) == [1, 2, 3, 10, 20]
+
+
+def test_dv_runs_that_touch_are_refused_at_read():
+    """A run container whose runs touch (CRoaring refuses it when building the bitmap) is refused while reading."""
+    import zlib
+    bitmap = struct.pack("<IBHHHHHHH", 12347, 1, 0, 9, 2, 10, 4, 15, 4)
+    payload = struct.pack(">i", 1581511376) + bitmap
+    entry = struct.pack(">i", len(payload)) + payload + struct.pack(">I", zlib.crc32(payload))
+    with pytest.raises(CorruptFileError, match="contents"):
+        read_deletion_vector(b"\x01" + entry, DeletionVectorMeta(1, len(payload), 10))

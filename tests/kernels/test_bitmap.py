@@ -166,6 +166,12 @@ def test_roaring_walk_refuses(impl):
     assert walk(_one_run(65500, 99)) == (V, 9)     # the run passes the container's end
     overlap = _portable(("I", 12347), ("B", 1), ("HH", (0, 19)), ("H", 2), ("HH", (10, 9)), ("HH", (15, 9)))
     assert walk(overlap) == (V, 9)
+    # runs touching (10..14 then 15..19: one run written as two, which CRoaring refuses too) and apart by one
+    touching = _portable(("I", 12347), ("B", 1), ("HH", (0, 9)), ("H", 2), ("HH", (10, 4)), ("HH", (15, 4)))
+    assert walk(touching) == (V, 9)
+    apart = _portable(("I", 12347), ("B", 1), ("HH", (0, 9)), ("H", 2), ("HH", (10, 4)), ("HH", (16, 4)))
+    assert walk(apart)[0] == len(apart)
+    assert walk(_portable(("I", 12347), ("B", 1), ("HH", (0, 4)), ("H", 1), ("HH", (0, 4))))[0] == 15
     short = _portable(("I", 12347), ("B", 1), ("HH", (0, 19)), ("H", 1), ("HH", (10, 9)))
     assert walk(short) == (V, 9)                   # runs of 10 values where the header says 20
     assert walk(b"\x00" * 8) == (V, 0)

@@ -79,6 +79,18 @@ def test_crc32_matches_zlib(impl):
         impl.vector_paths(before, True)
 
 
+@pytest.mark.parametrize("impl", implementations("hashing"))
+def test_crc32_takes_what_zlib_takes(impl):
+    """Any contiguous buffer (an Arrow buffer of signed bytes, an int64 array, a memoryview) and any start value,
+    taken modulo 2**32."""
+    import zlib
+
+    import pyarrow as pa
+    for data in (b"abc", pa.py_buffer(b"xyz" * 300), np.arange(100), memoryview(b"q" * 1000)[3:]):
+        for start in (0, 5, -1, 2 ** 32 + 5):
+            assert impl.crc32(data, start) == zlib.crc32(data, start)
+
+
 def test_crc32_vector_path_live():
     from tests.kernels.impls import PCLMUL, check_vector_paths_live
     check_vector_paths_live([p.values[0] for p in implementations("hashing")], PCLMUL)
