@@ -1,8 +1,8 @@
 # Whether the processor (and the system, which must save the wider registers) has AVX-512 F, BW and VL, for the
-# kernels with a vector path (parquet, deletes); and whether it has carry-less multiplication (PCLMULQDQ, with
-# SSE4.1), for hashing's CRC-32. Each such path is a C function compiled for that target
-# (``__attribute__((target(...)))``), taken only when this says yes; elsewhere (other processors, other
-# compilers) the kernels' portable loops run.
+# kernels with a vector path (parquet, deletes, bitmap); and whether it has carry-less multiplication
+# (PCLMULQDQ, with SSE4.1; its 512-bit form VPCLMULQDQ with AVX-512 too), for hashing's CRC-32. Each such path
+# is a C function compiled for that target (``__attribute__((target(...)))``), taken only when this says yes;
+# elsewhere (other processors, other compilers) the kernels' portable loops run.
 
 cdef extern from *:
     """
@@ -18,11 +18,17 @@ cdef extern from *:
         __builtin_cpu_init();
         return __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1");
     }
+    static inline int pe_vpclmul_available(void) {
+        __builtin_cpu_init();
+        return pe_pclmul_available() && pe_avx512_available() && __builtin_cpu_supports("vpclmulqdq");
+    }
     #else
     #define PE_X86_VECTOR 0
     static inline int pe_avx512_available(void) { return 0; }
     static inline int pe_pclmul_available(void) { return 0; }
+    static inline int pe_vpclmul_available(void) { return 0; }
     #endif
     """
     bint pe_avx512_available() noexcept nogil
     bint pe_pclmul_available() noexcept nogil
+    bint pe_vpclmul_available() noexcept nogil

@@ -3,7 +3,7 @@ cimport cython
 from libc.stdint cimport int64_t, uint64_t, int32_t, uint32_t, uint8_t
 from zlib import crc32 as _zlib_crc32
 
-from paimon_engine._kernels.cpu cimport pe_avx512_available, pe_pclmul_available
+from paimon_engine._kernels.cpu cimport pe_pclmul_available, pe_vpclmul_available
 
 
 cdef inline int64_t _long_hash(int64_t key) noexcept nogil:
@@ -160,10 +160,6 @@ cdef extern from *:
         return pe_crc32_finish(_mm512_extracti32x4_epi32(z3, 0), _mm512_extracti32x4_epi32(z3, 1),
                                _mm512_extracti32x4_epi32(z3, 2), _mm512_extracti32x4_epi32(z3, 3), p, n);
     }
-    static inline int pe_vpclmul_available(void) {
-        __builtin_cpu_init();
-        return pe_pclmul_available() && pe_avx512_available() && __builtin_cpu_supports("vpclmulqdq");
-    }
     #else
     /* never called: without carry-less multiplication the switch stays off (these keep the module compiling) */
     static uint32_t pe_crc32_fold(const uint8_t* p, Py_ssize_t n, uint32_t crc) {
@@ -174,12 +170,10 @@ cdef extern from *:
         (void)p; (void)n;
         return crc;
     }
-    static inline int pe_vpclmul_available(void) { return 0; }
     #endif
     """
     uint32_t pe_crc32_fold(const uint8_t* p, Py_ssize_t n, uint32_t crc) noexcept nogil
     uint32_t pe_crc32_fold_wide(const uint8_t* p, Py_ssize_t n, uint32_t crc) noexcept nogil
-    bint pe_vpclmul_available() noexcept nogil
 
 cdef bint _PCLMUL_OK = pe_pclmul_available()
 cdef bint _pclmul = _PCLMUL_OK

@@ -11,6 +11,8 @@ from __future__ import annotations
 import numpy as np
 from pyroaring import BitMap
 
+from .. import _speedups
+from .._pykernels import status
 from ..errors import CorruptFileError
 
 __all__ = ["serialize", "deserialize", "serialized_size", "validate", "from_rows"]
@@ -25,8 +27,6 @@ def serialize(bitmap) -> bytes:
 
 def _walk(buf, offset, path, check):
     """(end offset, cardinality) of the portable bitmap at ``offset`` (the ``bitmap`` kernel's ``roaring_walk``)."""
-    from .. import _speedups
-    from .._pykernels import status
     out = np.zeros(2, dtype=np.int64)
     try:
         rc = _speedups.kernel("bitmap").roaring_walk(buf, offset, check, out)
