@@ -69,6 +69,34 @@ def row_file_seeds():
     return out
 
 
+def row_file_flat_seeds():
+    """Rows enough for the row-shape walk (64 and more in a block), nulls in every column and rows of nulls,
+    strings of 0 to 20 bytes (one not ASCII); one file of one block, one of blocks of about 100 rows."""
+    import pyarrow as pa
+    from paimon_engine.formats.row import RowFileWriter
+    n = 200
+    rng = np.random.default_rng(90)
+
+    def col(values, p):
+        return [None if rng.random() < p or i >= n - 2 else v for i, v in enumerate(values)]
+    words = ["", "a", "twelve bytes", "ascii-16-bytes!!", "twenty bytes of text", "\u00e9t\u00e9"]
+    tbl = pa.table({
+        "i8": pa.array(col([i % 100 - 50 for i in range(n)], 0.05), pa.int8()),
+        "i64": pa.array(col([i * 1_000_003 for i in range(n)], 0.05), pa.int64()),
+        "s": pa.array(col([words[i % len(words)] for i in range(n)], 0.1), pa.string()),
+        "i16": pa.array(col([i * 300 - 30000 for i in range(n)], 0.05), pa.int16()),
+        "i32": pa.array(col([i * 7 for i in range(n)], 0.2), pa.int32()),
+        "f64": pa.array(col([i * 0.25 for i in range(n)], 0.05), pa.float64()),
+    })
+    out = {}
+    for name, block in (("one_block", 65536), ("blocks", 2600)):
+        buf = io.BytesIO()
+        with RowFileWriter(buf, TG.ROW_FLAT_SCHEMA, block_size=block) as w:
+            w.write(tbl)
+        out[name] = buf.getvalue()
+    return out
+
+
 def _index_batch(n=24):
     import pyarrow as pa
     from paimon_engine.batch import ColumnBatch
@@ -364,8 +392,8 @@ def build_seeds(targets=None) -> dict:
     """``{target: {seed name: bytes}}`` for the named targets (default all)."""
     wanted = set(targets or TG.TARGETS)
     out = {}
-    simple = {"row_file": row_file_seeds, "file_index": file_index_seeds, "bitmap_index": bitmap_index_seeds,
-              "bloom_filter": bloom_filter_seeds, "bsi_index": bsi_index_seeds,
+    simple = {"row_file": row_file_seeds, "row_file_flat": row_file_flat_seeds, "file_index": file_index_seeds,
+              "bitmap_index": bitmap_index_seeds, "bloom_filter": bloom_filter_seeds, "bsi_index": bsi_index_seeds,
               "deletion_vectors": deletion_vectors_seeds, "puffin_deletion_vector": puffin_deletion_vector_seeds,
               "fory_standard": lambda: _fory_seeds("standard"), "fory_compact": lambda: _fory_seeds("compact"),
               "variant": variant_seeds, "row_filter": row_filter_seeds, "parquet_data": parquet_data_seeds}

@@ -19,7 +19,7 @@ import numpy as np
 from paimon_engine import types as T
 from paimon_engine.errors import PaimonEngineError
 
-__all__ = ["TARGETS", "outcome", "ROW_SCHEMA", "INDEX_SCHEMA", "FORY_FIELDS", "DELETE_TABLE_SCHEMA",
+__all__ = ["TARGETS", "outcome", "ROW_SCHEMA", "ROW_FLAT_SCHEMA", "INDEX_SCHEMA", "FORY_FIELDS", "DELETE_TABLE_SCHEMA",
            "FILTER_SCHEMA", "MEMORY_ROOT", "DATA_PATH", "memory_io", "fix_paimon_dv_crcs", "fix_puffin_dv_crc"]
 
 MEMORY_ROOT = "fuzz"
@@ -37,6 +37,11 @@ ROW_SCHEMA = T.RowType.of(
     ("big", T.DecimalType(30, 4)), ("arr", T.ArrayType(T.IntType())),
     ("m", T.MapType(T.STRING(), T.BigIntType())),
     ("r", T.RowType.of(("x", T.IntType()), ("y", T.STRING()))))
+
+#: a schema of at most 8 fixed-width fields and one string (the compiled row decoder's row-shape walk)
+ROW_FLAT_SCHEMA = T.RowType.of(
+    ("i8", T.TinyIntType()), ("i64", T.BigIntType()), ("s", T.STRING()), ("i16", T.SmallIntType()),
+    ("i32", T.IntType()), ("f64", T.DoubleType()))
 
 #: columns of the file-index seeds, and the type each index body is read with
 INDEX_SCHEMA = T.RowType.of(
@@ -153,6 +158,38 @@ def row_file(data: bytes):
     # a projection decodes only some columns: a different path through the kernel
     _validate(r.read_all(columns=["s", "arr", "r"]).to_arrow())
     return tbl.num_rows
+
+
+def row_file_flat(data: bytes):
+    """A ``.row`` file of fixed-width fields and one string, read whole and as a projection by the reader's
+    kernel and again by its pure-Python twin: both must give the same table, or both refuse the file with the
+    same error (class, message, location)."""
+    from paimon_engine import _speedups
+    from paimon_engine.formats.row import RowFileReader
+
+    src = io.BytesIO(data)   # one source for both readers: their errors name it alike
+
+    def read(kernel, columns):
+        r = RowFileReader(src, ROW_FLAT_SCHEMA, threads=1)
+        if kernel is not None:
+            r._kernel = kernel
+        try:
+            return _validate(r.read_all(columns=columns).to_arrow())
+        except PaimonEngineError as e:
+            return e
+
+    twin = _speedups.twin("rowcodec")
+    rows = 0
+    for columns in (None, ["s", "i32"], ["i8", "f64"]):
+        got, want = read(None, columns), read(twin, columns)
+        if isinstance(want, PaimonEngineError) or isinstance(got, PaimonEngineError):
+            if type(got) is not type(want) or str(got) != str(want):
+                raise AssertionError(f"kernel and twin differ: {got!r} / {want!r}")
+            raise got
+        if not got.equals(want):
+            raise AssertionError("kernel and twin read different tables")
+        rows = got.num_rows
+    return rows
 
 
 def _exercise_index(idx, data_type, light=False):
@@ -598,6 +635,7 @@ def variant(data: bytes):
 #: target name -> function(bytes)
 TARGETS = {
     "row_file": row_file,
+    "row_file_flat": row_file_flat,
     "file_index": file_index,
     "bitmap_index": bitmap_index,
     "bloom_filter": bloom_filter,

@@ -175,6 +175,56 @@ class RowFile:
             self._zstd(impl)
 
 
+class RowWalk:
+    """The part of a full read that is the reader's own: the 1M-row file's blocks, read and decompressed
+    beforehand and kept in memory, decoded into the workload's four columns (``paimon_engine``: the kernel's
+    block decoder on one thread, into column buffers already backed, as a read's are after its first), against
+    ``copy``: the same bytes copied once, block by block, into a backed buffer of their size, the least any
+    reader that writes them into columns does."""
+    params = (["paimon_engine", "copy"],)
+    param_names = ["impl"]
+    timeout = 300
+    repeat = (5, 20, 60.0)
+
+    def setup_cache(self):
+        return _big_file("bench_row_w_")
+
+    def setup(self, path, impl):
+        from paimon_engine.formats.row import RowFileReader
+        from paimon_engine.formats.zstd import thread_decompressor
+        r = RowFileReader(path, _schema(), threads=1)
+        self.blocks = [(r._block_rows[b], data) for b, data in
+                       r._blocks_of([(b, None) for b in range(r.num_blocks)], thread_decompressor())]
+        self.total = sum(n for n, _ in self.blocks)
+        usz = sum(len(d) for _, d in self.blocks)
+        self.copy_out = np.ones(usz, np.uint8)
+        self.datapos = np.zeros(4, np.int64)
+        self.state = np.zeros(3, np.int64)
+        rooms = [np.ones(usz, np.uint8)]
+        self.outs = r._outputs(self.total, [0, 1, 2, 3], rooms)
+        for o in self.outs:
+            for a in o[2:]:
+                if a is not None:
+                    a.fill(1)   # backed
+        self.reader = r
+
+    def time_walk(self, path, impl):
+        if impl == "copy":
+            out, pos = self.copy_out, 0
+            for _, data in self.blocks:
+                out[pos:pos + len(data)] = np.frombuffer(data, np.uint8)
+                pos += len(data)
+            return
+        r = self.reader
+        self.datapos[:] = 0
+        dec = r._kernel.BlockDecoder(r._program, self.outs, self.total, self.datapos, self.state)
+        base = 0
+        for n, data in self.blocks:
+            if dec.decode(data, n, None, n, base) != n:
+                raise AssertionError("the block decoder refused a block of the benchmark file")
+            base += n
+
+
 class RowLookup:
     """Point lookups on the 1M-row file, every implementation on the same file (no scaling): ``take`` of 1000
     random rows (pypaimon: ``row_indices``) and one row from an open reader with no block cached (zstd:

@@ -14,7 +14,7 @@
 # failure goes into ``state``. Nothing here raises for bad input.
 cimport cython
 cimport numpy as cnp
-from libc.stdint cimport uint8_t, uint32_t, int8_t, int16_t, int32_t, int64_t, uint64_t
+from libc.stdint cimport uint8_t, uint16_t, uint32_t, int8_t, int16_t, int32_t, int64_t, uint64_t
 from libc.string cimport memcmp, memcpy, memset
 from .leb128 cimport read_u32 as _read_u32, write_u32 as _write_u32
 
@@ -520,6 +520,18 @@ ctypedef struct FlatCol:
     Py_ssize_t d      # data write position
 
 
+# A fixed-width field copied by the row-shape walk: ``width`` bytes read at the row's first field byte + ``at[nulls]``
+# (the widths of the fields before it that are not null, a bytes value's length byte counted), plus the bytes
+# value's length when the field comes after the bytes field (``after`` = -1, else 0), written to ``dst`` + width *
+# output row, as zeros when field ``f`` is null. A list of them ends with width 0.
+ctypedef struct ShapeCopy:
+    uint8_t* dst
+    const int16_t* at
+    Py_ssize_t after
+    Py_ssize_t width
+    int f
+
+
 # the high bits of the first n (0 <= n <= 16) bytes of two little-endian words: a mask to test them for ASCII
 cdef uint64_t _ASCII_M0[17]
 cdef uint64_t _ASCII_M1[17]
@@ -577,12 +589,178 @@ cdef inline Py_ssize_t _flat_fail(FlatCol* fc, OutCol* outs, Py_ssize_t nfields,
     return _fail(state, r, f, pos, code)
 
 
+cdef enum:
+    SHAPE_CHUNK = 256
+
+
+cdef inline void _set_bits(uint8_t* v, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
+    """Bits lo .. hi - 1 of ``v`` set."""
+    cdef Py_ssize_t a, b
+    if lo >= hi:
+        return
+    a = lo >> 3
+    b = (hi - 1) >> 3
+    if a == b:
+        v[a] |= <uint8_t>(((1 << (hi - lo)) - 1) << (lo & 7))
+        return
+    v[a] |= <uint8_t>(0xFF << (lo & 7))
+    a += 1
+    while a < b:
+        v[a] = 0xFF
+        a += 1
+    v[b] |= <uint8_t>(0xFF >> (7 - ((hi - 1) & 7)))
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.cdivision(True)
+cdef Py_ssize_t _shape_walk(const uint8_t* p, Py_ssize_t blen, Py_ssize_t data_end, Py_ssize_t nrows,
+                            const int32_t* rows, Py_ssize_t k0, Py_ssize_t nsel, Py_ssize_t nvar, Py_ssize_t vf,
+                            FlatCol* vc, const ShapeCopy* cps, FlatCol* fc, Py_ssize_t nfields,
+                            Py_ssize_t out_base, const int16_t* tab) noexcept nogil:
+    """The row-shape walk of a schema of at most 8 fields (one null byte) with at most one bytes field (field
+    ``vf``). ``tab`` holds, per field and per value of the null byte, where the field starts after the null
+    byte when the bytes value (if any, and not null) is empty and has no length byte, and, after the fields,
+    the size of such a row. A row's size then gives the bytes value's length, which its one length byte must
+    equal: every field is at a known place, whichever are null. From row ``k0``, rows are taken in chunks:
+    first row by row (where each starts, its nulls, the bytes value), then field by field for the whole chunk,
+    without a branch on nulls. A row is taken only when the careful walk would write it without a fault and
+    the same way (a bytes value is ASCII of at most 16 bytes when copied, with room to copy 16): the walk stops
+    at the first row it does not take, with nothing of that row written, and returns the number taken."""
+    cdef Py_ssize_t rpos[SHAPE_CHUNK]
+    cdef Py_ssize_t rsh[SHAPE_CHUNK]
+    cdef uint8_t rnul[SHAPE_CHUNK]
+    cdef Py_ssize_t nrow[SHAPE_CHUNK]       # the chunk's rows with nulls
+    cdef const uint8_t* row_off = p + data_end
+    cdef const int16_t* need = tab + 256 * nfields
+    cdef const int16_t* vat = tab + 256 * vf
+    cdef const int16_t* at
+    cdef const ShapeCopy* cp
+    cdef uint8_t* dst
+    cdef uint8_t* data = NULL
+    cdef int32_t* offsets = NULL
+    cdef Py_ssize_t k = k0, m, lim, r, pos, end, n, d = 0, cap = 0, j, after, o, o0, f, s, nn, i, bnull
+    cdef uint64_t w0, w1, v8
+    cdef uint32_t v4
+    cdef uint16_t v2
+    cdef uint8_t nulls, b
+    cdef bint utf8 = 0
+    if vc != NULL:
+        data, offsets, d, cap, utf8 = vc.data, vc.offsets, vc.d, vc.cap, vc.utf8
+    while k < nsel:
+        lim = nsel - k if nsel - k < SHAPE_CHUNK else SHAPE_CHUNK
+        o0 = out_base + k
+        m = 0
+        nn = 0
+        while m < lim:
+            r = k + m if rows == NULL else rows[k + m]
+            if r < 0 or r >= nrows:
+                break
+            pos = _load_i32(row_off + 4 * r)
+            end = _load_i32(row_off + 4 * r + 4) if r + 1 < nrows else data_end
+            if pos < 0 or pos >= end or end > data_end:
+                break
+            nulls = p[pos]
+            pos += 1
+            n = end - pos - need[nulls]   # the bytes value's length (0 if null), or the row's slack
+            if nvar:
+                bnull = (nulls >> vf) & 1
+                # a null bytes value leaves no slack; another's one length byte is the rest of the row
+                if n < 0 or n >= 0x80 or n != (p[pos + vat[nulls]] & (bnull - 1)):
+                    break
+                if data != NULL:
+                    s = pos + vat[nulls] + 1
+                    if n > 16 or d + 16 > cap or s + 16 > blen:
+                        break
+                    memcpy(&w0, p + s, 8)
+                    memcpy(&w1, p + s + 8, 8)
+                    if utf8 and ((w0 & _ASCII_M0[n]) | (w1 & _ASCII_M1[n])):
+                        break
+                    memcpy(data + d, &w0, 8)
+                    memcpy(data + d + 8, &w1, 8)
+                    d += n
+                    offsets[o0 + m + 1] = <int32_t>d
+                rsh[m] = n
+            else:
+                if n < 0:
+                    break
+                rsh[m] = 0
+            rpos[m] = pos
+            rnul[m] = nulls
+            nrow[nn] = m
+            nn += nulls != 0
+            m += 1
+        # field by field: a null field is read where it would start (inside the block: at most 8 bytes past
+        # the row's end, and the row offsets follow the rows) and written as zeros
+        cp = cps
+        while cp.width:
+            dst, at, after, f = cp.dst, cp.at, cp.after, cp.f
+            if nn == 0:
+                # no nulls in the chunk: every row has the field at the same place
+                s = at[0]
+                if cp.width == 8:
+                    dst += 8 * o0
+                    for j in range(m):
+                        memcpy(dst + 8 * j, p + rpos[j] + s + (rsh[j] & after), 8)
+                elif cp.width == 4:
+                    dst += 4 * o0
+                    for j in range(m):
+                        memcpy(dst + 4 * j, p + rpos[j] + s + (rsh[j] & after), 4)
+                elif cp.width == 2:
+                    dst += 2 * o0
+                    for j in range(m):
+                        memcpy(dst + 2 * j, p + rpos[j] + s + (rsh[j] & after), 2)
+                else:
+                    dst += o0
+                    for j in range(m):
+                        dst[j] = p[rpos[j] + s + (rsh[j] & after)]
+            elif cp.width == 8:
+                dst += 8 * o0
+                for j in range(m):
+                    b = rnul[j]
+                    memcpy(&v8, p + rpos[j] + at[b] + (rsh[j] & after), 8)
+                    v8 &= <uint64_t>(((b >> f) & 1) - 1)
+                    memcpy(dst + 8 * j, &v8, 8)
+            elif cp.width == 4:
+                dst += 4 * o0
+                for j in range(m):
+                    b = rnul[j]
+                    memcpy(&v4, p + rpos[j] + at[b] + (rsh[j] & after), 4)
+                    v4 &= <uint32_t>(((b >> f) & 1) - 1)
+                    memcpy(dst + 4 * j, &v4, 4)
+            elif cp.width == 2:
+                dst += 2 * o0
+                for j in range(m):
+                    b = rnul[j]
+                    memcpy(&v2, p + rpos[j] + at[b] + (rsh[j] & after), 2)
+                    v2 &= <uint16_t>(((b >> f) & 1) - 1)
+                    memcpy(dst + 2 * j, &v2, 2)
+            else:
+                dst += o0
+                for j in range(m):
+                    b = rnul[j]
+                    dst[j] = p[rpos[j] + at[b] + (rsh[j] & after)] & <uint8_t>(((b >> f) & 1) - 1)
+            cp += 1
+        for f in range(nfields):
+            if fc[f].validity != NULL:
+                _set_bits(fc[f].validity, o0, o0 + m)
+                for i in range(nn):
+                    o = o0 + nrow[i]
+                    fc[f].validity[o >> 3] &= <uint8_t>~(((rnul[nrow[i]] >> f) & 1) << (o & 7))
+        k += m
+        if m < lim:
+            break
+    if vc != NULL:
+        vc.d = d
+    return k - k0
+
+
 @cython.boundscheck(False)
 @cython.wraparound(False)
 @cython.cdivision(True)
 cdef Py_ssize_t _decode_flat(const uint8_t* p, Py_ssize_t blen, Py_ssize_t data_end, Py_ssize_t nrows,
                              const int32_t* rows, Py_ssize_t nsel, Py_ssize_t nfields,
-                             OutCol* outs, Py_ssize_t out_base, int64_t* state) noexcept nogil:
+                             OutCol* outs, Py_ssize_t out_base, int64_t* state, const int16_t* tab) noexcept nogil:
     cdef FlatCol fc[FLAT_MAX]
     cdef FlatCol* c
     cdef Py_ssize_t k, r, f, pos, end, nb, n, o, d, ob, fpos, j, min_row, gcur
@@ -590,6 +768,11 @@ cdef Py_ssize_t _decode_flat(const uint8_t* p, Py_ssize_t blen, Py_ssize_t data_
     cdef uint8_t obit, gbits
     cdef int op, w
     cdef const uint8_t* row_off = p + data_end
+    # the row-shape walk (``tab`` given: at most 8 fields, at most one of them bytes)
+    cdef ShapeCopy cps[FLAT_MAX + 1]
+    cdef ShapeCopy* cp
+    cdef Py_ssize_t ncp = 0, nvar = 0, vf = 0, kn
+    cdef FlatCol* vc = NULL
     nb = (nfields + 7) >> 3
     min_row = 0
     f = nfields - 1
@@ -608,15 +791,36 @@ cdef Py_ssize_t _decode_flat(const uint8_t* p, Py_ssize_t blen, Py_ssize_t data_
         c.rest = min_row
         min_row += c.width if c.width else 1
         f -= 1
+    if tab != NULL:
+        for f in range(nfields):
+            c = &fc[f]
+            if c.op == OP_BYTES or c.op == OP_SKIP_BYTES:
+                nvar = 1
+                vf = f
+                if c.op == OP_BYTES:
+                    vc = c
+            elif c.op != OP_SKIP_FIXED:
+                cp = &cps[ncp]
+                cp.dst, cp.at, cp.after, cp.width, cp.f = c.values, tab + 256 * f, -nvar, c.width, <int>f
+                ncp += 1
+        cps[ncp].width = 0
     # validity of the rows the fast walk completes: collected per output byte, set when the walk leaves it
     gcur = out_base >> 3
     gbits = 0
-    # all rows in order: a row's start is the previous row's end, already loaded (``nsel`` <= ``nrows``)
-    end = _load_i32(row_off) if rows == NULL and nsel > 0 else 0
-    for k in range(nsel):
+    # all rows in order (``nsel`` <= ``nrows``) or the rows listed; the rows the row-shape walk does not settle
+    # go through the fast walk, then the careful walk
+    kn = 0
+    while kn < nsel:
+        if tab != NULL:
+            kn += _shape_walk(p, blen, data_end, nrows, rows, kn, nsel, nvar, vf, vc, cps, fc, nfields, out_base,
+                              tab)
+            if kn >= nsel:
+                break
+        k = kn
+        kn += 1
         if rows == NULL:
             r = k
-            pos = end
+            pos = _load_i32(row_off + 4 * r)
         else:
             r = rows[k]
             if r < 0 or r >= nrows:
@@ -807,6 +1011,28 @@ cdef bint _set_decimal_bound(OutCol* oc, object bound, int mode):
     return True
 
 
+cdef bint _shape_table(const OutCol* cols, Py_ssize_t nfields, int16_t* tab) noexcept nogil:
+    """The row-shape walk's table for these fields (see _shape_walk), or 0 if the walk does not take them (more
+    than 8 fields, more than one bytes field)."""
+    cdef Py_ssize_t f, nvar = 0
+    cdef int nulls, at
+    if nfields > 8 or nfields == 0:
+        return 0
+    for f in range(nfields):
+        if cols[f].op == OP_BYTES or cols[f].op == OP_SKIP_BYTES:
+            nvar += 1
+    if nvar > 1:
+        return 0
+    for nulls in range(256):
+        at = 0
+        for f in range(nfields):
+            tab[256 * f + nulls] = <int16_t>at
+            if not (nulls >> f) & 1:
+                at += cols[f].width if cols[f].width else 1
+        tab[256 * nfields + nulls] = <int16_t>at
+    return 1
+
+
 cdef class BlockDecoder:
     """Decodes rows of decompressed blocks into one set of column buffers.
 
@@ -836,6 +1062,8 @@ cdef class BlockDecoder:
     cdef int64_t[::1] _state
     cdef readonly int status      # 0, or the status of the constructor's argument check
     cdef readonly bint flat       # the decoder runs _decode_flat
+    cdef int _shape               # 0: not worked out yet, 1: the row-shape walk runs, -1: it does not
+    cdef int16_t _tab[256 * 9]    # the row-shape walk's table (see _shape_walk)
 
     def __cinit__(self, const int32_t[::1] program, list outs, Py_ssize_t capacity, int64_t[::1] datapos,
                   int64_t[::1] state):
@@ -931,10 +1159,12 @@ cdef class BlockDecoder:
                 rp = &rowsv[0]
         elif nsel > nrows:
             return BAD_LENGTH
+        if self.flat and self._shape == 0 and nsel >= 64:
+            self._shape = 1 if _shape_table(self._cols, self._nfields, self._tab) else -1
         with nogil:
             if self.flat:
                 r = _decode_flat(p, blen, data_end, nrows, rp, nsel, self._nfields, self._cols, out_base,
-                                 &self._state[0])
+                                 &self._state[0], self._tab if self._shape == 1 else NULL)
             else:
                 r = _decode(p, blen, data_end, nrows, rp, nsel, &self._program[0], self._nfields, self._cols,
                             out_base, &self._state[0])

@@ -601,10 +601,10 @@ def flat_block(n=200, plain=False):
     return first_block(FLAT, cols), n
 
 
-def run_flat(kernel, block, n, project, rows=None, data_cap=None):
+def run_flat(kernel, block, n, project, rows=None, data_cap=None, schema=FLAT):
     m = n if rows is None else len(rows)
     outs = []
-    for i, f in enumerate(FLAT.fields):
+    for i, f in enumerate(schema.fields):
         k = V.kind_of(f.type)
         if i not in project:
             outs.append(None)
@@ -616,7 +616,7 @@ def run_flat(kernel, block, n, project, rows=None, data_cap=None):
             outs.append((k, 0, np.zeros((m + 7) // 8, np.uint8), np.full(8 * m, 0xAB, np.uint8), None, None))
     datapos = np.zeros(len(outs), np.int64)
     state = np.zeros(3, np.int64)
-    dec = kernel.BlockDecoder(V.program(FLAT), outs, m, datapos, state)
+    dec = kernel.BlockDecoder(V.program(schema), outs, m, datapos, state)
     r = dec.decode(block, n, rows, m, 0)
     flat = [None if o is None else [None if x is None else np.asarray(x)[:datapos[i]].tobytes() if j == 3 else
                                     np.asarray(x).tobytes() for j, x in enumerate(o[2:])]
@@ -683,3 +683,164 @@ def test_twin_agrees_on_every_byte_of_a_flat_block_changed(kernel):
             assert a[:4] == run_flat(twin, bad, n, project)[:4], (i, v)
             failures += a[0] < 0
     assert failures > 100
+
+
+# One bytes field between fixed-width ones (the compiled decoder's row-shape walk), and fixed-width ones only.
+SHAPE = RowType([DataField(i, n, parse_paimon_type(t)) for i, (n, t) in enumerate([
+    ("i8", "TINYINT"), ("l", "BIGINT"), ("s", "STRING"), ("i16", "SMALLINT"), ("i", "INT"), ("d", "DOUBLE")])])
+FIXED = RowType([f for f in SHAPE.fields if f.name != "s"])
+
+
+def shape_block(n=700, plain=False, schema=SHAPE, seed=6):
+    """A block of SHAPE (or FIXED) rows: more rows than one chunk of the walk, nulls in every field at random
+    rows (runs of rows without any, then rows with several), strings of 0 to 16 ASCII bytes mostly, and some
+    longer (lengths of one and two varint bytes) or not ASCII. ``plain``: short ASCII strings only."""
+    rng = np.random.default_rng(seed)
+    words = ["", "a", "twelve bytes", "ascii-16-bytes!!", "seventeen bytes!!", "x" * 127, "y" * 200, "é",
+             "ascii then ü"]
+    pick = rng.choice(len(words), n, p=[0.1, 0.2, 0.4, 0.2, 0.03, 0.02, 0.02, 0.02, 0.01])
+    if plain:
+        pick = rng.integers(0, 4, n)
+    dense = (np.arange(n) // 50) % 3 == 1        # every third run of 50 rows has many nulls
+    null = lambda p: (rng.random(n) < np.where(dense, 4 * p, p)) if not plain else rng.random(n) < p
+    cols = {
+        "i8": pa.array(rng.integers(-128, 127, n).astype(np.int8), mask=null(0.05)),
+        "l": pa.array(rng.integers(-2**62, 2**62, n), mask=null(0.03)),
+        "s": pa.array([words[k] for k in pick], mask=null(0.05)),
+        "i16": pa.array(rng.integers(-999, 999, n).astype(np.int16), mask=null(0.04)),
+        "i": pa.array(rng.integers(-9, 9, n).astype(np.int32), mask=null(0.1)),
+        "d": pa.array(rng.random(n), mask=null(0.02)),
+    }
+    return first_block(schema, {f.name: cols[f.name] for f in schema.fields}), n
+
+
+@pytest.mark.parametrize("kernel", IMPLS)
+@pytest.mark.parametrize("schema", [SHAPE, FIXED], ids=["one_bytes_field", "fixed_only"])
+def test_twin_agrees_on_row_shapes(kernel, schema):
+    """At most one bytes field: the same outputs as the twin for every projection, row selections (in order,
+    out of order, repeated), and data buffers that end at, before and a little after the last byte written."""
+    block, n = shape_block(schema=schema)
+    twin = _speedups.twin("rowcodec")
+    nf = len(schema.fields)
+    rng = np.random.default_rng(7)
+    projects = [set(range(nf)), set(), {0}, {nf - 1}] + \
+        [set(rng.choice(nf, int(rng.integers(1, nf + 1)), replace=False).tolist()) for _ in range(12)]
+    for project in projects:
+        got = run_flat(kernel, block, n, project, schema=schema)
+        assert got[0] == n and got[4]
+        assert got[:4] == run_flat(twin, block, n, project, schema=schema)[:4]
+    for rows in (np.arange(0, n, 3, dtype=np.int32), rng.permutation(n).astype(np.int32)[:400],
+                 np.array([5, 5, 699, 0, 300, 300, 1], np.int32)):
+        got = run_flat(kernel, block, n, set(range(nf)), rows, schema=schema)
+        assert got[0] == len(rows)
+        assert got[:4] == run_flat(twin, block, n, set(range(nf)), rows, schema=schema)[:4]
+    if schema is SHAPE:
+        need = run_flat(twin, block, n, {2}, schema=SHAPE)[3][2]
+        for cap in (need, need - 1, need + 1, need + 15, need + 16, need // 2):
+            got = run_flat(kernel, block, n, {1, 2, 4}, data_cap=cap, schema=SHAPE)
+            assert got[:4] == run_flat(twin, block, n, {1, 2, 4}, data_cap=cap, schema=SHAPE)[:4]
+            assert (got[0] == n) == (cap >= need)
+
+
+@pytest.mark.parametrize("kernel", IMPLS)
+@pytest.mark.parametrize("schema", [SHAPE, FIXED], ids=["one_bytes_field", "fixed_only"])
+def test_twin_agrees_on_corrupt_row_shapes(kernel, schema):
+    block, n = shape_block(schema=schema)
+    twin = _speedups.twin("rowcodec")
+    nf = len(schema.fields)
+    rng = np.random.default_rng(13)
+    failures = 0
+    for trial in range(300):
+        bad = bytearray(block)
+        for _ in range(int(rng.integers(1, 4))):
+            bad[int(rng.integers(0, len(bad) - 4))] ^= 1 << int(rng.integers(8))
+        project = set(rng.choice(nf, int(rng.integers(0, nf + 1)), replace=False).tolist())
+        a = run_flat(kernel, bytes(bad), n, project, schema=schema)
+        assert a[:4] == run_flat(twin, bytes(bad), n, project, schema=schema)[:4]
+        failures += a[0] < 0
+    assert failures > 20
+
+
+@pytest.mark.parametrize("kernel", IMPLS[:1])   # the compiled kernel (the twin where there is none)
+def test_twin_agrees_on_every_byte_of_a_row_shape_block_changed(kernel):
+    """Short ASCII strings, some rows with nulls, enough rows for the row-shape walk: every byte of the rows
+    changed in several ways, the same status, location and outputs as the twin (rows taken by the walk with
+    and without nulls, rows it hands to the careful walk)."""
+    block, n = shape_block(64, plain=True, seed=8)
+    twin = _speedups.twin("rowcodec")
+    data_end = len(block) - 4 - 4 * n
+    failures = 0
+    for project in (set(range(6)), {2, 3, 5}):
+        for i in range(data_end):
+            b = block[i]
+            for v in {b ^ 1, b ^ 0x10, b | 0x80, 0}:
+                bad = block[:i] + bytes([v]) + block[i + 1:]
+                a = run_flat(kernel, bad, n, project, schema=SHAPE)
+                assert a[:4] == run_flat(twin, bad, n, project, schema=SHAPE)[:4], (project, i, v)
+                failures += a[0] < 0
+    assert failures > 100
+
+
+def guarded(block):
+    """``block`` as a read-only array whose last byte ends a page followed by a page that cannot be read: a
+    read past the block stops the process."""
+    import ctypes
+    import mmap
+    page = mmap.PAGESIZE
+    size = (len(block) + page - 1) // page * page
+    mm = mmap.mmap(-1, size + page)
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    base = ctypes.addressof(ctypes.c_char.from_buffer(mm))
+    assert libc.mprotect(base + size, page, 0) == 0       # PROT_NONE
+    mm[size - len(block):size] = block
+    arr = np.frombuffer(mm, np.uint8, len(block), size - len(block))
+    return arr, mm
+
+
+@pytest.mark.parametrize("kernel", IMPLS)
+def test_rows_of_nulls_at_the_end_of_a_block_are_read_inside_it(kernel):
+    """Rows whose fields are all or mostly null, at the end of a block (the row-shape walk reads a null field
+    where it would start): every read stays inside the block (the block ends where reading stops the
+    process), with the twin's outputs; also blocks of one or two such rows."""
+    twin = _speedups.twin("rowcodec")
+    types = {"i8": pa.int8(), "l": pa.int64(), "s": pa.string(), "i16": pa.int16(), "i": pa.int32(),
+             "d": pa.float64()}
+    rng = np.random.default_rng(9)
+    n = 80
+    mostly = {k: [None if rng.random() < 0.3 or i >= n - 3 else (f"v{i}" if k == "s" else i % 100)
+                  for i in range(n)] for k in types}
+    last_only = {k: [None if i == n - 1 and k != "i8" else (f"v{i}" if k == "s" else i % 100) for i in range(n)]
+                 for k in types}
+    for cols in ({k: [None] * n for k in types}, mostly, last_only, {k: [None] for k in types},
+                 {"i8": [1, None], "l": [None, None], "s": ["ab", None], "i16": [2, None], "i": [None, 3],
+                  "d": [None, None]}):
+        cols = {k: pa.array(v, types[k]) for k, v in cols.items()}
+        block = first_block(SHAPE, cols)
+        rows = len(cols["i8"])
+        arr, mm = guarded(block)
+        for project in (set(range(6)), {1, 5}, {0, 2}):
+            got = run_flat(kernel, arr, rows, project, schema=SHAPE)
+            assert got[0] == rows
+            assert got[:4] == run_flat(twin, block, rows, project, schema=SHAPE)[:4]
+        del arr
+        mm.close()
+
+
+@pytest.mark.parametrize("kernel", IMPLS)
+def test_row_offsets_past_the_block_are_refused_without_reading_there(kernel):
+    """A row offset (or the next row's, its end) pointing past the block: the row is refused, as by the twin,
+    and nothing past the block is read (the block ends where reading stops the process)."""
+    twin = _speedups.twin("rowcodec")
+    block, n = shape_block(80, plain=True, seed=10)
+    data_end = len(block) - 4 - 4 * n
+    for row in (0, 40, 79):
+        for value in (len(block), len(block) + 100, data_end + 1, 2**31 - 1):
+            bad = bytearray(block)
+            struct.pack_into("<i", bad, data_end + 4 * row, value)
+            arr, mm = guarded(bytes(bad))
+            got = run_flat(kernel, arr, n, set(range(6)), schema=SHAPE)
+            assert got[0] < 0
+            assert got[:4] == run_flat(twin, bytes(bad), n, set(range(6)), schema=SHAPE)[:4]
+            del arr
+            mm.close()
