@@ -302,6 +302,11 @@ cdef inline bint _utf8_ok(const uint8_t* s, Py_ssize_t n) noexcept nogil:
     return _utf8_tail_ok(s, i, n)
 
 
+cdef bint _utf8_ok_outlined(const uint8_t* s, Py_ssize_t n) noexcept nogil:
+    """_utf8_ok as a call: for the rare value that is not ASCII inside a tight loop (kept out of its body)."""
+    return _utf8_ok(s, n)
+
+
 cdef inline bint _ascii16(uint64_t w0, uint64_t w1, Py_ssize_t n) noexcept nogil:
     """The first ``n`` (<= 16) of the 16 little-endian bytes ``w0 w1`` are ASCII."""
     cdef uint64_t m0, m1
@@ -625,8 +630,10 @@ cdef Py_ssize_t _shape_walk(const uint8_t* p, Py_ssize_t blen, Py_ssize_t data_e
     equal: every field is at a known place, whichever are null. From row ``k0``, rows are taken in chunks:
     first row by row (where each starts, its nulls, the bytes value), then field by field for the whole chunk,
     without a branch on nulls. A row is taken only when the careful walk would write it without a fault and
-    the same way (a bytes value is ASCII of at most 16 bytes when copied, with room to copy 16): the walk stops
-    at the first row it does not take, with nothing of that row written, and returns the number taken."""
+    the same way (a bytes value with a one-byte length, valid UTF-8 where checked, and room for it; 16 bytes
+    are copied for one of at most 16 when there is room for 16, as the careful walk does): the walk stops at
+    the first row it does not take, with nothing of that row written, and returns the number taken. The
+    bytes output, if any, has a data buffer."""
     cdef Py_ssize_t rpos[SHAPE_CHUNK]
     cdef Py_ssize_t rsh[SHAPE_CHUNK]
     cdef uint8_t rnul[SHAPE_CHUNK]
@@ -639,11 +646,12 @@ cdef Py_ssize_t _shape_walk(const uint8_t* p, Py_ssize_t blen, Py_ssize_t data_e
     cdef uint8_t* dst
     cdef uint8_t* data = NULL
     cdef int32_t* offsets = NULL
-    cdef Py_ssize_t k = k0, m, lim, r, pos, end, n, d = 0, cap = 0, j, after, o, o0, f, s, nn, i, bnull
-    cdef uint64_t w0, w1, v8
+    cdef Py_ssize_t k = k0, m, lim, r, pos, end, n, d = 0, cap = 0, j, after, o, o0, f, s, bnull, nn, i
+    cdef uint64_t w0, w1, v8, acc
     cdef uint32_t v4
     cdef uint16_t v2
-    cdef uint8_t nulls, b
+    cdef uint8_t nulls, b, anynull
+    cdef uint8_t* v
     cdef bint utf8 = 0
     if vc != NULL:
         data, offsets, d, cap, utf8 = vc.data, vc.offsets, vc.d, vc.cap, vc.utf8
@@ -652,6 +660,7 @@ cdef Py_ssize_t _shape_walk(const uint8_t* p, Py_ssize_t blen, Py_ssize_t data_e
         o0 = out_base + k
         m = 0
         nn = 0
+        anynull = 0
         while m < lim:
             r = k + m if rows == NULL else rows[k + m]
             if r < 0 or r >= nrows:
@@ -669,15 +678,40 @@ cdef Py_ssize_t _shape_walk(const uint8_t* p, Py_ssize_t blen, Py_ssize_t data_e
                 if n < 0 or n >= 0x80 or n != (p[pos + vat[nulls]] & (bnull - 1)):
                     break
                 if data != NULL:
-                    s = pos + vat[nulls] + 1
-                    if n > 16 or d + 16 > cap or s + 16 > blen:
-                        break
-                    memcpy(&w0, p + s, 8)
-                    memcpy(&w1, p + s + 8, 8)
-                    if utf8 and ((w0 & _ASCII_M0[n]) | (w1 & _ASCII_M1[n])):
-                        break
-                    memcpy(data + d, &w0, 8)
-                    memcpy(data + d + 8, &w1, 8)
+                    s = pos + vat[nulls] + 1      # the value's bytes end at or before the row's end
+                    if n <= 16 and d + 16 <= cap and s + 16 <= blen:
+                        memcpy(&w0, p + s, 8)
+                        memcpy(&w1, p + s + 8, 8)
+                        if utf8 and ((w0 & _ASCII_M0[n]) | (w1 & _ASCII_M1[n])) and not _utf8_ok_outlined(p + s, n):
+                            break
+                        memcpy(data + d, &w0, 8)
+                        memcpy(data + d + 8, &w1, 8)
+                    elif n > 16 and d + n + 16 <= cap and s + n + 16 <= blen:
+                        # 17 to 127 bytes: checked, then copied 16 at a time (room for the last 16)
+                        if utf8:
+                            acc = 0
+                            i = 0
+                            while n - i > 16:
+                                memcpy(&w0, p + s + i, 8)
+                                memcpy(&w1, p + s + i + 8, 8)
+                                acc |= w0 | w1
+                                i += 16
+                            memcpy(&w0, p + s + i, 8)
+                            memcpy(&w1, p + s + i + 8, 8)
+                            acc |= (w0 & _ASCII_M0[n - i]) | (w1 & _ASCII_M1[n - i])
+                            if (acc & 0x8080808080808080ULL) and not _utf8_ok_outlined(p + s, n):
+                                break
+                        i = 0
+                        while i < n:
+                            memcpy(&w0, p + s + i, 8)
+                            memcpy(&w1, p + s + i + 8, 8)
+                            memcpy(data + d + i, &w0, 8)
+                            memcpy(data + d + i + 8, &w1, 8)
+                            i += 16
+                    else:
+                        if d + n > cap or (utf8 and not _utf8_ok_outlined(p + s, n)):
+                            break
+                        memcpy(data + d, p + s, n)
                     d += n
                     offsets[o0 + m + 1] = <int32_t>d
                 rsh[m] = n
@@ -687,15 +721,18 @@ cdef Py_ssize_t _shape_walk(const uint8_t* p, Py_ssize_t blen, Py_ssize_t data_e
                 rsh[m] = 0
             rpos[m] = pos
             rnul[m] = nulls
+            anynull |= nulls
             nrow[nn] = m
             nn += nulls != 0
             m += 1
+        if m == 0:
+            break
         # field by field: a null field is read where it would start (inside the block: at most 8 bytes past
         # the row's end, and the row offsets follow the rows) and written as zeros
         cp = cps
         while cp.width:
             dst, at, after, f = cp.dst, cp.at, cp.after, cp.f
-            if nn == 0:
+            if anynull == 0:
                 # no nulls in the chunk: every row has the field at the same place
                 s = at[0]
                 if cp.width == 8:
@@ -741,12 +778,17 @@ cdef Py_ssize_t _shape_walk(const uint8_t* p, Py_ssize_t blen, Py_ssize_t data_e
                     b = rnul[j]
                     dst[j] = p[rpos[j] + at[b] + (rsh[j] & after)] & <uint8_t>(((b >> f) & 1) - 1)
             cp += 1
+        # validity: set for every row, then cleared where the field is null (the bits start cleared, as the
+        # decoder requires, and each field has its own)
         for f in range(nfields):
-            if fc[f].validity != NULL:
-                _set_bits(fc[f].validity, o0, o0 + m)
+            v = fc[f].validity
+            if v == NULL:
+                continue
+            _set_bits(v, o0, o0 + m)
+            if (anynull >> f) & 1:
                 for i in range(nn):
                     o = o0 + nrow[i]
-                    fc[f].validity[o >> 3] &= <uint8_t>~(((rnul[nrow[i]] >> f) & 1) << (o & 7))
+                    v[o >> 3] &= <uint8_t>~(((rnul[nrow[i]] >> f) & 1) << (o & 7))
         k += m
         if m < lim:
             break
@@ -760,7 +802,8 @@ cdef Py_ssize_t _shape_walk(const uint8_t* p, Py_ssize_t blen, Py_ssize_t data_e
 @cython.cdivision(True)
 cdef Py_ssize_t _decode_flat(const uint8_t* p, Py_ssize_t blen, Py_ssize_t data_end, Py_ssize_t nrows,
                              const int32_t* rows, Py_ssize_t nsel, Py_ssize_t nfields,
-                             OutCol* outs, Py_ssize_t out_base, int64_t* state, const int16_t* tab) noexcept nogil:
+                             OutCol* outs, Py_ssize_t out_base, int64_t* state, const int16_t* tab,
+                             Py_ssize_t* shape_wait) noexcept nogil:
     cdef FlatCol fc[FLAT_MAX]
     cdef FlatCol* c
     cdef Py_ssize_t k, r, f, pos, end, nb, n, o, d, ob, fpos, j, min_row, gcur
@@ -771,7 +814,7 @@ cdef Py_ssize_t _decode_flat(const uint8_t* p, Py_ssize_t blen, Py_ssize_t data_
     # the row-shape walk (``tab`` given: at most 8 fields, at most one of them bytes)
     cdef ShapeCopy cps[FLAT_MAX + 1]
     cdef ShapeCopy* cp
-    cdef Py_ssize_t ncp = 0, nvar = 0, vf = 0, kn
+    cdef Py_ssize_t ncp = 0, nvar = 0, vf = 0, kn, retry, wait, taken
     cdef FlatCol* vc = NULL
     nb = (nfields + 7) >> 3
     min_row = 0
@@ -804,18 +847,30 @@ cdef Py_ssize_t _decode_flat(const uint8_t* p, Py_ssize_t blen, Py_ssize_t data_
                 cp.dst, cp.at, cp.after, cp.width, cp.f = c.values, tab + 256 * f, -nvar, c.width, <int>f
                 ncp += 1
         cps[ncp].width = 0
+        if vc != NULL and vc.data == NULL:
+            tab = NULL
     # validity of the rows the fast walk completes: collected per output byte, set when the walk leaves it
     gcur = out_base >> 3
     gbits = 0
     # all rows in order (``nsel`` <= ``nrows``) or the rows listed; the rows the row-shape walk does not settle
     # go through the fast walk, then the careful walk
+    # after a row the row-shape walk does not take, it is tried again from the next row; after rows it refuses
+    # at once, from ever further on (1, 3, 7 ... 1023 rows on; the decoder keeps the distance from block to
+    # block), so rows it never takes cost it little
     kn = 0
+    retry = 0
+    wait = shape_wait[0] if shape_wait != NULL else 0
     while kn < nsel:
-        if tab != NULL:
-            kn += _shape_walk(p, blen, data_end, nrows, rows, kn, nsel, nvar, vf, vc, cps, fc, nfields, out_base,
-                              tab)
+        if tab != NULL and kn >= retry:
+            taken = _shape_walk(p, blen, data_end, nrows, rows, kn, nsel, nvar, vf, vc, cps, fc, nfields,
+                                out_base, tab)
+            kn += taken
             if kn >= nsel:
                 break
+            wait = 0 if taken else (wait * 2 + 1 if wait < 1023 else wait)
+            retry = kn + 1 + wait
+            if shape_wait != NULL:
+                shape_wait[0] = wait
         k = kn
         kn += 1
         if rows == NULL:
@@ -1064,6 +1119,7 @@ cdef class BlockDecoder:
     cdef readonly bint flat       # the decoder runs _decode_flat
     cdef int _shape               # 0: not worked out yet, 1: the row-shape walk runs, -1: it does not
     cdef int16_t _tab[256 * 9]    # the row-shape walk's table (see _shape_walk)
+    cdef Py_ssize_t _shape_wait   # rows the walk skips after refusing rows at once (see _decode_flat)
 
     def __cinit__(self, const int32_t[::1] program, list outs, Py_ssize_t capacity, int64_t[::1] datapos,
                   int64_t[::1] state):
@@ -1164,7 +1220,7 @@ cdef class BlockDecoder:
         with nogil:
             if self.flat:
                 r = _decode_flat(p, blen, data_end, nrows, rp, nsel, self._nfields, self._cols, out_base,
-                                 &self._state[0], self._tab if self._shape == 1 else NULL)
+                                 &self._state[0], self._tab if self._shape == 1 else NULL, &self._shape_wait)
             else:
                 r = _decode(p, blen, data_end, nrows, rp, nsel, &self._program[0], self._nfields, self._cols,
                             out_base, &self._state[0])

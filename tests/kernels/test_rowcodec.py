@@ -1,5 +1,6 @@
 """rowcodec kernel: compiled and twin agree on encoding, decoding and every failure status/location."""
 import io
+import itertools
 import struct
 
 import numpy as np
@@ -601,8 +602,9 @@ def flat_block(n=200, plain=False):
     return first_block(FLAT, cols), n
 
 
-def run_flat(kernel, block, n, project, rows=None, data_cap=None, schema=FLAT):
-    m = n if rows is None else len(rows)
+def out_buffers(schema, project, m, data):
+    """Output buffers for ``m`` rows of the fields of ``schema`` in ``project`` (None for the others); a bytes
+    field's data buffer is ``data()``; a string field (named s...) is checked as UTF-8."""
     outs = []
     for i, f in enumerate(schema.fields):
         k = V.kind_of(f.type)
@@ -610,18 +612,27 @@ def run_flat(kernel, block, n, project, rows=None, data_cap=None, schema=FLAT):
             outs.append(None)
         elif k == V.K_BYTES:
             utf8 = 1 if f.name.startswith("s") else 0
-            outs.append((k, utf8, np.zeros((m + 7) // 8, np.uint8), None, np.zeros(m + 1, np.int32),
-                         np.zeros(len(block) if data_cap is None else data_cap, np.uint8)))
+            outs.append((k, utf8, np.zeros((m + 7) // 8, np.uint8), None, np.zeros(m + 1, np.int32), data()))
         else:
             outs.append((k, 0, np.zeros((m + 7) // 8, np.uint8), np.full(8 * m, 0xAB, np.uint8), None, None))
+    return outs
+
+
+def written(outs, datapos):
+    """Every byte the decoder wrote into ``outs``: string data up to its final position."""
+    return [None if o is None else [None if x is None else np.asarray(x)[:datapos[i]].tobytes() if j == 3 else
+                                    np.asarray(x).tobytes() for j, x in enumerate(o[2:])]
+            for i, o in enumerate(outs)]
+
+
+def run_flat(kernel, block, n, project, rows=None, data_cap=None, schema=FLAT):
+    m = n if rows is None else len(rows)
+    outs = out_buffers(schema, project, m, lambda: np.zeros(len(block) if data_cap is None else data_cap, np.uint8))
     datapos = np.zeros(len(outs), np.int64)
     state = np.zeros(3, np.int64)
     dec = kernel.BlockDecoder(V.program(schema), outs, m, datapos, state)
     r = dec.decode(block, n, rows, m, 0)
-    flat = [None if o is None else [None if x is None else np.asarray(x)[:datapos[i]].tobytes() if j == 3 else
-                                    np.asarray(x).tobytes() for j, x in enumerate(o[2:])]
-            for i, o in enumerate(outs)]
-    return r, (state.tolist() if r < 0 else None), flat, datapos.tolist(), getattr(dec, "flat", True)
+    return r, (state.tolist() if r < 0 else None), written(outs, datapos), datapos.tolist(), getattr(dec, "flat", True)
 
 
 @pytest.mark.parametrize("kernel", IMPLS)
@@ -648,22 +659,44 @@ def test_twin_agrees_on_flat_schemas(kernel):
         assert (got[0] == n) == (cap >= need)
 
 
-@pytest.mark.parametrize("kernel", IMPLS)
-def test_twin_agrees_on_corrupt_flat_blocks(kernel):
-    block, n = flat_block()
+def flipped_blocks_agree(kernel, block, n, schema, seed, trials):
+    """``trials`` copies of ``block`` with one to three bits flipped, each decoded with a random projection by
+    ``kernel`` and the twin: the same status, location and outputs. Returns how many were refused."""
     twin = _speedups.twin("rowcodec")
-    nf = len(FLAT.fields)
-    rng = np.random.default_rng(12)
+    nf = len(schema.fields)
+    rng = np.random.default_rng(seed)
     failures = 0
-    for trial in range(400):
+    for trial in range(trials):
         bad = bytearray(block)
         for _ in range(int(rng.integers(1, 4))):
             bad[int(rng.integers(0, len(bad) - 4))] ^= 1 << int(rng.integers(8))
         project = set(rng.choice(nf, int(rng.integers(0, nf + 1)), replace=False).tolist())
-        a = run_flat(kernel, bytes(bad), n, project)
-        assert a[:4] == run_flat(twin, bytes(bad), n, project)[:4]
+        a = run_flat(kernel, bytes(bad), n, project, schema=schema)
+        assert a[:4] == run_flat(twin, bytes(bad), n, project, schema=schema)[:4]
         failures += a[0] < 0
-    assert failures > 20
+    return failures
+
+
+def changed_bytes_agree(kernel, block, n, schema, projects, changes):
+    """Every byte of ``block``'s rows replaced by each of ``changes(byte)``, decoded with each projection by
+    ``kernel`` and the twin: the same status, location and outputs. Returns how many were refused."""
+    twin = _speedups.twin("rowcodec")
+    data_end = len(block) - 4 - 4 * n
+    failures = 0
+    for project in projects:
+        for i in range(data_end):
+            for v in changes(block[i]):
+                bad = block[:i] + bytes([v]) + block[i + 1:]
+                a = run_flat(kernel, bad, n, project, schema=schema)
+                assert a[:4] == run_flat(twin, bad, n, project, schema=schema)[:4], (project, i, v)
+                failures += a[0] < 0
+    return failures
+
+
+@pytest.mark.parametrize("kernel", IMPLS)
+def test_twin_agrees_on_corrupt_flat_blocks(kernel):
+    block, n = flat_block()
+    assert flipped_blocks_agree(kernel, block, n, FLAT, seed=12, trials=400) > 20
 
 
 @pytest.mark.parametrize("kernel", IMPLS)
@@ -671,18 +704,9 @@ def test_twin_agrees_on_every_byte_of_a_flat_block_changed(kernel):
     """Rows without nulls and short ASCII strings (the compiled decoder's fast walk): every byte of the row
     data changed in several ways, the same status, location and outputs as the twin."""
     block, n = flat_block(12, plain=True)
-    twin = _speedups.twin("rowcodec")
-    data_end = len(block) - 4 - 4 * n
     project = set(range(len(FLAT.fields))) - {3, 7}
-    failures = 0
-    for i in range(data_end):
-        b = block[i]
-        for v in {b ^ 1, b ^ 2, b ^ 8, (b + 40) & 0xFF, b | 0x80, 0}:
-            bad = block[:i] + bytes([v]) + block[i + 1:]
-            a = run_flat(kernel, bad, n, project)
-            assert a[:4] == run_flat(twin, bad, n, project)[:4], (i, v)
-            failures += a[0] < 0
-    assert failures > 100
+    assert changed_bytes_agree(kernel, block, n, FLAT, [project],
+                               lambda b: {b ^ 1, b ^ 2, b ^ 8, (b + 40) & 0xFF, b | 0x80, 0}) > 100
 
 
 # One bytes field between fixed-width ones (the compiled decoder's row-shape walk), and fixed-width ones only.
@@ -746,19 +770,7 @@ def test_twin_agrees_on_row_shapes(kernel, schema):
 @pytest.mark.parametrize("schema", [SHAPE, FIXED], ids=["one_bytes_field", "fixed_only"])
 def test_twin_agrees_on_corrupt_row_shapes(kernel, schema):
     block, n = shape_block(schema=schema)
-    twin = _speedups.twin("rowcodec")
-    nf = len(schema.fields)
-    rng = np.random.default_rng(13)
-    failures = 0
-    for trial in range(300):
-        bad = bytearray(block)
-        for _ in range(int(rng.integers(1, 4))):
-            bad[int(rng.integers(0, len(bad) - 4))] ^= 1 << int(rng.integers(8))
-        project = set(rng.choice(nf, int(rng.integers(0, nf + 1)), replace=False).tolist())
-        a = run_flat(kernel, bytes(bad), n, project, schema=schema)
-        assert a[:4] == run_flat(twin, bytes(bad), n, project, schema=schema)[:4]
-        failures += a[0] < 0
-    assert failures > 20
+    assert flipped_blocks_agree(kernel, block, n, schema, seed=13, trials=300) > 20
 
 
 @pytest.mark.parametrize("kernel", IMPLS[:1])   # the compiled kernel (the twin where there is none)
@@ -767,18 +779,8 @@ def test_twin_agrees_on_every_byte_of_a_row_shape_block_changed(kernel):
     changed in several ways, the same status, location and outputs as the twin (rows taken by the walk with
     and without nulls, rows it hands to the careful walk)."""
     block, n = shape_block(64, plain=True, seed=8)
-    twin = _speedups.twin("rowcodec")
-    data_end = len(block) - 4 - 4 * n
-    failures = 0
-    for project in (set(range(6)), {2, 3, 5}):
-        for i in range(data_end):
-            b = block[i]
-            for v in {b ^ 1, b ^ 0x10, b | 0x80, 0}:
-                bad = block[:i] + bytes([v]) + block[i + 1:]
-                a = run_flat(kernel, bad, n, project, schema=SHAPE)
-                assert a[:4] == run_flat(twin, bad, n, project, schema=SHAPE)[:4], (project, i, v)
-                failures += a[0] < 0
-    assert failures > 100
+    assert changed_bytes_agree(kernel, block, n, SHAPE, [set(range(6)), {2, 3, 5}],
+                               lambda b: {b ^ 1, b ^ 0x10, b | 0x80, 0}) > 100
 
 
 def guarded(block):
@@ -844,3 +846,168 @@ def test_row_offsets_past_the_block_are_refused_without_reading_there(kernel):
             assert got[:4] == run_flat(twin, bytes(bad), n, set(range(6)), schema=SHAPE)[:4]
             del arr
             mm.close()
+
+
+def _shape_schema(spec):
+    return RowType([DataField(i, n, parse_paimon_type(t)) for i, (n, t) in enumerate(spec)])
+
+
+_FIXED7 = [("i8", "TINYINT"), ("i16", "SMALLINT"), ("i", "INT"), ("l", "BIGINT"), ("f", "FLOAT"), ("d", "DOUBLE"),
+           ("dt", "DATE")]
+SHAPES = {
+    "one_string": _shape_schema([("s", "STRING")]),
+    "binary_first_of_8": _shape_schema([("bin", "BYTES")] + _FIXED7),
+    "string_last": _shape_schema(_FIXED7[:4] + [("s", "STRING")]),
+    "eight_fixed": _shape_schema(_FIXED7 + [("l2", "BIGINT")]),
+}
+
+
+def _shape_cols(schema, n, seed):
+    """Columns for ``schema``: nulls in about 15% of each column's rows (in runs too), strings of 0 to 200 bytes
+    (lengths of one and two bytes) in runs, ASCII and not, binaries with bytes that are not UTF-8."""
+    rng = np.random.default_rng(seed)
+    words = ["", "a", "twelve bytes", "ascii-16-bytes!!", "seventeen bytes!!", "u" * 36, "v" * 127, "w" * 128,
+             "z" * 200, "é", "text then ü and more text", "日本語テキストのもっと長い値です"]
+    cols = {}
+    for f in schema.fields:
+        null = (rng.random(n) < 0.15) | ((np.arange(n) // 40) % 5 == 3) & (rng.random(n) < 0.6)
+        t = f.type.to_arrow() if hasattr(f.type, "to_arrow") else None
+        if f.name == "s":
+            pick = np.where((np.arange(n) // 30) % 4 == 2, rng.integers(6, 9, n), rng.integers(0, len(words), n))
+            vals = [words[k] for k in pick]
+        elif f.name == "bin":
+            vals = [bytes(rng.integers(0, 256, int(rng.integers(0, 40))).astype(np.uint8)) for _ in range(n)]
+        elif f.name in ("f", "d"):
+            vals = rng.random(n).tolist()
+        else:
+            lim = {"i8": 127, "i16": 30000, "dt": 20000}.get(f.name, 2**31 - 1)
+            vals = rng.integers(-lim, lim, n).tolist()
+        arr = pa.array([None if z else v for v, z in zip(vals, null)])
+        if f.name == "i8":
+            arr = arr.cast(pa.int8())
+        elif f.name == "i16":
+            arr = arr.cast(pa.int16())
+        elif f.name == "i":
+            arr = arr.cast(pa.int32())
+        elif f.name == "f":
+            arr = arr.cast(pa.float32())
+        elif f.name == "dt":
+            arr = arr.cast(pa.int32()).cast(pa.date32())
+        cols[f.name] = arr
+    return cols
+
+
+def run_pieces(kernel, schema, block, n, project, pieces, start_d=7, data_cap=None):
+    """One decoder for ``schema`` run over ``pieces`` [(rows or None, nsel, out_base)] of one block, string data
+    written from ``start_d`` (into a buffer of ``data_cap`` bytes followed by an unwritable page, if given): the
+    status of each call, the failure location and every output byte."""
+    total = max(b + k for _, k, b in pieces)
+    keep = []   # the guarded buffers' mappings, unmapped once the arrays are gone
+
+    def data():
+        if data_cap is None:
+            return np.zeros(2 * len(block) + 64, np.uint8)
+        arr, mm = guarded(bytes(data_cap))
+        keep.append(mm)
+        return arr
+    outs = out_buffers(schema, project, total, data)
+    datapos = np.array([start_d if o is not None and o[0] == V.K_BYTES else 0 for o in outs], np.int64)
+    state = np.zeros(3, np.int64)
+    dec = kernel.BlockDecoder(V.program(schema), outs, total, datapos, state)
+    got = []
+    for rows, nsel, base in pieces:
+        r = dec.decode(block, n, rows, nsel, base)
+        got.append((r, state.tolist() if r < 0 else None))
+        if r < 0:
+            break
+    return got, written(outs, datapos), datapos.tolist()
+
+
+@pytest.mark.parametrize("kernel", IMPLS)
+@pytest.mark.parametrize("name", sorted(SHAPES))
+def test_twin_agrees_on_row_shapes_decoded_in_pieces(kernel, name):
+    """Schemas of one to eight fields, the bytes field first, last or absent, string or binary: one decoder
+    called several times on a block (a first call of at least 64 rows, then calls of 3 and more rows at output
+    rows that are not multiples of 8), string data written after other data, row selections of more than 64
+    rows, one of them holding a row past the block: the same statuses, locations and outputs as the twin."""
+    schema = SHAPES[name]
+    twin = _speedups.twin("rowcodec")
+    n = 400
+    block = first_block(schema, _shape_cols(schema, n, seed=len(name)))
+    nf = len(schema.fields)
+    rng = np.random.default_rng(21)
+    sel = np.sort(rng.choice(n, 150, replace=False)).astype(np.int32)
+    bad_sel = sel.copy()
+    bad_sel[90] = n + 5
+    cases = [
+        [(None, 70, 0), (None, 3, 70), (None, 130, 73), (None, 197, 203)],   # all rows, in pieces
+        [(None, 64, 0)],
+        [(sel[:70], 70, 0), (sel[70:], 80, 70)],
+        [(bad_sel, 150, 5)],
+    ]
+    projects = [set(range(nf)), {0}, {nf - 1}, set(rng.choice(nf, max(1, nf // 2), replace=False).tolist())]
+    for pieces in cases:
+        for project in projects:
+            got = run_pieces(kernel, schema, block, n, project, pieces)
+            assert got == run_pieces(twin, schema, block, n, project, pieces), (pieces[0][1:], project)
+            if pieces[0][0] is bad_sel:
+                assert got[0][-1][0] < 0
+            else:
+                assert all(r == k for (r, _), (_, k, _) in zip(got[0], pieces))
+    if any(V.kind_of(f.type) == V.K_BYTES for f in schema.fields):
+        need = run_pieces(twin, schema, block, n, set(range(nf)), cases[0])[2]
+        need = max(need) + 1
+        for cap in (need, need - 1, need + 15, need + 16, need + 127, need // 2):
+            got = run_pieces(kernel, schema, block, n, set(range(nf)), cases[0], data_cap=cap)
+            assert got == run_pieces(twin, schema, block, n, set(range(nf)), cases[0], data_cap=cap), cap
+
+
+@pytest.mark.parametrize("kernel", IMPLS)
+def test_string_output_without_a_data_buffer_is_decoded_as_before(kernel):
+    """A string column given no data buffer (only null values to write): the row-shape walk leaves it to the
+    careful walk, which writes every offset at the starting data position, as the twin does."""
+    schema = SHAPES["one_string"]
+    twin = _speedups.twin("rowcodec")
+    n = 100
+    block = first_block(schema, {"s": pa.array([None] * n, pa.string())})
+
+    def run(k):
+        outs = [(V.K_BYTES, 1, np.zeros((n + 7) // 8, np.uint8), None, np.zeros(n + 1, np.int32), None)]
+        datapos = np.array([5], np.int64)
+        state = np.zeros(3, np.int64)
+        r = k.BlockDecoder(V.program(schema), outs, n, datapos, state).decode(block, n, None, n, 0)
+        return r, outs[0][2].tolist(), outs[0][4].tolist(), datapos.tolist()
+    got = run(kernel)
+    assert got == run(twin)
+    assert got[0] == n and got[2][1:] == [5] * n and not any(got[1])
+
+
+@pytest.mark.parametrize("kernel", IMPLS)
+def test_a_long_string_at_the_end_of_a_small_block_is_read_inside_it(kernel):
+    """A decoder that has taken rows of a large block goes on to a block of one or two rows whose last string
+    (17 to 127 bytes, copied 16 bytes at a time) ends its row, a few bytes before the block's end: every read
+    stays inside the block (it ends where reading stops the process), with the twin's outputs."""
+    twin = _speedups.twin("rowcodec")
+    big, nbig = shape_block(70, plain=True, seed=11)
+    for value, tail in itertools.product(("q" * 17, "r" * 100, "s" * 127, "t" * 31, "u" * 16, None), (3, None)):
+        for first in ([], ["ab"]):
+            vals = first + [value]
+            rest = [3] * len(first) + [tail]     # the fields after the string null: it ends its row
+            small = first_block(SHAPE, {
+                "i8": pa.array([1] * len(vals), pa.int8()), "l": pa.array([2] * len(vals), pa.int64()),
+                "s": pa.array(vals, pa.string()), "i16": pa.array(rest, pa.int16()),
+                "i": pa.array([None] * len(vals), pa.int32()), "d": pa.array(rest, pa.float64())})
+            arr, mm = guarded(small)
+            got = []
+            for k, blk in ((kernel, arr), (twin, small)):
+                total = nbig + len(vals)
+                outs = out_buffers(SHAPE, set(range(6)), total, lambda: np.zeros(64 * total + 64, np.uint8))
+                datapos = np.zeros(len(outs), np.int64)
+                state = np.zeros(3, np.int64)
+                dec = k.BlockDecoder(V.program(SHAPE), outs, total, datapos, state)
+                r1 = dec.decode(big, nbig, None, nbig, 0)
+                r2 = dec.decode(blk, len(vals), None, len(vals), nbig)
+                got.append((r1, r2, written(outs, datapos), datapos.tolist()))
+            assert got[0] == got[1], value
+            assert got[0][:2] == (nbig, len(vals))
+            del arr, blk
