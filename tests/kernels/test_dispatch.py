@@ -35,3 +35,11 @@ def test_twins_have_the_same_functions_as_kernels():
 def test_unknown_kernel_is_an_error():
     with pytest.raises(KeyError):
         _speedups.kernel("nope")
+
+
+def test_every_kernel_is_discovered():
+    """The kernels listed from _pykernels are exactly the Cython sources in _kernels: each has both."""
+    from pathlib import Path
+    sources = {p.stem for p in (Path(_speedups.__file__).parent / "_kernels").glob("*.pyx")}
+    assert sources, "the checkout's kernel sources"
+    assert set(_speedups.KERNELS) == sources
