@@ -10,6 +10,7 @@ from libc.stdint cimport int64_t, int32_t, uint64_t, uint32_t, uint8_t, INT32_MA
 from libc.string cimport memcpy, memset
 
 from paimon_engine._kernels.bytecopy cimport copy_value, count_nonzero
+from paimon_engine._kernels.bitrange cimport set_bits
 from paimon_engine._kernels.cpu cimport pe_avx512_available
 
 # PageHeader fields written by page_header (the twin's HEADER_FIELDS names them)
@@ -335,25 +336,6 @@ cdef inline int _run_header(const uint8_t* b, Py_ssize_t end, Py_ssize_t* pos, i
     return 0
 
 
-cdef inline void _set_bits(uint8_t* v, Py_ssize_t start, Py_ssize_t n, bint on) noexcept nogil:
-    cdef Py_ssize_t i = start, stop = start + n
-    while i < stop and (i & 7):
-        if on:
-            v[i >> 3] |= <uint8_t>(1 << (i & 7))
-        else:
-            v[i >> 3] &= <uint8_t>~(1 << (i & 7))
-        i += 1
-    if stop - i >= 8:
-        memset(v + (i >> 3), 0xFF if on else 0, (stop - i) >> 3)
-        i += ((stop - i) >> 3) << 3
-    while i < stop:
-        if on:
-            v[i >> 3] |= <uint8_t>(1 << (i & 7))
-        else:
-            v[i >> 3] &= <uint8_t>~(1 << (i & 7))
-        i += 1
-
-
 @cython.boundscheck(False)
 @cython.wraparound(False)
 def levels_validity(const uint8_t[::1] buf, Py_ssize_t pos, Py_ssize_t end, int bit_width, int max_level,
@@ -387,7 +369,7 @@ def levels_validity(const uint8_t[::1] buf, Py_ssize_t pos, Py_ssize_t end, int 
                     rc = -5
                     break
                 on = value == <uint32_t>max_level
-                _set_bits(&validity[0], bit_offset + done, take, on)
+                set_bits(&validity[0], bit_offset + done, take, on)
                 if on:
                     valid += take
             else:

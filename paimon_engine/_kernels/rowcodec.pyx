@@ -17,6 +17,7 @@ cimport numpy as cnp
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, int8_t, int16_t, int32_t, int64_t, uint64_t
 from libc.string cimport memcmp, memcpy, memset
 from .leb128 cimport read_u32 as _read_u32, write_u32 as _write_u32
+from .bitrange cimport set_bits
 
 cnp.import_array()
 import numpy
@@ -598,22 +599,29 @@ cdef enum:
     SHAPE_CHUNK = 256
 
 
-cdef inline void _set_bits(uint8_t* v, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
-    """Bits lo .. hi - 1 of ``v`` set."""
-    cdef Py_ssize_t a, b
-    if lo >= hi:
-        return
-    a = lo >> 3
-    b = (hi - 1) >> 3
-    if a == b:
-        v[a] |= <uint8_t>(((1 << (hi - lo)) - 1) << (lo & 7))
-        return
-    v[a] |= <uint8_t>(0xFF << (lo & 7))
-    a += 1
-    while a < b:
-        v[a] = 0xFF
-        a += 1
-    v[b] |= <uint8_t>(0xFF >> (7 - ((hi - 1) & 7)))
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef inline void _shape_copy(const ShapeCopy* cp, Py_ssize_t width, bint nulls, const uint8_t* p,
+                             const Py_ssize_t* rpos, const Py_ssize_t* rsh, const uint8_t* rnul, Py_ssize_t m,
+                             Py_ssize_t o0) noexcept nogil:
+    """One fixed-width field of a chunk's ``m`` rows (see _shape_walk). Without ``nulls`` in the chunk every row
+    has the field at the same place; with them, each row's null byte gives the place, and a null value is read
+    where it would start (inside the block: at most 8 bytes past the row's end, and the row offsets follow the
+    rows) and written as zeros."""
+    cdef uint8_t* dst = cp.dst + width * o0
+    cdef const int16_t* at = cp.at
+    cdef Py_ssize_t after = cp.after, j, s = cp.at[0]
+    cdef int f = cp.f
+    cdef uint64_t v = 0
+    cdef uint8_t b
+    for j in range(m):
+        if nulls:
+            b = rnul[j]
+            memcpy(&v, p + rpos[j] + at[b] + (rsh[j] & after), width)
+            v &= <uint64_t>(((b >> f) & 1) - 1)
+            memcpy(dst + width * j, &v, width)     # (the low bytes: x86 is little-endian, as are the values)
+        else:
+            memcpy(dst + width * j, p + rpos[j] + s + (rsh[j] & after), width)
 
 
 @cython.boundscheck(False)
@@ -641,16 +649,12 @@ cdef Py_ssize_t _shape_walk(const uint8_t* p, Py_ssize_t blen, Py_ssize_t data_e
     cdef const uint8_t* row_off = p + data_end
     cdef const int16_t* need = tab + 256 * nfields
     cdef const int16_t* vat = tab + 256 * vf
-    cdef const int16_t* at
     cdef const ShapeCopy* cp
-    cdef uint8_t* dst
     cdef uint8_t* data = NULL
     cdef int32_t* offsets = NULL
-    cdef Py_ssize_t k = k0, m, lim, r, pos, end, n, d = 0, cap = 0, j, after, o, o0, f, s, bnull, nn, i
-    cdef uint64_t w0, w1, v8, acc
-    cdef uint32_t v4
-    cdef uint16_t v2
-    cdef uint8_t nulls, b, anynull
+    cdef Py_ssize_t k = k0, m, lim, r, pos, end, n, d = 0, cap = 0, o, o0, f, s, bnull, nn, i
+    cdef uint64_t w0, w1, acc
+    cdef uint8_t nulls, anynull
     cdef uint8_t* v
     cdef bint utf8 = 0
     if vc != NULL:
@@ -731,52 +735,15 @@ cdef Py_ssize_t _shape_walk(const uint8_t* p, Py_ssize_t blen, Py_ssize_t data_e
         # the row's end, and the row offsets follow the rows) and written as zeros
         cp = cps
         while cp.width:
-            dst, at, after, f = cp.dst, cp.at, cp.after, cp.f
-            if anynull == 0:
-                # no nulls in the chunk: every row has the field at the same place
-                s = at[0]
-                if cp.width == 8:
-                    dst += 8 * o0
-                    for j in range(m):
-                        memcpy(dst + 8 * j, p + rpos[j] + s + (rsh[j] & after), 8)
-                elif cp.width == 4:
-                    dst += 4 * o0
-                    for j in range(m):
-                        memcpy(dst + 4 * j, p + rpos[j] + s + (rsh[j] & after), 4)
-                elif cp.width == 2:
-                    dst += 2 * o0
-                    for j in range(m):
-                        memcpy(dst + 2 * j, p + rpos[j] + s + (rsh[j] & after), 2)
-                else:
-                    dst += o0
-                    for j in range(m):
-                        dst[j] = p[rpos[j] + s + (rsh[j] & after)]
-            elif cp.width == 8:
-                dst += 8 * o0
-                for j in range(m):
-                    b = rnul[j]
-                    memcpy(&v8, p + rpos[j] + at[b] + (rsh[j] & after), 8)
-                    v8 &= <uint64_t>(((b >> f) & 1) - 1)
-                    memcpy(dst + 8 * j, &v8, 8)
+            # (literal widths: each call compiles to its own loop of fixed-size moves)
+            if cp.width == 8:
+                _shape_copy(cp, 8, anynull != 0, p, rpos, rsh, rnul, m, o0)
             elif cp.width == 4:
-                dst += 4 * o0
-                for j in range(m):
-                    b = rnul[j]
-                    memcpy(&v4, p + rpos[j] + at[b] + (rsh[j] & after), 4)
-                    v4 &= <uint32_t>(((b >> f) & 1) - 1)
-                    memcpy(dst + 4 * j, &v4, 4)
+                _shape_copy(cp, 4, anynull != 0, p, rpos, rsh, rnul, m, o0)
             elif cp.width == 2:
-                dst += 2 * o0
-                for j in range(m):
-                    b = rnul[j]
-                    memcpy(&v2, p + rpos[j] + at[b] + (rsh[j] & after), 2)
-                    v2 &= <uint16_t>(((b >> f) & 1) - 1)
-                    memcpy(dst + 2 * j, &v2, 2)
+                _shape_copy(cp, 2, anynull != 0, p, rpos, rsh, rnul, m, o0)
             else:
-                dst += o0
-                for j in range(m):
-                    b = rnul[j]
-                    dst[j] = p[rpos[j] + at[b] + (rsh[j] & after)] & <uint8_t>(((b >> f) & 1) - 1)
+                _shape_copy(cp, 1, anynull != 0, p, rpos, rsh, rnul, m, o0)
             cp += 1
         # validity: set for every row, then cleared where the field is null (the bits start cleared, as the
         # decoder requires, and each field has its own)
@@ -784,7 +751,7 @@ cdef Py_ssize_t _shape_walk(const uint8_t* p, Py_ssize_t blen, Py_ssize_t data_e
             v = fc[f].validity
             if v == NULL:
                 continue
-            _set_bits(v, o0, o0 + m)
+            set_bits(v, o0, m, 1)
             if (anynull >> f) & 1:
                 for i in range(nn):
                     o = o0 + nrow[i]
@@ -847,19 +814,16 @@ cdef Py_ssize_t _decode_flat(const uint8_t* p, Py_ssize_t blen, Py_ssize_t data_
                 cp.dst, cp.at, cp.after, cp.width, cp.f = c.values, tab + 256 * f, -nvar, c.width, <int>f
                 ncp += 1
         cps[ncp].width = 0
-        if vc != NULL and vc.data == NULL:
-            tab = NULL
     # validity of the rows the fast walk completes: collected per output byte, set when the walk leaves it
     gcur = out_base >> 3
     gbits = 0
-    # all rows in order (``nsel`` <= ``nrows``) or the rows listed; the rows the row-shape walk does not settle
-    # go through the fast walk, then the careful walk
-    # after a row the row-shape walk does not take, it is tried again from the next row; after rows it refuses
-    # at once, from ever further on (1, 3, 7 ... 1023 rows on; the decoder keeps the distance from block to
-    # block), so rows it never takes cost it little
+    # all rows in order (``nsel`` <= ``nrows``) or the rows listed; the rows the row-shape walk does not take go
+    # through the fast walk, then the careful walk. After a row the walk does not take it is tried again from
+    # the next row; after rows it refuses at once, from ever further on (1, 3, 7 ... 1023 rows on; the decoder
+    # keeps the distance from block to block), so rows it never takes cost it little
     kn = 0
     retry = 0
-    wait = shape_wait[0] if shape_wait != NULL else 0
+    wait = shape_wait[0]
     while kn < nsel:
         if tab != NULL and kn >= retry:
             taken = _shape_walk(p, blen, data_end, nrows, rows, kn, nsel, nvar, vf, vc, cps, fc, nfields,
@@ -869,8 +833,7 @@ cdef Py_ssize_t _decode_flat(const uint8_t* p, Py_ssize_t blen, Py_ssize_t data_
                 break
             wait = 0 if taken else (wait * 2 + 1 if wait < 1023 else wait)
             retry = kn + 1 + wait
-            if shape_wait != NULL:
-                shape_wait[0] = wait
+            shape_wait[0] = wait
         k = kn
         kn += 1
         if rows == NULL:
@@ -1068,7 +1031,8 @@ cdef bint _set_decimal_bound(OutCol* oc, object bound, int mode):
 
 cdef bint _shape_table(const OutCol* cols, Py_ssize_t nfields, int16_t* tab) noexcept nogil:
     """The row-shape walk's table for these fields (see _shape_walk), or 0 if the walk does not take them (more
-    than 8 fields, more than one bytes field)."""
+    than 8 fields, more than one bytes field, a bytes output without a data buffer: the careful walk writes
+    that one)."""
     cdef Py_ssize_t f, nvar = 0
     cdef int nulls, at
     if nfields > 8 or nfields == 0:
@@ -1076,6 +1040,8 @@ cdef bint _shape_table(const OutCol* cols, Py_ssize_t nfields, int16_t* tab) noe
     for f in range(nfields):
         if cols[f].op == OP_BYTES or cols[f].op == OP_SKIP_BYTES:
             nvar += 1
+            if cols[f].op == OP_BYTES and cols[f].data == NULL:
+                return 0
     if nvar > 1:
         return 0
     for nulls in range(256):

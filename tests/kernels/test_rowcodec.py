@@ -871,7 +871,6 @@ def _shape_cols(schema, n, seed):
     cols = {}
     for f in schema.fields:
         null = (rng.random(n) < 0.15) | ((np.arange(n) // 40) % 5 == 3) & (rng.random(n) < 0.6)
-        t = f.type.to_arrow() if hasattr(f.type, "to_arrow") else None
         if f.name == "s":
             pick = np.where((np.arange(n) // 30) % 4 == 2, rng.integers(6, 9, n), rng.integers(0, len(words), n))
             vals = [words[k] for k in pick]
@@ -882,18 +881,7 @@ def _shape_cols(schema, n, seed):
         else:
             lim = {"i8": 127, "i16": 30000, "dt": 20000}.get(f.name, 2**31 - 1)
             vals = rng.integers(-lim, lim, n).tolist()
-        arr = pa.array([None if z else v for v, z in zip(vals, null)])
-        if f.name == "i8":
-            arr = arr.cast(pa.int8())
-        elif f.name == "i16":
-            arr = arr.cast(pa.int16())
-        elif f.name == "i":
-            arr = arr.cast(pa.int32())
-        elif f.name == "f":
-            arr = arr.cast(pa.float32())
-        elif f.name == "dt":
-            arr = arr.cast(pa.int32()).cast(pa.date32())
-        cols[f.name] = arr
+        cols[f.name] = pa.array([None if z else v for v, z in zip(vals, null)], f.type.to_arrow())
     return cols
 
 
