@@ -428,6 +428,15 @@ cdef int _unpack_indices(const uint8_t* p, Py_ssize_t nbytes, int w, Py_ssize_t 
     return -3 if take and <int64_t>vmax >= dict_size else 0
 
 
+cdef inline int _bit_width(const uint8_t* b, Py_ssize_t end, Py_ssize_t* pos, int* w) noexcept nogil:
+    """The bit width byte that starts the indices of a dictionary-encoded page (at most 32), read at ``pos``."""
+    if pos[0] >= end:
+        return -1
+    w[0] = b[pos[0]]
+    pos[0] += 1
+    return -5 if w[0] > 32 else 0
+
+
 @cython.boundscheck(False)
 @cython.wraparound(False)
 def dictionary_indices(const uint8_t[::1] buf, Py_ssize_t pos, Py_ssize_t end, Py_ssize_t n, int64_t dict_size,
@@ -446,12 +455,9 @@ def dictionary_indices(const uint8_t[::1] buf, Py_ssize_t pos, Py_ssize_t end, P
         return -4
     if n == 0:
         return pos
-    if pos >= end:
-        return -1
-    w = buf[pos]
-    pos += 1
-    if w > 32:
-        return -5
+    rc = _bit_width(&buf[0], end, &pos, &w)
+    if rc:
+        return rc
     mask = (<uint64_t>1 << w) - 1
     o = &out[out_pos]
     with nogil:
@@ -472,6 +478,54 @@ def dictionary_indices(const uint8_t[::1] buf, Py_ssize_t pos, Py_ssize_t end, P
                     break
                 pos += nbytes
             done += take
+    return rc if rc else pos
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def dictionary_indices_at(const uint8_t[::1] buf, Py_ssize_t pos, Py_ssize_t end, Py_ssize_t n, int64_t dict_size,
+                          const int32_t[::1] rows, int32_t[::1] out):
+    """The indices of rows ``rows`` (ascending, each below ``n``) of a dictionary-encoded data page of ``n`` rows
+    (a bit-width byte, then the RLE / bit-packed hybrid in ``buf[pos:end]``) into ``out[:len(rows)]``, without
+    decoding the others: a bit-packed run is read at the rows wanted only, and the runs after the last row wanted
+    are not read. Returns the position after the last run read, or a negative status (-3: an index read is not
+    below ``dict_size``; -4: rows not ascending or not below ``n``)."""
+    cdef Py_ssize_t done = 0, count, nbytes, take, j = 0, m = rows.shape[0], last = 0
+    cdef uint32_t value, v
+    cdef bint packed
+    cdef int rc = 0, w
+    cdef uint64_t mask
+    if n < 0 or pos < 0 or end > buf.shape[0] or dict_size < 0 or out.shape[0] < m:
+        return -4
+    if m == 0:
+        return pos
+    rc = _bit_width(&buf[0], end, &pos, &w)
+    if rc:
+        return rc
+    mask = (<uint64_t>1 << w) - 1
+    with nogil:
+        while j < m and done < n:
+            rc = _run_header(&buf[0], end, &pos, w, &packed, &count, &value, &nbytes)
+            if rc:
+                break
+            take = count if count < n - done else n - done
+            while j < m and rows[j] < done + take:
+                if rows[j] < last:          # (so never before this run)
+                    rc = -4
+                    break
+                last = rows[j]
+                v = _unpack(&buf[pos], nbytes, last - done, w, mask) if packed else value
+                if <int64_t>v >= dict_size:
+                    rc = -3
+                    break
+                out[j] = <int32_t>v
+                j += 1
+            if rc:
+                break
+            pos += nbytes
+            done += take
+    if not rc and j < m:
+        rc = -4
     return rc if rc else pos
 
 
@@ -709,12 +763,9 @@ def dictionary_fixed(const uint8_t[::1] buf, Py_ssize_t pos, Py_ssize_t end, Py_
         return -4
     if n == 0:
         return pos
-    if pos >= end:
-        return -1
-    w = buf[pos]
-    pos += 1
-    if w > 32:
-        return -5
+    rc = _bit_width(&buf[0], end, &pos, &w)
+    if rc:
+        return rc
     ndict = <uint32_t>min(dictionary.shape[0] // width, <Py_ssize_t>INT32_MAX)
     d = &dictionary[0] if dictionary.shape[0] else NULL
     o = &out[out_pos * width]
@@ -938,12 +989,9 @@ def dictionary_byte_array(const uint8_t[::1] buf, Py_ssize_t pos, Py_ssize_t end
         return -4
     if n == 0:
         return pos
-    if pos >= end:
-        return -1
-    w = buf[pos]
-    pos += 1
-    if w > 32:
-        return -5
+    rc = _bit_width(&buf[0], end, &pos, &w)
+    if rc:
+        return rc
     mask = (<uint64_t>1 << w) - 1
     ndict = <uint32_t>min(ndict_, <Py_ssize_t>INT32_MAX)
     doff = &dict_offsets[0]

@@ -167,10 +167,11 @@ def page_header(buf, pos, end, out):
         return f.code
 
 
-def _runs(buf, pos, end, w, n):
+def _runs(buf, pos, end, w, n, r=None):
     """Yield (values, count) runs of the hybrid until ``n`` values: ``values`` is an int for a repeated run, or a
-    list for a bit-packed one; the last run is cut to ``n``. Ends with the position after the last run read."""
-    r = _Reader(buf, pos, end)
+    list for a bit-packed one; the last run is cut to ``n``. Ends with the position after the last run read.
+    ``r``: a reader at ``pos`` to walk with, whose position is after each run as it is yielded."""
+    r = _Reader(buf, pos, end) if r is None else r
     done = 0
     mask = (1 << w) - 1
     while done < n:
@@ -186,8 +187,8 @@ def _runs(buf, pos, end, w, n):
                 raise _Fail(TRUNCATED)
             take = min(groups * 8, n - done)
             word = int.from_bytes(bytes(buf[r.pos:r.pos + nbytes]), "little")
-            yield [(word >> (k * w)) & mask for k in range(take)], take
             r.pos += nbytes
+            yield [(word >> (k * w)) & mask for k in range(take)], take
         else:
             count = h >> 1
             if count > 1 << 40:
@@ -235,17 +236,24 @@ def levels_validity(buf, pos, end, bit_width, max_level, n, validity, bit_offset
     return valid
 
 
+def _bit_width(buf, pos, end):
+    """The bit width byte (at most 32) at ``pos`` that starts the indices of a dictionary-encoded page, or a
+    negative status."""
+    if pos >= end:
+        return TRUNCATED
+    w = int(buf[pos])
+    return BAD_VALUE if w > 32 else w
+
+
 def dictionary_indices(buf, pos, end, n, dict_size, out, out_pos):
     if n < 0 or pos < 0 or end > len(buf) or out_pos < 0 or out_pos > len(out) or n > len(out) - out_pos \
             or dict_size < 0:
         return BAD_LENGTH
     if n == 0:
         return pos
-    if pos >= end:
-        return TRUNCATED
-    w = int(buf[pos])
-    if w > 32:
-        return BAD_VALUE
+    w = _bit_width(buf, pos, end)
+    if w < 0:
+        return w
     done = 0
     try:
         for values, take in _runs(buf, pos + 1, end, w, n):
@@ -259,6 +267,38 @@ def dictionary_indices(buf, pos, end, n, dict_size, out, out_pos):
             done += take
     except _Fail as f:
         return f.code
+
+
+def dictionary_indices_at(buf, pos, end, n, dict_size, rows, out):
+    m = len(rows)
+    if n < 0 or pos < 0 or end > len(buf) or dict_size < 0 or len(out) < m:
+        return BAD_LENGTH
+    if m == 0:
+        return pos
+    w = _bit_width(buf, pos, end)
+    if w < 0:
+        return w
+    done = j = last = 0
+    reader = _Reader(buf, pos + 1, end)
+    runs = _runs(buf, pos + 1, end, w, n, reader)
+    try:
+        while j < m and done < n:
+            values, take = next(runs)
+            while j < m and rows[j] < done + take:
+                if rows[j] < last:
+                    return BAD_LENGTH
+                last = int(rows[j])
+                x = values if isinstance(values, int) else values[last - done]
+                if x >= dict_size:
+                    return OUT_OF_RANGE
+                out[j] = x
+                j += 1
+            done += take
+    except _Fail as f:
+        return f.code
+    if j < m:
+        return BAD_LENGTH
+    return reader.pos
 
 
 def gather_fixed(dictionary, width, indices, start, n, out, out_pos):
@@ -393,11 +433,9 @@ def dictionary_fixed(buf, pos, end, n, dictionary, width, out, out_pos, keep=Non
         return BAD_LENGTH
     if n == 0:
         return pos
-    if pos >= end:
-        return TRUNCATED
-    w = int(buf[pos])
-    if w > 32:
-        return BAD_VALUE
+    w = _bit_width(buf, pos, end)
+    if w < 0:
+        return w
     ndict = min(len(dictionary) // width, _INT32_MAX)
     done = j = 0
     try:
@@ -432,11 +470,9 @@ def dictionary_byte_array(buf, pos, end, n, dict_offsets, dict_data, offsets, ro
         return BAD_LENGTH
     if n == 0:
         return pos
-    if pos >= end:
-        return TRUNCATED
-    w = int(buf[pos])
-    if w > 32:
-        return BAD_VALUE
+    w = _bit_width(buf, pos, end)
+    if w < 0:
+        return w
     ndict = min(ndict, _INT32_MAX)
     done = j = 0
     try:

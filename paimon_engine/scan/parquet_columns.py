@@ -652,11 +652,10 @@ class _Decoder:
             return None
         if self.dictionary is None:
             self.fail("a dictionary-encoded page without a dictionary page")
-        idx = self.indices(n)
-        rc = k.dictionary_indices(values, 0, len(values), n, self.dict_size, idx, 0)
+        chosen = np.empty(m, np.int32)
+        rc = k.dictionary_indices_at(values, 0, len(values), n, self.dict_size, rel, chosen)
         if rc < 0:
             self.fail("dictionary indices", rc)
-        chosen = idx[rel]
         if as_dictionary:
             return pa.DictionaryArray.from_arrays(pa.Array.from_buffers(pa.int32(), m, [None, pa.py_buffer(chosen)]),
                                                   self.dictionary_arrow(), safe=False)

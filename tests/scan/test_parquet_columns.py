@@ -346,6 +346,48 @@ def test_dictionary_indices_runs(k, width):
     assert k.dictionary_indices(data, 0, len(data), len(out) + 1, dict_size, out, 0) == -4
 
 
+@pytest.mark.parametrize("k", K)
+@pytest.mark.parametrize("width", [0, 1, 3, 8, 10, 17, 25, 26, 31, 32])
+def test_dictionary_indices_at(k, width):
+    """The indices of chosen rows only, against the whole page's decode; the position returned is after the
+    run holding the last row chosen (the runs after it are not read)."""
+    rng = np.random.default_rng(100 + width)
+    top = min((1 << width) - 1, 2**31 - 2)
+    runs = [_hybrid_rle(top, 5, width), _hybrid_packed(rng.integers(0, top + 1, 48), width),
+            _hybrid_rle(0, 20, width), _hybrid_packed(rng.integers(0, top + 1, 13), width)]
+    data = bytes([width]) + b"".join(runs)
+    n = 5 + 48 + 20 + 13
+    whole = np.empty(n, np.int32)
+    assert k.dictionary_indices(data, 0, len(data), n, 2**31 - 1, whole, 0) == len(data)
+    ends = np.cumsum([1] + [len(r) for r in runs])       # the position after each run
+    firsts = [0, 5, 53, 73]                               # the first row of each run
+    choices = [np.arange(n), np.array([0]), np.array([4]), np.array([5, 6, 52]), np.array([n - 1]),
+               np.array([3, 3, 60, 60, 61]), np.sort(rng.choice(n, 17, replace=False))]
+    for rows in choices:
+        rows = rows.astype(np.int32)
+        out = np.full(len(rows) + 3, -7, np.int32)
+        end = k.dictionary_indices_at(data, 0, len(data), n, 2**31 - 1, rows, out)
+        assert end == ends[np.searchsorted(firsts, rows[-1], side="right")]
+        assert out[:len(rows)].tolist() == whole[rows].tolist() and out[len(rows):].tolist() == [-7] * 3
+    none = np.zeros(0, np.int32)
+    assert k.dictionary_indices_at(data, 0, len(data), n, 2**31 - 1, none, none) == 0
+    if width:
+        # an index outside the dictionary fails when it is read, not otherwise
+        assert k.dictionary_indices_at(data, 0, len(data), n, top, np.array([0], np.int32), out) == -3
+        assert k.dictionary_indices_at(data, 0, len(data), n, top, np.array([60], np.int32), out) == ends[3]
+    # rows past the page, rows out of order, a short output, a short buffer, a bit width above 32
+    for rows in ([n], [n + 100], [10, 9], [-1]):
+        assert k.dictionary_indices_at(data, 0, len(data), n, 2**31 - 1, np.array(rows, np.int32), out) == -4
+    assert k.dictionary_indices_at(data, 0, len(data), n, 2**31 - 1, np.arange(3, dtype=np.int32),
+                                   np.zeros(2, np.int32)) == -4
+    if width:
+        assert k.dictionary_indices_at(data, 0, len(data) - 1, n, 2**31 - 1, np.array([n - 1], np.int32),
+                                       out) == -1
+    assert k.dictionary_indices_at(data, 0, 0, n, 2**31 - 1, np.array([0], np.int32), out) == -1
+    assert k.dictionary_indices_at(bytes([33]) + data[1:], 0, len(data), n, 2**31 - 1,
+                                   np.array([0], np.int32), out) == -5
+
+
 def _hybrid_stream(width, seed=0):
     """A dictionary-index stream of ``width`` bits (RLE and bit-packed runs, the last group padded) and its
     indices."""
