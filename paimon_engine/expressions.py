@@ -841,14 +841,16 @@ def _arrow_expression(e, pc):
 # parsing
 # ---------------------------------------------------------------------------
 
-_TOKEN = re.compile(r"""\s*(?:
+#: the tokens of a filter string (compiled on the first parse: a process that never parses one does not pay it)
+_TOKEN_PATTERN = r"""\s*(?:
     (?P<num>[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?)
   | (?P<str>'(?:[^']|'')*')
   | (?P<hex>[xX]'[0-9a-fA-F]*')
   | (?P<qid>`(?:[^`]|``)*`|"(?:[^"]|"")*")
   | (?P<id>[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)
   | (?P<op><=|>=|!=|<>|==|=|<|>|\(|\)|,)
-)""", re.X)
+)"""
+_token = None
 
 #: how deep parentheses and NOT may nest in a filter string (deeper input is refused, not recursed into)
 MAX_FILTER_DEPTH = 100
@@ -861,11 +863,14 @@ _KEYWORDS = {"and", "or", "not", "in", "is", "null", "true", "false", "like", "b
 
 
 def _tokenize(text):
+    global _token
+    if _token is None:
+        _token = re.compile(_TOKEN_PATTERN, re.X)
     pos = 0
     out = []
     text = text.rstrip()
     while pos < len(text):
-        m = _TOKEN.match(text, pos)
+        m = _token.match(text, pos)
         if not m or m.end() == pos:
             raise InvalidArgumentError(f"cannot parse filter {text!r} at position {pos}")
         kind = m.lastgroup

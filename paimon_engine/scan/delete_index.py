@@ -17,7 +17,6 @@ number, inherited from the manifest when null):
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass, field
 
 from ..errors import CorruptFileError
 from .evaluators import FileStats
@@ -30,24 +29,34 @@ FILE_PATH_ID = 2147483546
 POS_ID = 2147483545
 
 
-@dataclass(eq=False)
 class DeleteFile:
-    """A delete file as a scan task carries it (picklable, no manifest objects)."""
+    """A delete file as a scan task carries it (picklable, no manifest objects). ``content``: POSITION or
+    EQUALITY; ``file_format``: parquet / avro / orc / puffin / row; ``stats``: its statistics while the index is
+    built (not pickled); ``file_schema``: the RowType of a ``row`` delete file."""
 
-    path: str
-    content: int                     # POSITION or EQUALITY
-    file_format: str                 # parquet / avro / orc / puffin / row
-    sequence_number: int
-    spec_id: int = 0
-    partition: tuple = ()
-    record_count: int = 0
-    file_size: int = 0
-    referenced_data_file: str | None = None
-    equality_ids: tuple = ()
-    content_offset: int | None = None
-    content_size: int | None = None
-    stats: FileStats | None = field(default=None, repr=False)
-    file_schema: object = field(default=None, repr=False)   # RowType of a ``row`` delete file
+    def __init__(self, path: str, content: int, file_format: str, sequence_number: int, spec_id: int = 0,
+                 partition: tuple = (), record_count: int = 0, file_size: int = 0,
+                 referenced_data_file: str | None = None, equality_ids: tuple = (), content_offset: int | None = None,
+                 content_size: int | None = None, stats: FileStats | None = None, file_schema=None):
+        self.path = path
+        self.content = content
+        self.file_format = file_format
+        self.sequence_number = sequence_number
+        self.spec_id = spec_id
+        self.partition = partition
+        self.record_count = record_count
+        self.file_size = file_size
+        self.referenced_data_file = referenced_data_file
+        self.equality_ids = equality_ids
+        self.content_offset = content_offset
+        self.content_size = content_size
+        self.stats = stats
+        self.file_schema = file_schema
+
+    def __repr__(self):
+        shown = ("path", "content", "file_format", "sequence_number", "spec_id", "partition", "record_count",
+                 "file_size", "referenced_data_file", "equality_ids", "content_offset", "content_size")
+        return "DeleteFile(" + ", ".join(f"{x}={getattr(self, x)!r}" for x in shown) + ")"
 
     @property
     def is_deletion_vector(self) -> bool:

@@ -7,47 +7,90 @@ starts) and :func:`combine_tasks` bin-packs small ones into :class:`CombinedScan
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import copy
 
 from ..expressions import AlwaysTrue
 
 __all__ = ["FileScanTask", "CombinedScanTask", "TaskFile", "split_tasks", "split_row_file", "combine_tasks"]
 
 
-@dataclass(frozen=True)
 class TaskFile:
     """A content file as pyiceberg's scan tasks show it: ``task.file`` (the data file) and the entries of
-    ``task.delete_files``. ``content``: 0 data, 1 position deletes (or a deletion vector), 2 equality deletes."""
+    ``task.delete_files``. ``content``: 0 data, 1 position deletes (or a deletion vector), 2 equality deletes.
+    Immutable, equal when every field is, hashable."""
 
-    file_path: str
-    file_format: str
-    record_count: int
-    file_size_in_bytes: int
-    content: int = 0
-    spec_id: int = 0
-    partition: tuple = ()
-    referenced_data_file: str | None = None
-    content_offset: int | None = None
+    __slots__ = ("file_path", "file_format", "record_count", "file_size_in_bytes", "content", "spec_id",
+                 "partition", "referenced_data_file", "content_offset")
+
+    def __init__(self, file_path: str, file_format: str, record_count: int, file_size_in_bytes: int,
+                 content: int = 0, spec_id: int = 0, partition: tuple = (), referenced_data_file: str | None = None,
+                 content_offset: int | None = None):
+        put = object.__setattr__
+        put(self, "file_path", file_path)
+        put(self, "file_format", file_format)
+        put(self, "record_count", record_count)
+        put(self, "file_size_in_bytes", file_size_in_bytes)
+        put(self, "content", content)
+        put(self, "spec_id", spec_id)
+        put(self, "partition", partition)
+        put(self, "referenced_data_file", referenced_data_file)
+        put(self, "content_offset", content_offset)
+
+    def _key(self):
+        return tuple(getattr(self, x) for x in self.__slots__)
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"TaskFile is immutable: cannot set {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"TaskFile is immutable: cannot delete {name!r}")
+
+    def __eq__(self, other):
+        return self._key() == other._key() if type(other) is TaskFile else NotImplemented
+
+    def __hash__(self):
+        return hash(self._key())
+
+    def __reduce__(self):
+        return TaskFile, self._key()
+
+    def __repr__(self):
+        return "TaskFile(" + ", ".join(f"{x}={getattr(self, x)!r}" for x in self.__slots__) + ")"
 
 
-@dataclass(eq=False)
 class FileScanTask:
-    path: str
-    file_format: str
-    record_count: int
-    file_size: int
-    spec_id: int = 0
-    partition: tuple = ()
-    sequence_number: int = 0
-    deletes: list = field(default_factory=list)
-    residual: object = field(default_factory=AlwaysTrue)
-    selection: object = None          # sorted row positions to keep (a row-file index result), or None
-    start: int | None = None          # byte range of a split: row groups starting inside [start, start+length)
-    length: int | None = None
-    split_offsets: tuple | None = None
-    snapshot_id: int | None = None    # the snapshot that added the file (incremental scans)
-    file_schema: object = None        # RowType a ``row`` file was written with (row files store no schema)
-    first_row_id: int | None = None   # v3 row lineage: row id of the file's first row (None: no lineage)
+    """The rows of one data file (or of a byte range of it) to read, with the delete files that apply to it."""
+
+    def __init__(self, path: str, file_format: str, record_count: int, file_size: int, spec_id: int = 0,
+                 partition: tuple = (), sequence_number: int = 0, deletes: list | None = None, residual=None,
+                 selection=None, start: int | None = None, length: int | None = None,
+                 split_offsets: tuple | None = None, snapshot_id: int | None = None, file_schema=None,
+                 first_row_id: int | None = None):
+        self.path = path
+        self.file_format = file_format
+        self.record_count = record_count
+        self.file_size = file_size
+        self.spec_id = spec_id
+        self.partition = partition
+        self.sequence_number = sequence_number
+        self.deletes = [] if deletes is None else deletes
+        self.residual = AlwaysTrue() if residual is None else residual
+        self.selection = selection            # sorted row positions to keep (a row-file index result), or None
+        self.start = start                    # byte range of a split: row groups starting inside [start, start+length)
+        self.length = length
+        self.split_offsets = split_offsets
+        self.snapshot_id = snapshot_id        # the snapshot that added the file (incremental scans)
+        self.file_schema = file_schema        # RowType a ``row`` file was written with (row files store no schema)
+        self.first_row_id = first_row_id      # v3 row lineage: row id of the file's first row (None: no lineage)
+
+    def replace(self, **changes) -> "FileScanTask":
+        """A copy of the task with some fields changed."""
+        unknown = set(changes) - set(self.__dict__)
+        if unknown:
+            raise TypeError(f"FileScanTask has no field {sorted(unknown)[0]!r}")
+        c = copy.copy(self)
+        c.__dict__.update(changes)
+        return c
 
     @property
     def size_bytes(self) -> int:
@@ -76,9 +119,14 @@ class FileScanTask:
                f"residual={self.residual!r})"
 
 
-@dataclass(eq=False)
 class CombinedScanTask:
-    tasks: list
+    """Scan tasks read as one unit (a Spark partition, a worker's share)."""
+
+    def __init__(self, tasks: list):
+        self.tasks = tasks
+
+    def __repr__(self):
+        return f"CombinedScanTask(tasks={self.tasks!r})"
 
     @property
     def size_bytes(self):
@@ -164,7 +212,6 @@ def _may_delete_rows(d, lo: int, hi: int) -> bool:
 
 
 def _range(t: FileScanTask, start, length):
-    import copy
     c = copy.copy(t)
     c.start = start
     c.length = length

@@ -7,8 +7,6 @@ index, so there is one reader in the package.
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 
 from ..batch import int64_values
@@ -86,7 +84,7 @@ class SnapshotFiles:
         if not applied:
             return none
         reader = TaskReader(self.io, self.md.schema().struct, T.RowType([]), ())
-        pos = reader._task_positions(dataclasses.replace(task, deletes=applied))
+        pos = reader._task_positions(task.replace(deletes=applied))
         rc = entry.data_file.record_count
         pos = np.unique(pos[(pos >= 0) & (pos < rc)]) if pos is not None else np.zeros(0, np.int64)
         keys = {(d.path, d.content_offset if d.is_deletion_vector else None) for d in applied}
@@ -110,7 +108,7 @@ class SnapshotFiles:
         task = self._task_for(df.file_path)
         if task is None or not task.deletes:
             return tbl, np.ones(tbl.num_rows, dtype=bool)
-        task = dataclasses.replace(task, residual=AlwaysTrue(), selection=None, start=None, length=None)
+        task = task.replace(residual=AlwaysTrue(), selection=None, start=None, length=None)
         live = _read_all(TaskReader(self.io, schema.struct, T.RowType([]), (POS_COLUMN,), fields), task)
         keep = np.zeros(tbl.num_rows, dtype=bool)
         pos = int64_values(live.column(POS_COLUMN).combine_chunks())
