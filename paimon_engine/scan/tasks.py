@@ -212,11 +212,7 @@ def _may_delete_rows(d, lo: int, hi: int) -> bool:
 
 
 def _range(t: FileScanTask, start, length):
-    c = copy.copy(t)
-    c.start = start
-    c.length = length
-    c.record_count = -1  # unknown for a part of a file
-    return c
+    return t.replace(start=start, length=length, record_count=-1)   # (a part of a file: its row count unknown)
 
 
 def combine_tasks(tasks, target_size: int, open_file_cost: int = 4 << 20):
