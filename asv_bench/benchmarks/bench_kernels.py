@@ -78,3 +78,52 @@ class NullBitmap:
             int(bits.sum())
         else:
             self.k.nulls_to_validity(self.bits, 0, self.count, False, self.out)
+
+
+class DictionaryColumn:
+    """One dictionary-encoded, uncompressed Parquet column chunk of 2M rows (1000 distinct values, 10-bit indices,
+    pages of 1 MB) decoded into an Arrow array: the engine's page decoder (its vector paths as the processor
+    allows, and with them off) against pyarrow reading the same column from the same bytes in memory."""
+    params = (["engine", "engine-scalar", "pyarrow"], ["int32", "int64"])
+    param_names = ["impl", "type"]
+    ROWS = 2_000_000
+
+    def setup(self, impl, type_):
+        import io
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+        from paimon_engine.scan import parquet_columns as PC
+        rng = np.random.default_rng(0)
+        values = pa.array(rng.integers(0, 1000, self.ROWS).astype(type_))
+        sink = io.BytesIO()
+        pq.write_table(pa.table({"k": values}), sink, compression="none", use_dictionary=True,
+                       row_group_size=self.ROWS)
+        self.buf = pa.py_buffer(sink.getvalue())
+        pf = pq.ParquetFile(pa.BufferReader(self.buf))
+        md = pf.metadata
+        self.chunk = PC.chunk_of(md.row_group(0).column(0), pf.schema.column(0), md.num_rows)
+        self.type = values.type
+        self.k = _speedups.compiled("parquet")
+        if impl.startswith("engine") and self.k is None:
+            raise NotImplementedError("compiled kernels not built")
+        self.read = PC.read_column_chunk
+        if impl == "engine-scalar":
+            self.before = self.k.vector_paths(False)
+        got = self.decode(impl, type_)
+        got = got if isinstance(got, pa.ChunkedArray) else pa.chunked_array([got])
+        assert got.equals(pa.chunked_array([values])), "the decoded column differs"
+
+    def teardown(self, impl, type_):
+        if impl == "engine-scalar":
+            self.k.vector_paths(self.before)
+
+    def decode(self, impl, type_):
+        if impl == "pyarrow":
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+            return pq.read_table(pa.BufferReader(self.buf), use_threads=False).column(0)
+        buf = self.buf
+        return self.read("bench", lambda size, off: buf[off:off + size], buf.size, self.chunk, self.type)
+
+    def time_decode(self, impl, type_):
+        self.decode(impl, type_)

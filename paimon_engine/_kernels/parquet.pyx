@@ -11,7 +11,7 @@ from libc.string cimport memcpy, memset
 
 from paimon_engine._kernels.bytecopy cimport copy_value, count_nonzero
 from paimon_engine._kernels.bitrange cimport set_bits
-from paimon_engine._kernels.cpu cimport pe_avx512_available
+from paimon_engine._kernels.cpu cimport pe_avx512_available, pe_vbmi_available
 
 # PageHeader fields written by page_header (the twin's HEADER_FIELDS names them)
 cdef enum:
@@ -390,6 +390,86 @@ def levels_validity(const uint8_t[::1] buf, Py_ssize_t pos, Py_ssize_t end, int 
     return rc if rc else valid
 
 
+# Where the processor has AVX-512 VBMI (with F, BW and VL), a bit-packed run of indices of at most 25 bits is
+# unpacked 16 at a time: 16 indices of w bits take 2w bytes, so each group starts on a byte; one 64-byte load, one
+# byte permute that puts each index's four bytes in its 32-bit lane, one shift per lane and a mask give the 16
+# indices; they are checked against the dictionary's size together, and their 4- or 8-byte values gathered from
+# the dictionary (or the indices stored as they are). A group is taken only while its 64-byte load ends inside
+# the run; a group holding an index outside the dictionary is left, with the rest of the run, to the scalar loop,
+# which then stops at that index as it would have anyway. vector_paths() turns this on and off with the others.
+cdef extern from *:
+    """
+    #if PE_X86_VECTOR
+    __attribute__((target("avx512f,avx512bw,avx512vl,avx512vbmi")))
+    static Py_ssize_t pe_unpack_vector(const uint8_t* p, Py_ssize_t nbytes, int w, Py_ssize_t take,
+                                       uint32_t ndict, const uint8_t* d, int width, uint8_t* o) {
+        uint8_t perm[64];
+        uint32_t shift[16];
+        Py_ssize_t i = 0;
+        int k, j;
+        if (w < 1 || w > 25 || (width != 0 && width != 4 && width != 8))
+            return 0;
+        for (k = 0; k < 16; k++) {
+            for (j = 0; j < 4; j++)
+                perm[4 * k + j] = (uint8_t)(((k * w) >> 3) + j);
+            shift[k] = (uint32_t)((k * w) & 7);
+        }
+        const __m512i vperm = _mm512_loadu_si512((const void*)perm);
+        const __m512i vshift = _mm512_loadu_si512((const void*)shift);
+        const __m512i vmask = _mm512_set1_epi32((int)((1u << w) - 1));
+        const __m512i vndict = _mm512_set1_epi32((int)ndict);
+        /* group i / 16 starts at byte (i / 8) * w */
+        while (i + 16 <= take && (i >> 3) * w + 64 <= nbytes) {
+            __m512i raw = _mm512_loadu_si512((const void*)(p + (i >> 3) * w));
+            __m512i x = _mm512_and_si512(_mm512_srlv_epi32(_mm512_permutexvar_epi8(vperm, raw), vshift), vmask);
+            if (_mm512_cmpge_epu32_mask(x, vndict))
+                break;
+            if (width == 4) {
+                _mm512_storeu_si512((void*)(o + 4 * i), _mm512_i32gather_epi32(x, (const void*)d, 4));
+            } else if (width == 8) {
+                _mm512_storeu_si512((void*)(o + 8 * i),
+                                    _mm512_i32gather_epi64(_mm512_castsi512_si256(x), (const void*)d, 8));
+                _mm512_storeu_si512((void*)(o + 8 * i + 64),
+                                    _mm512_i32gather_epi64(_mm512_extracti64x4_epi64(x, 1), (const void*)d, 8));
+            } else {
+                _mm512_storeu_si512((void*)(o + 4 * i), x);
+            }
+            i += 16;
+        }
+        return i;
+    }
+    #else
+    /* never called: without AVX-512 the vector switch stays off (this keeps the module compiling) */
+    static Py_ssize_t pe_unpack_vector(const uint8_t* p, Py_ssize_t nbytes, int w, Py_ssize_t take,
+                                       uint32_t ndict, const uint8_t* d, int width, uint8_t* o) {
+        (void)p; (void)nbytes; (void)w; (void)take; (void)ndict; (void)d; (void)width; (void)o;
+        return 0;
+    }
+    #endif
+    """
+    Py_ssize_t pe_unpack_vector(const uint8_t* p, Py_ssize_t nbytes, int w, Py_ssize_t take, uint32_t ndict,
+                                const uint8_t* d, int width, uint8_t* o) noexcept nogil
+
+cdef bint _VBMI_OK = pe_vbmi_available()
+
+
+cdef inline Py_ssize_t _unpacked(const uint8_t* p, Py_ssize_t nbytes, int w, Py_ssize_t take, uint32_t ndict,
+                                 const uint8_t* d, int width, uint8_t* o) noexcept nogil:
+    """How many of the first ``take`` values of a bit-packed run the vector path wrote (0 where it is off or
+    cannot: w above 25, no VBMI, ``width`` other than 0, 4 and 8): indices (``width`` 0, int32) or their 4- or
+    8-byte dictionary values. A multiple of 16, so the scalar loops go on from byte ``(done >> 3) * w`` of the
+    run."""
+    if _vector and _VBMI_OK and w <= 25:
+        return pe_unpack_vector(p, nbytes, w, take, ndict, d, width, o)
+    return 0
+
+
+def vector_unpack():
+    """Whether bit-packed dictionary indices are unpacked 16 at a time (the vector paths on, and the processor has
+    AVX-512 VBMI)."""
+    return bool(_vector and _VBMI_OK)
+
+
 cdef int _unpack_indices(const uint8_t* p, Py_ssize_t nbytes, int w, Py_ssize_t take, int32_t* o,
                          int64_t dict_size) noexcept nogil:
     """The first ``take`` values of a bit-packed run (``nbytes`` bytes at ``p``, ``w`` bits each) into ``o``;
@@ -444,7 +524,7 @@ def dictionary_indices(const uint8_t[::1] buf, Py_ssize_t pos, Py_ssize_t end, P
     """Decode the ``n`` indices of a dictionary-encoded data page (a bit-width byte, then the RLE / bit-packed
     hybrid) from ``buf[pos:end]`` into ``out[out_pos:out_pos + n]``. Returns the position after the last run
     read, or a negative status (-3: an index not below ``dict_size``)."""
-    cdef Py_ssize_t done = 0, count, nbytes, k, take
+    cdef Py_ssize_t done = 0, count, nbytes, k, take, first
     cdef uint32_t value
     cdef bint packed
     cdef int rc = 0, w
@@ -473,7 +553,11 @@ def dictionary_indices(const uint8_t[::1] buf, Py_ssize_t pos, Py_ssize_t end, P
                 for k in range(take):
                     o[done + k] = <int32_t>value
             else:
-                rc = _unpack_indices(&buf[pos], nbytes, w, take, o + done, dict_size)
+                # (the vector path's part, then the rest from the byte where it stopped)
+                first = _unpacked(&buf[pos], nbytes, w, take, <uint32_t>min(dict_size, <int64_t>0xFFFFFFFF), NULL,
+                                  0, <uint8_t*>(o + done))
+                rc = _unpack_indices(&buf[pos + (first >> 3) * w], nbytes - (first >> 3) * w, w, take - first,
+                                     o + done + first, dict_size)
                 if rc:
                     break
                 pos += nbytes
@@ -745,7 +829,7 @@ def dictionary_fixed(const uint8_t[::1] buf, Py_ssize_t pos, Py_ssize_t end, Py_
     after another from ``out_pos`` (every index is still checked). The output then needs room for the kept
     rows and one value more (a dropped row's value may be written just past the kept ones). Returns the
     position after the last run read, or a negative status (-3: an index outside the dictionary)."""
-    cdef Py_ssize_t done = 0, count, nbytes, k, take, j = 0, m
+    cdef Py_ssize_t done = 0, count, nbytes, k, take, j = 0, m, first
     cdef uint32_t value, ndict
     cdef bint packed
     cdef int rc = 0, w
@@ -823,7 +907,9 @@ def dictionary_fixed(const uint8_t[::1] buf, Py_ssize_t pos, Py_ssize_t end, Py_
                     for k in range(take):
                         memcpy(o + (done + k) * width, d, width)
                 else:
-                    rc = _packed_fixed_any(&buf[pos], nbytes, w, take, d, ndict, width, o + done * width)
+                    first = _unpacked(&buf[pos], nbytes, w, take, ndict, d, width, o + done * width)
+                    rc = _packed_fixed_any(&buf[pos + (first >> 3) * w], nbytes - (first >> 3) * w, w, take - first,
+                                           d, ndict, width, o + (done + first) * width)
                     if rc:
                         break
                 pos += nbytes

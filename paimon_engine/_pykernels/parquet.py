@@ -512,6 +512,11 @@ def vector_paths(enabled=None):
     return False
 
 
+def vector_unpack():
+    """The twin unpacks indices one at a time: always False."""
+    return False
+
+
 def keep_fixed(src, width, n, keep, out, out_pos):
     if width <= 0 or n < 0 or out_pos < 0 or len(keep) < n or n > len(src) // width:
         return BAD_LENGTH

@@ -937,6 +937,75 @@ def test_the_vector_path_is_live_where_the_processor_has_it():
     check_vector_paths_live([p.values[0] for p in K])
 
 
+def test_the_vector_unpack_is_live_where_the_processor_has_it(vector_state):
+    """Indices are unpacked 16 at a time exactly where the vector paths are on and the processor has AVX-512
+    VBMI too; never by the twin."""
+    from tests.kernels.impls import AVX512, avx512_expected
+    impls = [p.values[0] for p in K]
+    if len(impls) < 2:
+        pytest.skip("pure-Python build: only the twin")
+    want = avx512_expected(AVX512 | {"avx512vbmi"})
+    if want is None:
+        pytest.skip("no /proc/cpuinfo to compare with")
+    assert impls[0].vector_unpack() is (want and vector_state == "vector")
+    assert impls[1].vector_unpack() is False
+
+
+@pytest.mark.parametrize("width", list(range(1, 33)))
+def test_long_bit_packed_runs_on_the_vector_and_scalar_paths(vector_state, width):
+    """Long bit-packed runs (16 indices a group on the vector path, up to 25 bits) decode the same on both paths
+    and in the twin: indices, and 4-, 8- and 3-byte dictionary values; a run cut short by the page's row count;
+    runs whose last group or load ends at the run's end; an index outside the dictionary at the start, middle
+    or end of a group, or in the scalar tail, fails with -3 however the run is read."""
+    rng = np.random.default_rng(width)
+    top = min((1 << width) - 1, 4999)
+    for count in (8, 64, 128, 504, 1000, 1024, 4096 + 8):
+        vals = rng.integers(0, top + 1, count)
+        vals[rng.integers(0, count)] = top              # the largest index appears
+        data = bytes([width]) + _hybrid_packed(vals, width) + _hybrid_rle(top, 3, width)
+        n = count + 3
+        want = np.concatenate([vals, [top] * 3])
+        ndict = top + 1
+        for k in [p.values[0] for p in K]:
+            out = np.full(n + 1, -9, np.int32)
+            assert k.dictionary_indices(data, 0, len(data), n, ndict, out, 1) == len(data)
+            assert out[0] == -9 and out[1:].tolist() == want.tolist(), (k, count)
+            for vwidth in (4, 8, 3):
+                dictionary = rng.integers(0, 256, ndict * vwidth, dtype=np.uint8)
+                got = np.full((n + 1) * vwidth, 0xCD, np.uint8)
+                assert k.dictionary_fixed(data, 0, len(data), n, dictionary, vwidth, got, 1) == len(data)
+                assert (got[:vwidth] == 0xCD).all()
+                assert got[vwidth:].tolist() == dictionary.reshape(-1, vwidth)[want].ravel().tolist(), \
+                    (k, count, vwidth)
+            # fewer rows than the run holds: the run's first values only, nothing past them written
+            part = count - 17 if count > 17 else count - 1
+            out = np.full(count + 1, -9, np.int32)
+            assert k.dictionary_indices(data, 0, len(data), part, ndict, out, 0) > 0
+            assert out[:part].tolist() == vals[:part].tolist() and (out[part:] == -9).all()
+            d8 = rng.integers(0, 256, ndict * 8, dtype=np.uint8)
+            got = np.full((count + 1) * 8, 0xCD, np.uint8)
+            assert k.dictionary_fixed(data, 0, len(data), part, d8, 8, got, 0) > 0
+            assert got[:part * 8].tolist() == d8.reshape(-1, 8)[vals[:part]].ravel().tolist()
+            assert (got[part * 8:] == 0xCD).all()
+            # one index outside the dictionary, wherever it is
+            for at in sorted({0, 15, 16, 17, count // 2, count - 1} & set(range(count))):
+                bad_vals = vals.copy()
+                bad_vals[bad_vals == top] = top - 1
+                bad_vals[at] = top                      # the dictionary below holds indices < top only
+                bad = bytes([width]) + _hybrid_packed(bad_vals, width)
+                out = np.zeros(count, np.int32)
+                assert k.dictionary_indices(bad, 0, len(bad), count, top, out, 0) == -3, (k, count, at)
+                d4 = np.zeros(top * 4, np.uint8)
+                assert k.dictionary_fixed(bad, 0, len(bad), count, d4, 4, np.zeros(count * 4, np.uint8), 0) \
+                    == -3, (k, count, at)
+                d8 = np.zeros(top * 8, np.uint8)
+                assert k.dictionary_fixed(bad, 0, len(bad), count, d8, 8, np.zeros(count * 8, np.uint8), 0) \
+                    == -3, (k, count, at)
+                # the same index read with a dictionary that holds it passes
+                assert k.dictionary_indices(bad, 0, len(bad), count, top + 1, out, 0) == len(bad)
+                assert out.tolist() == bad_vals.tolist()
+
+
 def test_kept_values_and_counts_on_the_vector_and_scalar_paths(vector_state):
     """keep_fixed compacts 8-byte values eight rows and 4-byte values sixteen rows at a time on the vector path,
     and counts flags 64 at a time (count_flags, and the room tests of every kernel taking flags): on both paths
