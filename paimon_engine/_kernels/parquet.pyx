@@ -394,34 +394,47 @@ def levels_validity(const uint8_t[::1] buf, Py_ssize_t pos, Py_ssize_t end, int 
 # unpacked 16 at a time: 16 indices of w bits take 2w bytes, so each group starts on a byte; one 64-byte load, one
 # byte permute that puts each index's four bytes in its 32-bit lane, one shift per lane and a mask give the 16
 # indices; they are checked against the dictionary's size together, and their 4- or 8-byte values gathered from
-# the dictionary (or the indices stored as they are). A group is taken only while its 64-byte load ends inside
-# the run; a group holding an index outside the dictionary is left, with the rest of the run, to the scalar loop,
-# which then stops at that index as it would have anyway. vector_paths() turns this on and off with the others.
+# the dictionary (or the indices stored as they are; with keep flags, the kept values compressed together and
+# stored with a mask of as many lanes, so nothing is written past them). A group is taken only while its 64-byte
+# load ends inside the run; a group holding an index outside the dictionary is left, with the rest of the run, to
+# the scalar loop, which then stops at that index as it would have anyway. vector_paths() turns this on and off
+# with the others.
 cdef extern from *:
     """
     #if PE_X86_VECTOR
+    /* the byte permute and the shifts that put index k of a group of 16 (w bits each) in lane k */
+    __attribute__((target("avx512f,avx512bw,avx512vl,avx512vbmi")))
+    static inline void pe_unpack_tables(int w, __m512i* vperm, __m512i* vshift) {
+        uint8_t perm[64];
+        uint32_t shift[16];
+        int k, b;
+        for (k = 0; k < 16; k++) {
+            for (b = 0; b < 4; b++)
+                perm[4 * k + b] = (uint8_t)(((k * w) >> 3) + b);
+            shift[k] = (uint32_t)((k * w) & 7);
+        }
+        *vperm = _mm512_loadu_si512((const void*)perm);
+        *vshift = _mm512_loadu_si512((const void*)shift);
+    }
+
+    /* the 16 indices of the group starting at value i (i a multiple of 16: byte (i / 8) * w of the run) */
+    __attribute__((target("avx512f,avx512bw,avx512vl,avx512vbmi")))
+    static inline __m512i pe_unpack_group(const uint8_t* p, Py_ssize_t i, int w, __m512i vperm, __m512i vshift) {
+        __m512i raw = _mm512_loadu_si512((const void*)(p + (i >> 3) * w));
+        return _mm512_and_si512(_mm512_srlv_epi32(_mm512_permutexvar_epi8(vperm, raw), vshift),
+                                _mm512_set1_epi32((int)((1u << w) - 1)));
+    }
+
     __attribute__((target("avx512f,avx512bw,avx512vl,avx512vbmi")))
     static Py_ssize_t pe_unpack_vector(const uint8_t* p, Py_ssize_t nbytes, int w, Py_ssize_t take,
                                        uint32_t ndict, const uint8_t* d, int width, uint8_t* o) {
-        uint8_t perm[64];
-        uint32_t shift[16];
+        __m512i vperm, vshift, vndict = _mm512_set1_epi32((int)ndict);
         Py_ssize_t i = 0;
-        int k, j;
         if (w < 1 || w > 25 || (width != 0 && width != 4 && width != 8))
             return 0;
-        for (k = 0; k < 16; k++) {
-            for (j = 0; j < 4; j++)
-                perm[4 * k + j] = (uint8_t)(((k * w) >> 3) + j);
-            shift[k] = (uint32_t)((k * w) & 7);
-        }
-        const __m512i vperm = _mm512_loadu_si512((const void*)perm);
-        const __m512i vshift = _mm512_loadu_si512((const void*)shift);
-        const __m512i vmask = _mm512_set1_epi32((int)((1u << w) - 1));
-        const __m512i vndict = _mm512_set1_epi32((int)ndict);
-        /* group i / 16 starts at byte (i / 8) * w */
+        pe_unpack_tables(w, &vperm, &vshift);
         while (i + 16 <= take && (i >> 3) * w + 64 <= nbytes) {
-            __m512i raw = _mm512_loadu_si512((const void*)(p + (i >> 3) * w));
-            __m512i x = _mm512_and_si512(_mm512_srlv_epi32(_mm512_permutexvar_epi8(vperm, raw), vshift), vmask);
+            __m512i x = pe_unpack_group(p, i, w, vperm, vshift);
             if (_mm512_cmpge_epu32_mask(x, vndict))
                 break;
             if (width == 4) {
@@ -438,8 +451,57 @@ cdef extern from *:
         }
         return i;
     }
+
+    /* The same with keep flags (dictionary_fixed's keep mode): a group's 4- or 8-byte values are gathered, the
+       kept ones (their flags as a bit mask) compressed together and stored with a mask of as many lanes, from
+       value *j of the output; nothing is written past the kept values. */
+    __attribute__((target("avx512f,avx512bw,avx512vl,avx512vbmi")))
+    static Py_ssize_t pe_unpack_keep_vector(const uint8_t* p, Py_ssize_t nbytes, int w, Py_ssize_t take,
+                                            uint32_t ndict, const uint8_t* d, int width, uint8_t* o,
+                                            const uint8_t* kp, Py_ssize_t* j) {
+        __m512i vperm, vshift, vndict = _mm512_set1_epi32((int)ndict);
+        Py_ssize_t i = 0, jj = *j;
+        if (w < 1 || w > 25 || (width != 4 && width != 8))
+            return 0;
+        pe_unpack_tables(w, &vperm, &vshift);
+        while (i + 16 <= take && (i >> 3) * w + 64 <= nbytes) {
+            __m512i x = pe_unpack_group(p, i, w, vperm, vshift);
+            __m128i f = _mm_loadu_si128((const __m128i*)(kp + i));
+            __mmask16 m = _mm_test_epi8_mask(f, f);
+            int c;
+            if (_mm512_cmpge_epu32_mask(x, vndict))
+                break;
+            if (width == 4) {
+                c = __builtin_popcount((unsigned)m);
+                _mm512_mask_storeu_epi32((void*)(o + 4 * jj), (__mmask16)((1u << c) - 1),
+                    _mm512_maskz_compress_epi32(m, _mm512_i32gather_epi32(x, (const void*)d, 4)));
+                jj += c;
+            } else {
+                __mmask8 lo = (__mmask8)m, hi = (__mmask8)(m >> 8);
+                c = __builtin_popcount((unsigned)lo);
+                _mm512_mask_storeu_epi64((void*)(o + 8 * jj), (__mmask8)((1u << c) - 1),
+                    _mm512_maskz_compress_epi64(lo, _mm512_i32gather_epi64(_mm512_castsi512_si256(x),
+                                                                            (const void*)d, 8)));
+                jj += c;
+                c = __builtin_popcount((unsigned)hi);
+                _mm512_mask_storeu_epi64((void*)(o + 8 * jj), (__mmask8)((1u << c) - 1),
+                    _mm512_maskz_compress_epi64(hi, _mm512_i32gather_epi64(_mm512_extracti64x4_epi64(x, 1),
+                                                                            (const void*)d, 8)));
+                jj += c;
+            }
+            i += 16;
+        }
+        *j = jj;
+        return i;
+    }
     #else
-    /* never called: without AVX-512 the vector switch stays off (this keeps the module compiling) */
+    /* never called: without AVX-512 the vector switch stays off (these keep the module compiling) */
+    static Py_ssize_t pe_unpack_keep_vector(const uint8_t* p, Py_ssize_t nbytes, int w, Py_ssize_t take,
+                                            uint32_t ndict, const uint8_t* d, int width, uint8_t* o,
+                                            const uint8_t* kp, Py_ssize_t* j) {
+        (void)p; (void)nbytes; (void)w; (void)take; (void)ndict; (void)d; (void)width; (void)o; (void)kp; (void)j;
+        return 0;
+    }
     static Py_ssize_t pe_unpack_vector(const uint8_t* p, Py_ssize_t nbytes, int w, Py_ssize_t take,
                                        uint32_t ndict, const uint8_t* d, int width, uint8_t* o) {
         (void)p; (void)nbytes; (void)w; (void)take; (void)ndict; (void)d; (void)width; (void)o;
@@ -449,6 +511,9 @@ cdef extern from *:
     """
     Py_ssize_t pe_unpack_vector(const uint8_t* p, Py_ssize_t nbytes, int w, Py_ssize_t take, uint32_t ndict,
                                 const uint8_t* d, int width, uint8_t* o) noexcept nogil
+    Py_ssize_t pe_unpack_keep_vector(const uint8_t* p, Py_ssize_t nbytes, int w, Py_ssize_t take, uint32_t ndict,
+                                     const uint8_t* d, int width, uint8_t* o, const uint8_t* kp,
+                                     Py_ssize_t* j) noexcept nogil
 
 cdef bint _VBMI_OK = pe_vbmi_available()
 
@@ -879,7 +944,10 @@ def dictionary_fixed(const uint8_t[::1] buf, Py_ssize_t pos, Py_ssize_t end, Py_
                     j += m
                     pos += nbytes
                 else:
-                    rc = _packed_fixed_keep(&buf[pos], nbytes, w, take, d, ndict, width, o, kp + done, &j)
+                    first = pe_unpack_keep_vector(&buf[pos], nbytes, w, take, ndict, d, width, o, kp + done, &j) \
+                        if _vector and _VBMI_OK and w <= 25 else 0
+                    rc = _packed_fixed_keep(&buf[pos + (first >> 3) * w], nbytes - (first >> 3) * w, w, take - first,
+                                            d, ndict, width, o, kp + done + first, &j)
                     if rc:
                         break
                     pos += nbytes

@@ -954,7 +954,8 @@ def test_the_vector_unpack_is_live_where_the_processor_has_it(vector_state):
 @pytest.mark.parametrize("width", list(range(1, 33)))
 def test_long_bit_packed_runs_on_the_vector_and_scalar_paths(vector_state, width):
     """Long bit-packed runs (16 indices a group on the vector path, up to 25 bits) decode the same on both paths
-    and in the twin: indices, and 4-, 8- and 3-byte dictionary values; a run cut short by the page's row count;
+    and in the twin: indices, and 4-, 8- and 3-byte dictionary values, of every row or of the rows flagged (keep
+    mode, from none to all dropped); a run cut short by the page's row count;
     runs whose last group or load ends at the run's end; an index outside the dictionary at the start, middle
     or end of a group, or in the scalar tail, fails with -3 however the run is read."""
     rng = np.random.default_rng(width)
@@ -977,6 +978,19 @@ def test_long_bit_packed_runs_on_the_vector_and_scalar_paths(vector_state, width
                 assert (got[:vwidth] == 0xCD).all()
                 assert got[vwidth:].tolist() == dictionary.reshape(-1, vwidth)[want].ravel().tolist(), \
                     (k, count, vwidth)
+            # keep flags: only the kept rows' values, one after another, nothing written past the room for the
+            # kept rows and one value more (any non-zero flag keeps)
+            for drop in (0.0, 0.05, 0.5, 0.95, 1.0):
+                keep = (rng.random(n) >= drop).astype(np.uint8) * rng.integers(1, 256, n, dtype=np.uint8)
+                kept = int(np.count_nonzero(keep))
+                for vwidth in (4, 8, 3):
+                    dictionary = rng.integers(0, 256, ndict * vwidth, dtype=np.uint8)
+                    got = np.full((1 + kept + 1 + 20) * vwidth, 0xCD, np.uint8)
+                    room = got[:(1 + kept + 1) * vwidth]
+                    assert k.dictionary_fixed(data, 0, len(data), n, dictionary, vwidth, room, 1, keep) == len(data)
+                    assert (got[:vwidth] == 0xCD).all() and (got[(kept + 2) * vwidth:] == 0xCD).all()
+                    assert got[vwidth:(kept + 1) * vwidth].tolist() == \
+                        dictionary.reshape(-1, vwidth)[want[keep != 0]].ravel().tolist(), (k, count, drop, vwidth)
             # fewer rows than the run holds: the run's first values only, nothing past them written
             part = count - 17 if count > 17 else count - 1
             out = np.full(count + 1, -9, np.int32)
@@ -1001,6 +1015,10 @@ def test_long_bit_packed_runs_on_the_vector_and_scalar_paths(vector_state, width
                 d8 = np.zeros(top * 8, np.uint8)
                 assert k.dictionary_fixed(bad, 0, len(bad), count, d8, 8, np.zeros(count * 8, np.uint8), 0) \
                     == -3, (k, count, at)
+                flags = np.ones(count, np.uint8)
+                flags[at] = 0                           # a dropped row's index is checked all the same
+                assert k.dictionary_fixed(bad, 0, len(bad), count, d4, 4, np.zeros(count * 4, np.uint8), 0,
+                                          flags) == -3, (k, count, at)
                 # the same index read with a dictionary that holds it passes
                 assert k.dictionary_indices(bad, 0, len(bad), count, top + 1, out, 0) == len(bad)
                 assert out.tolist() == bad_vals.tolist()
