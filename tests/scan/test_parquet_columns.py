@@ -966,11 +966,26 @@ def test_long_bit_packed_runs_on_the_vector_and_scalar_paths(vector_state, width
         data = bytes([width]) + _hybrid_packed(vals, width) + _hybrid_rle(top, 3, width)
         n = count + 3
         want = np.concatenate([vals, [top] * 3])
-        ndict = top + 1
         for k in [p.values[0] for p in K]:
-            out = np.full(n + 1, -9, np.int32)
-            assert k.dictionary_indices(data, 0, len(data), n, ndict, out, 1) == len(data)
-            assert out[0] == -9 and out[1:].tolist() == want.tolist(), (k, count)
+            # a dictionary of exactly the indices' range, and one larger than the bit width can address (an
+            # index's bits must not take in its neighbour's)
+            for ndict in (top + 1, top + 1 + 3000):
+                for size in (ndict, 2**31 - 1):
+                    out = np.full(n + 1, -9, np.int32)
+                    assert k.dictionary_indices(data, 0, len(data), n, size, out, 1) == len(data)
+                    assert out[0] == -9 and out[1:].tolist() == want.tolist(), (k, count, size)
+                for vwidth in (4, 8):
+                    dictionary = rng.integers(0, 256, ndict * vwidth, dtype=np.uint8)
+                    got = np.zeros(n * vwidth, np.uint8)
+                    assert k.dictionary_fixed(data, 0, len(data), n, dictionary, vwidth, got, 0) == len(data)
+                    assert got.tolist() == dictionary.reshape(-1, vwidth)[want].ravel().tolist(), (k, ndict)
+                    keep = (rng.random(n) >= 0.3).astype(np.uint8)
+                    got = np.zeros((n + 1) * vwidth, np.uint8)
+                    assert k.dictionary_fixed(data, 0, len(data), n, dictionary, vwidth, got, 0, keep) == len(data)
+                    kept = int(keep.sum())
+                    assert got[:kept * vwidth].tolist() == \
+                        dictionary.reshape(-1, vwidth)[want[keep != 0]].ravel().tolist(), (k, ndict)
+            ndict = top + 1
             for vwidth in (4, 8, 3):
                 dictionary = rng.integers(0, 256, ndict * vwidth, dtype=np.uint8)
                 got = np.full((n + 1) * vwidth, 0xCD, np.uint8)
