@@ -822,9 +822,9 @@ cdef bint _vector = _VECTOR_OK
 
 
 def vector_paths(enabled=None):
-    """Whether ``keep_fixed`` and the flag count use their AVX-512 paths (only where the processor has them).
-    ``enabled``: turn them on or off (on only where available), for testing both paths; returns the setting before
-    the call."""
+    """Whether ``keep_fixed``, the flag count and the dictionary indices' unpacking (where AVX-512 VBMI is there too;
+    see ``vector_unpack``) use their AVX-512 paths (only where the processor has them). ``enabled``: turn them on or
+    off (on only where available), for testing both paths; returns the setting before the call."""
     global _vector
     before = _vector
     if enabled is not None:
