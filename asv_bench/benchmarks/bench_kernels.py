@@ -103,6 +103,7 @@ class DictionaryColumn:
         md = pf.metadata
         self.chunk = PC.chunk_of(md.row_group(0).column(0), pf.schema.column(0), md.num_rows)
         self.type = values.type
+        self.pa, self.pq = pa, pq
         self.k = _speedups.compiled("parquet")
         if impl.startswith("engine") and self.k is None:
             raise NotImplementedError("compiled kernels not built")
@@ -119,9 +120,7 @@ class DictionaryColumn:
 
     def decode(self, impl, type_):
         if impl == "pyarrow":
-            import pyarrow as pa
-            import pyarrow.parquet as pq
-            return pq.read_table(pa.BufferReader(self.buf), use_threads=False).column(0)
+            return self.pq.read_table(self.pa.BufferReader(self.buf), use_threads=False).column(0)
         buf = self.buf
         return self.read("bench", lambda size, off: buf[off:off + size], buf.size, self.chunk, self.type)
 

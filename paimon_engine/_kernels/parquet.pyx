@@ -518,21 +518,25 @@ cdef extern from *:
 cdef bint _VBMI_OK = pe_vbmi_available()
 
 
+cdef inline bint _unpack_on() noexcept nogil:
+    """Whether the vector unpacking runs: the vector paths on and AVX-512 VBMI there (its C functions leave runs of
+    more than 25 bits, and widths they do not write, to the scalar loops)."""
+    return _vector and _VBMI_OK
+
+
 cdef inline Py_ssize_t _unpacked(const uint8_t* p, Py_ssize_t nbytes, int w, Py_ssize_t take, uint32_t ndict,
                                  const uint8_t* d, int width, uint8_t* o) noexcept nogil:
     """How many of the first ``take`` values of a bit-packed run the vector path wrote (0 where it is off or
     cannot: w above 25, no VBMI, ``width`` other than 0, 4 and 8): indices (``width`` 0, int32) or their 4- or
     8-byte dictionary values. A multiple of 16, so the scalar loops go on from byte ``(done >> 3) * w`` of the
     run."""
-    if _vector and _VBMI_OK and w <= 25:
-        return pe_unpack_vector(p, nbytes, w, take, ndict, d, width, o)
-    return 0
+    return pe_unpack_vector(p, nbytes, w, take, ndict, d, width, o) if _unpack_on() else 0
 
 
 def vector_unpack():
     """Whether bit-packed dictionary indices are unpacked 16 at a time (the vector paths on, and the processor has
     AVX-512 VBMI)."""
-    return bool(_vector and _VBMI_OK)
+    return bool(_unpack_on())
 
 
 cdef int _unpack_indices(const uint8_t* p, Py_ssize_t nbytes, int w, Py_ssize_t take, int32_t* o,
@@ -945,7 +949,7 @@ def dictionary_fixed(const uint8_t[::1] buf, Py_ssize_t pos, Py_ssize_t end, Py_
                     pos += nbytes
                 else:
                     first = pe_unpack_keep_vector(&buf[pos], nbytes, w, take, ndict, d, width, o, kp + done, &j) \
-                        if _vector and _VBMI_OK and w <= 25 else 0
+                        if _unpack_on() else 0
                     rc = _packed_fixed_keep(&buf[pos + (first >> 3) * w], nbytes - (first >> 3) * w, w, take - first,
                                             d, ndict, width, o, kp + done + first, &j)
                     if rc:

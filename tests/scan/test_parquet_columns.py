@@ -974,38 +974,26 @@ def test_long_bit_packed_runs_on_the_vector_and_scalar_paths(vector_state, width
                     out = np.full(n + 1, -9, np.int32)
                     assert k.dictionary_indices(data, 0, len(data), n, size, out, 1) == len(data)
                     assert out[0] == -9 and out[1:].tolist() == want.tolist(), (k, count, size)
-                for vwidth in (4, 8):
-                    dictionary = rng.integers(0, 256, ndict * vwidth, dtype=np.uint8)
-                    got = np.zeros(n * vwidth, np.uint8)
-                    assert k.dictionary_fixed(data, 0, len(data), n, dictionary, vwidth, got, 0) == len(data)
-                    assert got.tolist() == dictionary.reshape(-1, vwidth)[want].ravel().tolist(), (k, ndict)
-                    keep = (rng.random(n) >= 0.3).astype(np.uint8)
-                    got = np.zeros((n + 1) * vwidth, np.uint8)
-                    assert k.dictionary_fixed(data, 0, len(data), n, dictionary, vwidth, got, 0, keep) == len(data)
-                    kept = int(keep.sum())
-                    assert got[:kept * vwidth].tolist() == \
-                        dictionary.reshape(-1, vwidth)[want[keep != 0]].ravel().tolist(), (k, ndict)
-            ndict = top + 1
-            for vwidth in (4, 8, 3):
-                dictionary = rng.integers(0, 256, ndict * vwidth, dtype=np.uint8)
-                got = np.full((n + 1) * vwidth, 0xCD, np.uint8)
-                assert k.dictionary_fixed(data, 0, len(data), n, dictionary, vwidth, got, 1) == len(data)
-                assert (got[:vwidth] == 0xCD).all()
-                assert got[vwidth:].tolist() == dictionary.reshape(-1, vwidth)[want].ravel().tolist(), \
-                    (k, count, vwidth)
-            # keep flags: only the kept rows' values, one after another, nothing written past the room for the
-            # kept rows and one value more (any non-zero flag keeps)
-            for drop in (0.0, 0.05, 0.5, 0.95, 1.0):
-                keep = (rng.random(n) >= drop).astype(np.uint8) * rng.integers(1, 256, n, dtype=np.uint8)
-                kept = int(np.count_nonzero(keep))
                 for vwidth in (4, 8, 3):
                     dictionary = rng.integers(0, 256, ndict * vwidth, dtype=np.uint8)
-                    got = np.full((1 + kept + 1 + 20) * vwidth, 0xCD, np.uint8)
-                    room = got[:(1 + kept + 1) * vwidth]
-                    assert k.dictionary_fixed(data, 0, len(data), n, dictionary, vwidth, room, 1, keep) == len(data)
-                    assert (got[:vwidth] == 0xCD).all() and (got[(kept + 2) * vwidth:] == 0xCD).all()
-                    assert got[vwidth:(kept + 1) * vwidth].tolist() == \
-                        dictionary.reshape(-1, vwidth)[want[keep != 0]].ravel().tolist(), (k, count, drop, vwidth)
+                    values = dictionary.reshape(-1, vwidth)[want]
+                    got = np.full((n + 1) * vwidth, 0xCD, np.uint8)
+                    assert k.dictionary_fixed(data, 0, len(data), n, dictionary, vwidth, got, 1) == len(data)
+                    assert (got[:vwidth] == 0xCD).all()
+                    assert got[vwidth:].tolist() == values.ravel().tolist(), (k, count, ndict, vwidth)
+                    # keep flags: only the kept rows' values, one after another, nothing written past the room for
+                    # the kept rows and one value more (any non-zero flag keeps)
+                    for drop in (0.0, 0.05, 0.3, 0.5, 0.95, 1.0):
+                        keep = (rng.random(n) >= drop).astype(np.uint8) * rng.integers(1, 256, n, dtype=np.uint8)
+                        kept = int(np.count_nonzero(keep))
+                        got = np.full((1 + kept + 1 + 20) * vwidth, 0xCD, np.uint8)
+                        room = got[:(1 + kept + 1) * vwidth]
+                        assert k.dictionary_fixed(data, 0, len(data), n, dictionary, vwidth, room, 1, keep) == \
+                            len(data)
+                        assert (got[:vwidth] == 0xCD).all() and (got[(kept + 2) * vwidth:] == 0xCD).all()
+                        assert got[vwidth:(kept + 1) * vwidth].tolist() == values[keep != 0].ravel().tolist(), \
+                            (k, count, ndict, drop, vwidth)
+            ndict = top + 1
             # fewer rows than the run holds: the run's first values only, nothing past them written
             part = count - 17 if count > 17 else count - 1
             out = np.full(count + 1, -9, np.int32)
