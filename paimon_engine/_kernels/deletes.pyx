@@ -478,7 +478,7 @@ cdef bint _vector = _VECTOR_OK
 
 
 def vector_paths(enabled=None):
-    """Whether ``probe_int64_bitmap`` uses its AVX-512 path (only where the processor has it). ``enabled``: turn
+    """Whether ``probe_int64_bitmap`` and ``lookup_flags`` use their AVX-512 paths (only where the processor has it). ``enabled``: turn
     it on or off (on only where available), for testing both paths; returns the setting before the call."""
     global _vector
     before = _vector
@@ -980,3 +980,89 @@ def take_runs_dictionary(const offset_t[::1] dict_offsets, const uint8_t[::1] di
                 d += b - a
                 oo[o] = <offset_t>d
     return bad if bad else o
+
+
+# lookup_flags' vector path: a table of at most 1,024 flags held as a bitmap in two 512-bit registers; for 16
+# indices at a time, a two-register permute picks each index's 32-bit word of the bitmap (index >> 5), a shift
+# by index & 31 brings its bit down, and a test makes the 16 flags a mask, stored as 16 bytes of 0 or 1. Indices
+# outside the table are found by one unsigned compare per group (their lookups mean nothing; the call fails).
+cdef extern from *:
+    """
+    #if PE_X86_VECTOR
+    __attribute__((target("avx512f,avx512bw,avx512vl")))
+    static Py_ssize_t pe_lookup_flags_vector(const uint8_t* t, Py_ssize_t m, const int32_t* ix, Py_ssize_t n,
+                                             uint8_t* o, int64_t* kept, uint32_t* bad) {
+        uint32_t bits[32];
+        Py_ssize_t i;
+        int64_t k = 0;
+        __mmask16 outside = 0;
+        __m512i lo, hi, vm = _mm512_set1_epi32((int)m), v31 = _mm512_set1_epi32(31), one = _mm512_set1_epi32(1);
+        __m128i ones = _mm_set1_epi8(1);
+        if (m < 1 || m > 1024)
+            return 0;
+        memset(bits, 0, sizeof(bits));
+        for (i = 0; i < m; i++)
+            if (t[i])
+                bits[i >> 5] |= 1u << (i & 31);
+        lo = _mm512_loadu_si512((const void*)bits);
+        hi = _mm512_loadu_si512((const void*)(bits + 16));
+        for (i = 0; i + 16 <= n; i += 16) {
+            __m512i x = _mm512_loadu_si512((const void*)(ix + i));
+            __m512i w = _mm512_permutex2var_epi32(lo, _mm512_srli_epi32(x, 5), hi);
+            __mmask16 f = _mm512_test_epi32_mask(_mm512_srlv_epi32(w, _mm512_and_si512(x, v31)), one);
+            outside |= _mm512_cmpge_epu32_mask(x, vm);
+            _mm_storeu_si128((__m128i*)(o + i), _mm_maskz_mov_epi8(f, ones));
+            k += __builtin_popcount((unsigned)f);
+        }
+        *kept += k;
+        if (outside)
+            *bad = 1;
+        return i;
+    }
+    #else
+    static Py_ssize_t pe_lookup_flags_vector(const uint8_t* t, Py_ssize_t m, const int32_t* ix, Py_ssize_t n,
+                                             uint8_t* o, int64_t* kept, uint32_t* bad) {
+        (void)t; (void)m; (void)ix; (void)n; (void)o; (void)kept; (void)bad;
+        return 0;
+    }
+    #endif
+    """
+    Py_ssize_t pe_lookup_flags_vector(const uint8_t* t, Py_ssize_t m, const int32_t* ix, Py_ssize_t n, uint8_t* o,
+                                      int64_t* kept, uint32_t* bad) noexcept nogil
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def lookup_flags(const uint8_t[::1] table, const int32_t[::1] indices, uint8_t[::1] out):
+    """A flag per row from the row's dictionary index: ``out[i] = table[indices[i]] != 0`` (``table``: one flag
+    per dictionary value). Returns the number of rows flagged, -4 if ``out`` is shorter than ``indices``, -5 if
+    an index is outside the table (``out`` then means nothing). A table of at most 1,024 flags is looked up 16
+    indices at a time where the processor has AVX-512 (``vector_paths``)."""
+    cdef Py_ssize_t n = indices.shape[0], m = table.shape[0], i = 0
+    cdef int64_t kept = 0
+    cdef uint32_t v, bad = 0
+    cdef uint8_t f
+    cdef const uint8_t* t
+    cdef const int32_t* ix
+    cdef uint8_t* o
+    if out.shape[0] < n:
+        return -4
+    if n == 0:
+        return 0
+    if m == 0:
+        return -5
+    t = &table[0]
+    ix = &indices[0]
+    o = &out[0]
+    with nogil:
+        if _vector:
+            i = pe_lookup_flags_vector(t, m, ix, n, o, &kept, &bad)
+        for i in range(i, n):
+            v = <uint32_t>ix[i]
+            # an index outside the table is noted and read as 0: no branch in the loop
+            bad |= v >= <uint32_t>m
+            v = v if v < <uint32_t>m else 0
+            f = t[v] != 0
+            o[i] = f
+            kept += f
+    return -5 if bad else kept

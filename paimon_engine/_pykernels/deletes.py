@@ -448,3 +448,17 @@ def take_runs_dictionary(dict_offsets, dict_data, indices, valid, valid_offset, 
                 d += b - a
             out_offsets[o] = d
     return o
+
+
+def lookup_flags(table, indices, out):
+    indices = np.asarray(indices)
+    n, m = len(indices), len(table)
+    if len(out) < n:
+        return -4
+    if n == 0:
+        return 0
+    if m == 0 or indices.min() < 0 or indices.max() >= m:
+        return -5
+    flags = np.asarray(table).view(np.uint8)[indices] != 0
+    out[:n] = flags
+    return int(np.count_nonzero(flags))

@@ -18,9 +18,10 @@ from .. import _speedups
 from ..batch import bitmap_bools, int64_values, pool_array
 from .._pykernels import status
 from ..errors import CorruptFileError, InvalidArgumentError, UnsupportedTypeError
+from ..expressions import evaluate_numpy
 
 __all__ = ["keep_mask", "merge_positions", "keep_runs", "position_runs", "compact", "compact_fixed_columns",
-           "fusable", "decode_dictionary",
+           "fusable", "decode_dictionary", "dictionary_mask",
            "EqualityDeleteSet", "normalize_key_column"]
 
 _EMPTY_U8 = np.zeros(0, dtype=np.uint8)
@@ -325,6 +326,40 @@ def decode_dictionary(column, target, runs: Runs | None = None):
             lo = hi
         return pa.chunked_array(out, type=target)
     return _decode_dictionary_chunk(column, target, runs)
+
+
+def dictionary_mask(expr, name, column, conform=None, path=None) -> np.ndarray:
+    """The mask of ``expr``, whose only column is ``name``, over ``column`` (a dictionary-encoded array or chunked
+    array): ``expr`` is evaluated once per dictionary value (and once on a null, when a row is null), and each row
+    takes the result of its value by its index (the ``lookup_flags`` kernel), so the rows' values are never
+    decoded. A row's result depends only on its own value, so this is the mask a row-by-row evaluation gives.
+    ``conform``: turns a dictionary into the column's table type before the evaluation; ``path``: the file, named
+    by the error an index outside the dictionary raises. One bool per row."""
+    chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
+    out = np.empty(len(column), np.bool_)
+    flags = out.view(np.uint8)
+    at = 0
+    for ch in chunks:
+        n = len(ch)
+        if not n:
+            continue
+        values = ch.dictionary if conform is None else conform(ch.dictionary)
+        table = evaluate_numpy(expr, pa.table({name: values})).view(np.uint8) if len(values) else \
+            np.zeros(1, np.uint8)
+        indices = ch.indices
+        idx = np.frombuffer(indices.buffers()[1], np.int32, count=indices.offset + n)[indices.offset:]
+        valid = None
+        if ch.null_count:
+            valid = bitmap_bools(indices.buffers()[0], indices.offset, n)
+            idx = np.where(valid, idx, 0)      # a null row's index slot holds no meaning
+        rc = _k().lookup_flags(table, idx, flags[at:at + n])
+        if rc < 0:
+            raise CorruptFileError(f"a dictionary index outside the dictionary of {len(values)} values", path=path)
+        if valid is not None:
+            null = evaluate_numpy(expr, pa.table({name: pa.nulls(1, values.type)}))[0]
+            out[at:at + n][~valid] = null
+        at += n
+    return out
 
 
 # ---------------------------------------------------------------------------

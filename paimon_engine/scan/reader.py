@@ -29,7 +29,7 @@ from ..expressions import AlwaysTrue, evaluate_numpy, referenced_names
 from .delete_index import EQUALITY, POSITION
 from .._parallel import parallel_map, submit
 from .deletes import (EqualityDeleteSet, compact, compact_fixed_columns, decode_dictionary, dictionary_decodable,
-                      fusable, keep_mask, keep_runs, merge_positions, position_runs)
+                      dictionary_mask, fusable, keep_mask, keep_runs, merge_positions, position_runs)
 from .parquet_pages import all_data_pages_dictionary_encoded
 from ..spec.schema import (LAST_UPDATED_COLUMN, LAST_UPDATED_FIELD_ID, LINEAGE_COLUMNS, ROW_ID_COLUMN,
                            ROW_ID_FIELD_ID, lineage_field)
@@ -985,13 +985,18 @@ class TaskReader:
         their pages without such a row are not even decompressed and the kept rows are taken from the others;
         when most are, the page decoder writes only the kept rows of every page (keep flags)."""
         fields, order = residual_columns
-        ft = pf.read(order, rgs)
+        by_dict = self._dictionary_filter(pf, fields, file_cols, rgs, eq_groups)
+        ft = pf.read(order, rgs, by_dict)
         n = ft.num_rows
         if n != total - first:
             raise CorruptFileError(f"the row groups hold {n} rows, not the {total - first} their footer counts",
                                    path=task.path)
         keep = None
-        if fields:
+        if by_dict:
+            (top, f), = fields
+            keep = dictionary_mask(task.residual, top, ft.column(file_cols[f.id]),
+                                   lambda values: _conform(values, f.type, f.name), task.path)
+        elif fields:
             cols = {}
             for top, f in fields:
                 name = file_cols.get(f.id)
@@ -1018,15 +1023,30 @@ class TaskReader:
             rest = pf.read(others, rgs, keep=keep)
             tbl = pa.Table.from_arrays([kept_rows(ft.column(x), keep) if x in ft.column_names else rest.column(x)
                                         for x in names], names=names)
-            yield from _batches(self._finish(task, tbl, kept, first, file_cols, None, (), kept=keep))
+            yield from _batches(self._finish(task, tbl, kept, first, file_cols, None, (), kept=keep,
+                                             dict_names=by_dict, filtered=True))
             return
         rows = np.flatnonzero(keep).astype(np.int64)
-        dict_names = self._dictionary_names(pf, others, file_cols, rgs)
+        dict_names = self._dictionary_names(pf, others, file_cols, rgs) | by_dict
         rest = pf.read(others, rgs, dict_names, selection=rows)
         tbl = pa.Table.from_arrays([_take(ft.column(x), rows) if x in ft.column_names else rest.column(x)
                                     for x in names], names=names)
         yield from _batches(self._finish(task, tbl, kept, first, file_cols, None, (),
-                                         row_ids=rows + first, dict_names=dict_names))
+                                         row_ids=rows + first, dict_names=dict_names, filtered=True))
+
+    def _dictionary_filter(self, pf, fields, file_cols, row_groups, eq_groups):
+        """The residual's column as a set of its file column name, when the residual reads one column only and
+        that column is read as dictionary indices (string/binary, every data page dictionary-encoded: see
+        :meth:`_dictionary_names`) and is no equality-delete key: the residual is then evaluated once per
+        dictionary value (:func:`.deletes.dictionary_mask`) instead of on every row's decoded value. Else
+        empty."""
+        if len(fields) != 1:
+            return frozenset()
+        fid = fields[0][1].id
+        name = file_cols.get(fid)
+        if name is None or any(len(eqset) and fid in ids for ids, eqset in eq_groups):
+            return frozenset()
+        return self._dictionary_names(pf, [name], file_cols, row_groups)
 
     @staticmethod
     def _keep_flags(task, positions, first, n, keep=None):
@@ -1140,11 +1160,11 @@ class TaskReader:
         return [(ids, self._equality_set(ids, files)) for ids, files in groups.items()]
 
     def _finish(self, task, data, n, start, file_cols, positions, eq_groups, row_ids=None, dict_names=frozenset(),
-                kept=None):
+                kept=None, filtered=False):
         """``row_ids``: file row numbers of the rows in ``data`` when deletes/selection were applied already, or
         ``kept``: the flags of the rows from ``start`` on that ``data`` holds (the row numbers are then found only
         if a column needs them); ``dict_names``: columns of ``data`` read as dictionaries (made plain here,
-        together with the deletes)."""
+        together with the deletes); ``filtered``: the task's residual was applied already."""
         if row_ids is None and kept is not None:
             found = []
 
@@ -1195,7 +1215,7 @@ class TaskReader:
                 continue
             cols = [column(fid) if fid in self.all_fields else pa.nulls(n) for fid in ids]
             keep = fold(eqset.misses(cols, num_rows=n), keep)
-        residual = task.residual
+        residual = None if filtered else task.residual
         if residual is not None and not isinstance(residual, AlwaysTrue):
             eval_cols = {f.name: column(f.id) for f in self.schema.fields
                          if f.name in {x.split(".")[0] for x in referenced_names(residual)}}

@@ -312,3 +312,41 @@ def test_probe_int64_bitmap_rejects_bad_buffers():
         assert k.probe_int64_bitmap(v, np.ones(3, np.uint8), 0, np.zeros(1, np.uint8), 8, False, False,
                                     np.zeros(4, np.uint8)) == -4
         assert k.probe_int64_bitmap(v, none, 0, np.ones(1, np.uint8), 8, False, False, np.zeros(4, np.uint8)) == 4
+
+
+def test_lookup_flags_vector_and_scalar_paths():
+    """lookup_flags on both paths (the AVX-512 one takes tables of at most 1,024 flags, 16 indices at a time; the
+    loop the rest and the last indices) and in the twin: every index's flag, the count of rows flagged, table
+    entries other than 0 and 1 read as set, nothing written past the rows; an index outside the table (at the
+    table's size, far above it, negative) anywhere, in a group of 16 or in the tail, fails the call."""
+    rng = np.random.default_rng(11)
+    for k in KS:
+        before = k.vector_paths()
+        try:
+            for vector in (True, False):
+                k.vector_paths(vector)
+                for m in (1, 2, 31, 32, 33, 500, 1000, 1023, 1024, 1025, 4000):
+                    for n in (1, 15, 16, 17, 33, 100, 1000):
+                        table = rng.integers(0, 3, m).astype(np.uint8)
+                        idx = rng.integers(0, m, n).astype(np.int32)
+                        idx[0] = m - 1
+                        want = (table[idx] != 0).astype(np.uint8)
+                        out = np.full(n + 5, 7, np.uint8)
+                        assert k.lookup_flags(table, idx, out) == int(want.sum()), (vector, m, n)
+                        assert (out[:n] == want).all() and (out[n:] == 7).all(), (vector, m, n)
+                        for at in {0, n // 2, n - 1}:
+                            for bad in (m, m + 1, 1 << 30, -1, np.iinfo(np.int32).min):
+                                wrong = idx.copy()
+                                wrong[at] = bad
+                                assert k.lookup_flags(table, wrong, out) == -5, (vector, m, n, at, bad)
+        finally:
+            k.vector_paths(before)
+
+
+def test_lookup_flags_rejects_bad_buffers():
+    for k in KS:
+        idx = np.zeros(20, np.int32)
+        assert k.lookup_flags(np.ones(3, np.uint8), idx, np.zeros(19, np.uint8)) == -4
+        assert k.lookup_flags(np.zeros(0, np.uint8), idx, np.zeros(20, np.uint8)) == -5
+        assert k.lookup_flags(np.zeros(0, np.uint8), idx[:0], np.zeros(0, np.uint8)) == 0
+        assert k.lookup_flags(np.ones(1, np.uint8), idx, np.zeros(20, np.uint8)) == 20

@@ -4,7 +4,7 @@ import decimal
 import numpy as np
 import pyarrow as pa
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from paimon_engine import _speedups
 from paimon_engine.errors import UnsupportedTypeError
@@ -200,3 +200,52 @@ def test_key_columns_read_from_their_buffers(arr):
         plain = arr.cast(pa.int64())
     want = [0 if v is None else v for v in plain.to_pylist()]
     assert values.tolist() == want
+
+
+# (the fixture only picks the kernel implementation: the same for every example)
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.lists(st.one_of(st.none(), st.sampled_from(["a", "b", "ab", "", "zz", "é"])), max_size=40),
+                min_size=1, max_size=4),
+       st.sampled_from(["s = 'a'", "s <> 'ab'", "s in ('a', 'zz', 'q')", "s not in ('b')", "s is null",
+                        "s is not null", "not (s = 'a' or s is null)", "s >= 'b'", "s like 'a%'"]))
+def test_dictionary_mask_is_the_row_by_row_mask(impl, chunks, text):
+    """dictionary_mask over dictionary arrays (a chunked array: each chunk with its own dictionary, values in
+    any order and repeated, null rows whose index slots hold anything) gives evaluate_numpy's mask of the
+    decoded rows."""
+    from paimon_engine.expressions import evaluate_numpy, parse
+    from paimon_engine.scan.deletes import dictionary_mask
+    expr = parse(text)
+    rng = np.random.default_rng(len(chunks))
+    parts = []
+    for values in chunks:
+        dictionary = sorted({v for v in values if v is not None}, reverse=bool(rng.integers(0, 2)))
+        where = {v: i for i, v in enumerate(dictionary)}
+        idx = np.array([where[v] if v is not None else int(rng.integers(-9, 1 << 30)) for v in values], np.int32)
+        valid = np.array([v is not None for v in values], np.bool_)
+        bits = pa.py_buffer(np.packbits(valid, bitorder="little")) if not valid.all() else None
+        indices = pa.Array.from_buffers(pa.int32(), len(values), [bits, pa.py_buffer(idx)],
+                                        null_count=int((~valid).sum()))
+        parts.append(pa.DictionaryArray.from_arrays(indices, pa.array(dictionary, pa.string()), safe=False))
+    column = pa.chunked_array(parts, type=pa.dictionary(pa.int32(), pa.string()))
+    want = evaluate_numpy(expr, pa.table({"s": pa.array([v for values in chunks for v in values], pa.string())}))
+    got = dictionary_mask(expr, "s", column)
+    assert got.dtype == np.bool_ and got.tolist() == want.tolist()
+    if len(parts[0]):
+        assert dictionary_mask(expr, "s", parts[0]).tolist() == want[:len(parts[0])].tolist()
+
+
+def test_dictionary_mask_refuses_an_index_outside_the_dictionary(impl):
+    from paimon_engine.errors import CorruptFileError
+    from paimon_engine.expressions import parse
+    from paimon_engine.scan.deletes import dictionary_mask
+    for bad in (3, -1):
+        arr = pa.DictionaryArray.from_arrays(pa.array([0, 1, bad, 2] * 5, pa.int32()), pa.array(["a", "b", "c"]),
+                                             safe=False)
+        with pytest.raises(CorruptFileError, match="outside the dictionary of 3 values") as exc:
+            dictionary_mask(parse("s = 'a'"), "s", arr, path="data/f.parquet")
+        assert exc.value.path == "data/f.parquet"
+    # a conform function sees each dictionary before the evaluation
+    seen = []
+    arr = pa.DictionaryArray.from_arrays(pa.array([1, 0, 1], pa.int32()), pa.array(["a", "b"]))
+    got = dictionary_mask(parse("s = 'b'"), "s", arr, lambda d: seen.append(d) or d.cast(pa.large_string()))
+    assert got.tolist() == [True, False, True] and len(seen) == 1

@@ -595,3 +595,105 @@ def test_late_materialization_takes_the_rows_arrow_takes(column):
     if not column.null_count and pa.types.is_primitive(column.type) and not pa.types.is_boolean(column.type):
         with pytest.raises(IndexError):
             _take(column, np.array([0, n], np.int64))
+
+
+def test_a_filter_on_a_dictionary_encoded_string_column_is_evaluated_per_dictionary_value(tmp_path, monkeypatch):
+    """A residual reading one string column whose pages are all dictionary-encoded is evaluated once per
+    dictionary value (each row group has its own dictionary) and looked up per row by index: the rows are those
+    of the row-by-row evaluation, with nulls, NOT, IN, LIKE, ranges and position deletes. Residuals reading
+    two columns, a column that is also an equality-delete key and a column whose pages fall back to PLAIN take
+    the row-by-row evaluation, with the same rows."""
+    from paimon_engine.scan import reader as rmod
+    schema = Schema(T.RowType([T.DataField(1, "id", T.BigIntType()), T.DataField(2, "s", T.STRING()),
+                               T.DataField(3, "w", T.IntType())]))
+    mt = MiniTable(tmp_path, schema)
+    n = 1000
+    tbl = pa.table({"id": pa.array(range(n), pa.int64()),
+                    "s": pa.array([None if i % 11 == 0 else f"s{i % 13}" for i in range(n)]),
+                    "w": pa.array([i % 5 for i in range(n)], pa.int32())})
+    (df,) = mt.append(tbl)                  # row groups of 50 rows, each with its dictionary
+    deleted = {0, 3, 201, 202, 215, 730, 999}
+    mt.commit([mt.write_position_deletes(df.file_path, sorted(deleted))], operation="delete")
+    full = [r for r in tbl.to_pylist() if r["id"] not in deleted]
+    calls = []
+    real = rmod.dictionary_mask
+
+    def spy(*a, **kw):
+        calls.append(a[1])
+        return real(*a, **kw)
+    monkeypatch.setattr(rmod, "dictionary_mask", spy)
+    row_by_row = rmod.TaskReader._dictionary_filter
+
+    def read(expr, columns, per_value=True):
+        monkeypatch.setattr(rmod.TaskReader, "_dictionary_filter", row_by_row if per_value else
+                            (lambda *a: frozenset()))
+        return rows(mt.scan(filter=expr, columns=columns).to_arrow())
+
+    s = lambda r: r["s"]   # noqa: E731
+    cases = [
+        ("s = 's3'", lambda r: s(r) == "s3"),
+        ("s <> 's3'", lambda r: s(r) is not None and s(r) != "s3"),
+        ("s in ('s1', 's12', 'zz')", lambda r: s(r) in ("s1", "s12")),
+        ("s not in ('s1', 's2')", lambda r: s(r) is not None and s(r) not in ("s1", "s2")),
+        ("s is null", lambda r: s(r) is None),
+        ("s is not null", lambda r: s(r) is not None),
+        ("not (s = 's4' or s = 's5')", lambda r: s(r) is not None and s(r) not in ("s4", "s5")),
+        ("s < 's2'", lambda r: s(r) is not None and s(r) < "s2"),
+        ("s like 's1%'", lambda r: s(r) is not None and s(r).startswith("s1")),
+        ("s = 's3' or s is null", lambda r: s(r) in ("s3", None)),
+        ("s = 'none of them'", lambda r: False),
+    ]
+    for expr, pred in cases:
+        for columns in (["id", "w"], ["id", "s", "w"]):
+            calls.clear()
+            got = read(expr, columns)
+            want = [{c: r[c] for c in columns} for r in full if pred(r)]
+            assert got == want, (expr, columns)
+            if want:                                      # (else the statistics may prune every row group)
+                assert calls and set(calls) == {"s"}, expr    # evaluated per dictionary value
+            assert read(expr, columns, per_value=False) == got, expr
+    # two columns in the residual: row by row
+    calls.clear()
+    assert read("s = 's3' and w = 2", ["id"]) == [{"id": r["id"]} for r in full if r["s"] == "s3" and r["w"] == 2]
+    assert not calls
+    # an equality-delete key: row by row, the deleted keys gone
+    mt.commit([mt.write_equality_deletes([2], [("s7",)])], operation="delete")
+    calls.clear()
+    assert read("s in ('s7', 's8')", ["id", "s"]) == [{"id": r["id"], "s": r["s"]} for r in full if r["s"] == "s8"]
+    assert not calls
+
+
+def test_a_string_column_whose_pages_fall_back_to_plain_is_filtered_row_by_row(tmp_path, monkeypatch):
+    """A string column whose dictionary grows past the writer's limit (its later pages PLAIN) is read as values
+    and the filter evaluated on every row; a second file of the same table, all dictionary-encoded, is
+    evaluated per dictionary value. Both give the rows of the filter."""
+    from paimon_engine.scan import reader as rmod
+    from paimon_engine.scan.parquet_pages import all_data_pages_dictionary_encoded
+    schema = Schema(T.RowType([T.DataField(1, "id", T.BigIntType()), T.DataField(2, "s", T.STRING())]))
+    mt = MiniTable(tmp_path, schema)
+    calls = []
+    real = rmod.dictionary_mask
+    monkeypatch.setattr(rmod, "dictionary_mask", lambda *a, **kw: calls.append(a[1]) or real(*a, **kw))
+    write = pq.write_table
+    monkeypatch.setattr(pq, "write_table", lambda *a, **kw: write(*a, **dict(kw, dictionary_pagesize_limit=128,
+                                                                            write_batch_size=10)))
+    plain = pa.table({"id": pa.array(range(300), pa.int64()), "s": [f"value-{i * 7919 % 300:05d}" for i in range(300)]})
+    (df,) = mt.append(plain)
+    md = pq.ParquetFile(df.file_path).metadata
+    with open(df.file_path, "rb") as f:
+        raw = f.read()
+    read_at = lambda size, at: raw[at:at + size]   # noqa: E731
+    for g in range(md.num_row_groups):                               # the fallback happened in every row group
+        c = md.row_group(g).column(1)
+        assert not all_data_pages_dictionary_encoded(read_at, c.dictionary_page_offset,
+                                                     c.dictionary_page_offset + c.total_compressed_size)
+    got = rows(mt.scan(filter="s < 'value-00050'", columns=["id"]).to_arrow())
+    assert got == [{"id": r["id"]} for r in plain.to_pylist() if r["s"] < "value-00050"]
+    assert not calls
+    monkeypatch.setattr(pq, "write_table", write)
+    small = pa.table({"id": pa.array(range(300, 600), pa.int64()), "s": [f"value-{i % 7:05d}" for i in range(300)]})
+    mt.append(small)
+    both = plain.to_pylist() + small.to_pylist()
+    got = rows(mt.scan(filter="s < 'value-00003'", columns=["id"]).to_arrow())
+    assert got == [{"id": r["id"]} for r in sorted(both, key=lambda r: r["id"]) if r["s"] < "value-00003"]
+    assert calls == ["s"] * len(calls) and calls       # the second file only
