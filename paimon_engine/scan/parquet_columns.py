@@ -89,10 +89,13 @@ def _storage(arrow_type):
 
 def decodable(physical: str, arrow_type) -> bool:
     """Whether a flat column of ``physical`` type read as ``arrow_type`` (pyarrow's type for it, or a
-    dictionary of int32 indices for string/binary) is read by this decoder."""
+    dictionary of int32 indices of such a type: string, binary or fixed-width values) is read by this decoder."""
     if pa.types.is_dictionary(arrow_type):
-        return physical == "BYTE_ARRAY" and arrow_type.index_type == pa.int32() and \
-            arrow_type.value_type in (pa.string(), pa.binary())
+        if arrow_type.index_type != pa.int32():
+            return False
+        if physical == "BYTE_ARRAY":
+            return arrow_type.value_type in (pa.string(), pa.binary())
+        return _storage(arrow_type.value_type) in _FIXED_TYPES.get(physical, ())
     if physical == "BYTE_ARRAY":
         return arrow_type in (pa.string(), pa.binary())
     return _storage(arrow_type) in _FIXED_TYPES.get(physical, ())
@@ -689,10 +692,14 @@ class _Decoder:
         return pa.concat_arrays(self.pieces)
 
     def dictionary_arrow(self):
-        """The chunk's string or binary dictionary as an Arrow array (built once; a string one checked for
-        UTF-8)."""
+        """The chunk's dictionary as an Arrow array (built once; a string one checked for UTF-8): its values'
+        bytes as they are for fixed-width values."""
         dictionary = self.dictionary_array
-        if dictionary is None:
+        if dictionary is None and _WIDTH.get(self.chunk.physical):
+            vt = self.type.value_type if pa.types.is_dictionary(self.type) else self.type
+            raw = self.dictionary if self.dictionary is not None else _NONE
+            dictionary = self.dictionary_array = pa.Array.from_buffers(vt, self.dict_size, [None, pa.py_buffer(raw)])
+        elif dictionary is None:
             d_off, d_data = self.dictionary if self.dictionary is not None else (np.zeros(1, np.int32), _NONE)
             vt = self.type.value_type if pa.types.is_dictionary(self.type) else self.type
             dictionary = pa.Array.from_buffers(vt, len(d_off) - 1, [None, pa.py_buffer(d_off), pa.py_buffer(d_data)])

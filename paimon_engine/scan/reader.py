@@ -23,7 +23,7 @@ import numpy as np
 import pyarrow as pa
 
 from .. import types as T
-from ..batch import int64_values, numbers_to_arrow, repeat_string
+from ..batch import bitmap_bools, int64_values, numbers_to_arrow, repeat_string
 from ..errors import CorruptFileError, UnsupportedTypeError
 from ..expressions import AlwaysTrue, evaluate_numpy, referenced_names
 from .delete_index import EQUALITY, POSITION
@@ -188,6 +188,8 @@ def _default_array(field: T.DataField, n: int):
 _LOCAL_BUFFER = 1 << 20
 #: late materialization takes the passing rows of the other columns when at most 1 / _LATE_ROWS of the rows pass
 _LATE_ROWS = 4
+#: the physical types of columns read as dictionary indices: string/binary ones, and (``fixed``) fixed-width ones
+_DICTIONARY_PHYSICAL = {False: ("BYTE_ARRAY",), True: ("BYTE_ARRAY", "INT32", "INT64", "FLOAT", "DOUBLE")}
 
 
 class _ParquetFile:
@@ -336,11 +338,12 @@ class _ParquetFile:
             row += rg.num_rows
         return chosen, (first_row or 0)
 
-    def dictionary_names(self, names, row_groups=None):
-        """The names among ``names`` (flat columns; the caller picks string/binary ones) whose data pages are all
-        dictionary-encoded in every row group read (see :mod:`.parquet_pages`): these read as dictionary indices,
-        and a kernel makes the plain values (``deletes.decode_dictionary``). Only for local files (the check
-        reads page headers)."""
+    def dictionary_names(self, names, row_groups=None, fixed=False):
+        """The names among ``names`` (flat columns; the caller picks string/binary ones, or with ``fixed``
+        fixed-width ones too) whose data pages are all dictionary-encoded in every row group read (see
+        :mod:`.parquet_pages`): these read as dictionary indices, and a kernel makes the plain values
+        (``deletes.decode_dictionary``; fixed-width ones, a filter's column: :func:`_dictionary_rows`). Only for
+        local files (the check reads page headers)."""
         if not self._local or not names:
             return []
         md = self.pf.metadata
@@ -356,7 +359,8 @@ class _ParquetFile:
             ok = True
             for g in groups:
                 c = md.row_group(g).column(j)
-                if c.physical_type != "BYTE_ARRAY" or not c.has_dictionary_page or not c.dictionary_page_offset:
+                if c.physical_type not in _DICTIONARY_PHYSICAL[fixed] or not c.has_dictionary_page \
+                        or not c.dictionary_page_offset:
                     ok = False
                     break
                 start = c.dictionary_page_offset
@@ -992,6 +996,10 @@ class TaskReader:
             raise CorruptFileError(f"the row groups hold {n} rows, not the {total - first} their footer counts",
                                    path=task.path)
         keep = None
+        # fixed-width values read as dictionary indices: the kept rows' values are gathered from the dictionary
+        # here (string/binary ones are made plain in _finish)
+        fixed = frozenset(x for x in by_dict if not dictionary_decodable(ft.schema.field(x).type.value_type,
+                                                                         pa.string()))
         if by_dict:
             (top, f), = fields
             keep = dictionary_mask(task.residual, top, ft.column(file_cols[f.id]),
@@ -1021,23 +1029,26 @@ class TaskReader:
         if kept > n // _LATE_ROWS:
             from .parquet_columns import kept_rows
             rest = pf.read(others, rgs, keep=keep)
-            tbl = pa.Table.from_arrays([kept_rows(ft.column(x), keep) if x in ft.column_names else rest.column(x)
-                                        for x in names], names=names)
+            tbl = pa.Table.from_arrays([_dictionary_rows(ft.column(x), keep=keep, path=task.path) if x in fixed
+                                        else kept_rows(ft.column(x), keep) if x in ft.column_names
+                                        else rest.column(x) for x in names], names=names)
             yield from _batches(self._finish(task, tbl, kept, first, file_cols, None, (), kept=keep,
-                                             dict_names=by_dict, filtered=True))
+                                             dict_names=by_dict - fixed, filtered=True))
             return
         rows = np.flatnonzero(keep).astype(np.int64)
-        dict_names = self._dictionary_names(pf, others, file_cols, rgs) | by_dict
+        dict_names = self._dictionary_names(pf, others, file_cols, rgs) | (by_dict - fixed)
         rest = pf.read(others, rgs, dict_names, selection=rows)
-        tbl = pa.Table.from_arrays([_take(ft.column(x), rows) if x in ft.column_names else rest.column(x)
-                                    for x in names], names=names)
+        tbl = pa.Table.from_arrays([_dictionary_rows(ft.column(x), rows, path=task.path) if x in fixed
+                                    else _take(ft.column(x), rows) if x in ft.column_names
+                                    else rest.column(x) for x in names], names=names)
         yield from _batches(self._finish(task, tbl, kept, first, file_cols, None, (),
                                          row_ids=rows + first, dict_names=dict_names, filtered=True))
 
     def _dictionary_filter(self, pf, fields, file_cols, row_groups, eq_groups):
         """The residual's column as a set of its file column name, when the residual reads one column only and
-        that column is read as dictionary indices (string/binary, every data page dictionary-encoded: see
-        :meth:`_dictionary_names`) and is no equality-delete key: the residual is then evaluated once per
+        that column can be read as dictionary indices (string/binary read as such, see
+        :meth:`_dictionary_names`, or numbers, dates and times whose stored values are the Arrow ones; every data
+        page dictionary-encoded) and is no equality-delete key: the residual is then evaluated once per
         dictionary value (:func:`.deletes.dictionary_mask`) instead of on every row's decoded value. Else
         empty."""
         if len(fields) != 1:
@@ -1046,7 +1057,19 @@ class TaskReader:
         name = file_cols.get(fid)
         if name is None or any(len(eqset) and fid in ids for ids, eqset in eq_groups):
             return frozenset()
-        return self._dictionary_names(pf, [name], file_cols, row_groups)
+        found = self._dictionary_names(pf, [name], file_cols, row_groups)
+        if found:
+            return found
+        from .parquet_columns import decodable
+        leaf = pf.leaf_index().get(name)
+        i = pf.schema_arrow.get_field_index(name)
+        if leaf is None or i < 0:
+            return frozenset()
+        physical = pf.pf.schema.column(leaf).physical_type
+        as_indices = pa.dictionary(pa.int32(), pf.schema_arrow.field(i).type)
+        if physical == "BYTE_ARRAY" or not decodable(physical, as_indices):
+            return frozenset()
+        return frozenset(pf.dictionary_names([name], row_groups, fixed=True))
 
     @staticmethod
     def _keep_flags(task, positions, first, n, keep=None):
@@ -1341,6 +1364,39 @@ def _take(column, rows):
     dtype = _UNSIGNED[width]
     values = np.frombuffer(arr.buffers()[1], dtype=dtype, count=arr.offset + n)[arr.offset:]
     return pa.Array.from_buffers(t, len(rows), [None, pa.py_buffer(np.ascontiguousarray(values[rows]))])
+
+
+def _dictionary_rows(column, rows=None, keep=None, path=None):
+    """The values of a dictionary-encoded column of fixed-width values (a filter's column read as indices) at
+    ``rows`` (ascending int64 row numbers) or where ``keep`` is set, as a plain array of the dictionary's type:
+    gathered from each chunk's dictionary with NumPy (Arrow's take would import pyarrow.compute on a first
+    read). Null rows stay null."""
+    chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
+    vt = column.type.value_type
+    dtype = _UNSIGNED[vt.bit_width]
+    if rows is None:
+        rows = np.flatnonzero(keep)
+    values, valid, lo = [], [], 0
+    for ch in chunks:
+        n = len(ch)
+        a, b = np.searchsorted(rows, (lo, lo + n))
+        at = rows[a:b] - lo
+        lo += n
+        ind, d = ch.indices, ch.dictionary
+        idx = np.frombuffer(ind.buffers()[1], np.int32, count=ind.offset + n)[ind.offset:][at]
+        ok = bitmap_bools(ind.buffers()[0], ind.offset, n)[at] if ch.null_count else None
+        if ok is not None:
+            idx = np.where(ok, idx, 0)
+        dv = np.frombuffer(d.buffers()[1], dtype, count=d.offset + len(d))[d.offset:] if len(d) else np.zeros(1, dtype)
+        if len(idx) and (int(idx.min()) < 0 or int(idx.max()) >= len(dv)):
+            raise CorruptFileError(f"a dictionary index outside the dictionary of {len(d)} values", path=path)
+        values.append(dv[idx])
+        valid.append(np.ones(len(idx), np.bool_) if ok is None else ok)
+    out = np.concatenate(values) if values else np.zeros(0, dtype)
+    ok = np.concatenate(valid) if valid else np.zeros(0, np.bool_)
+    nulls = len(ok) - int(np.count_nonzero(ok))
+    bits = pa.py_buffer(np.packbits(ok, bitorder="little")) if nulls else None
+    return pa.Array.from_buffers(vt, len(out), [bits, pa.py_buffer(out)], null_count=nulls)
 
 
 def _one_chunk(c):

@@ -697,3 +697,91 @@ def test_a_string_column_whose_pages_fall_back_to_plain_is_filtered_row_by_row(t
     got = rows(mt.scan(filter="s < 'value-00003'", columns=["id"]).to_arrow())
     assert got == [{"id": r["id"]} for r in sorted(both, key=lambda r: r["id"]) if r["s"] < "value-00003"]
     assert calls == ["s"] * len(calls) and calls       # the second file only
+
+
+def test_a_filter_on_a_dictionary_encoded_number_or_date_column_is_evaluated_per_dictionary_value(tmp_path,
+                                                                                                   monkeypatch):
+    """The same for int, long, double and date columns whose pages are all dictionary-encoded: the column is read
+    as dictionary indices of its stored values, the filter evaluated per dictionary value, and the kept rows'
+    values decoded by Arrow; a file written before the int column was promoted to long is read with its int
+    dictionary promoted. The rows are those of the row-by-row evaluation."""
+    import datetime as dt
+    from paimon_engine.scan import reader as rmod
+    fields = [T.DataField(1, "id", T.BigIntType()), T.DataField(2, "w", T.IntType()),
+              T.DataField(3, "x", T.DoubleType()), T.DataField(4, "d", T.DateType())]
+    mt = MiniTable(tmp_path, Schema(T.RowType(fields)))
+    n = 600
+    day = dt.date(2024, 1, 1)
+
+    def make(lo, hi):
+        return pa.table({"id": pa.array(range(lo, hi), pa.int64()),
+                         "w": pa.array([None if i % 9 == 0 else i % 7 for i in range(lo, hi)], pa.int32()),
+                         "x": pa.array([(i % 5) * 0.5 for i in range(lo, hi)], pa.float64()),
+                         "d": pa.array([day + dt.timedelta(days=i % 4) for i in range(lo, hi)], pa.date32())})
+    (df,) = mt.append(make(0, n))
+    mt.commit([mt.write_position_deletes(df.file_path, [1, 2, 300, 599])], operation="delete")
+    # w: int -> long; the next file stores longs
+    mt.set_schema(T.RowType([fields[0], T.DataField(2, "w", T.BigIntType()), fields[2], fields[3]]))
+    mt.append(make(n, 2 * n).cast(pa.schema([("id", pa.int64()), ("w", pa.int64()), ("x", pa.float64()),
+                                             ("d", pa.date32())])))
+    full = [r for r in make(0, 2 * n).to_pylist() if r["id"] not in (1, 2, 300, 599)]
+    calls = []
+    real = rmod.dictionary_mask
+    monkeypatch.setattr(rmod, "dictionary_mask", lambda *a, **kw: calls.append(a[1]) or real(*a, **kw))
+    row_by_row = rmod.TaskReader._dictionary_filter
+    w = lambda r: r["w"]   # noqa: E731
+    cases = [
+        ("w < 2", "w", lambda r: w(r) is not None and w(r) < 2),
+        ("w in (1, 3, 99)", "w", lambda r: w(r) in (1, 3)),
+        ("w is null", "w", lambda r: w(r) is None),
+        ("not (w = 2 or w = 5)", "w", lambda r: w(r) is not None and w(r) not in (2, 5)),
+        ("x >= 1.5", "x", lambda r: r["x"] >= 1.5),
+        ("d = date '2024-01-03'", "d", lambda r: r["d"] == dt.date(2024, 1, 3)),
+    ]
+    for expr, column, pred in cases:
+        for columns in (["id"], ["id", "w", "x", "d"]):
+            calls.clear()
+            monkeypatch.setattr(rmod.TaskReader, "_dictionary_filter", row_by_row)
+            scan = mt.scan(filter=expr, columns=columns)
+            got = rows(scan.to_arrow())
+            want = [{c: r[c] for c in columns} for r in full if pred(r)]
+            assert got == want, (expr, columns)
+            assert calls.count(column) == 2 and set(calls) == {column}, (expr, calls)   # both files
+            if "w" in columns:
+                assert scan.to_arrow().schema.field("w").type == pa.int64()
+            monkeypatch.setattr(rmod.TaskReader, "_dictionary_filter", lambda *a: frozenset())
+            assert rows(mt.scan(filter=expr, columns=columns).to_arrow()) == got, expr
+
+
+def test_dictionary_rows_gathers_fixed_width_values_from_each_chunks_dictionary():
+    """The kept rows of a fixed-width column read as dictionary indices: chunks with dictionaries of their own,
+    null rows (whose index slots hold anything) kept null, rows given as numbers or as flags; an index outside
+    its dictionary is refused, naming the file."""
+    from paimon_engine.scan.reader import _dictionary_rows
+
+    def chunk(values, dictionary, typ):
+        idx = np.array([dictionary.index(v) if v is not None else 1 << 28 for v in values], np.int32)
+        valid = np.array([v is not None for v in values], np.bool_)
+        bits = pa.py_buffer(np.packbits(valid, bitorder="little")) if not valid.all() else None
+        indices = pa.Array.from_buffers(pa.int32(), len(values), [bits, pa.py_buffer(idx)],
+                                        null_count=int((~valid).sum()))
+        return pa.DictionaryArray.from_arrays(indices, pa.array(dictionary, typ), safe=False)
+    for typ, a, b in ((pa.int32(), [5, 7, 9], [-1, 5]), (pa.float64(), [0.5, 2.5], [1e300, -0.0]),
+                      (pa.date32(), [datetime.date(2020, 1, 1), datetime.date(2021, 5, 6)],
+                       [datetime.date(1999, 9, 9)])):
+        first = [a[0], None, a[-1], a[0], None, a[1]]
+        second = [b[0], b[-1], None, b[0]]
+        column = pa.chunked_array([chunk(first, a, typ), chunk(second, b, typ)],
+                                  type=pa.dictionary(pa.int32(), typ))
+        every = first + second
+        rows = np.array([0, 1, 2, 5, 6, 8, 9], np.int64)
+        got = _dictionary_rows(column, rows)
+        assert got.type == typ and got.to_pylist() == [every[i] for i in rows]
+        keep = np.zeros(len(every), np.bool_)
+        keep[[1, 3, 7]] = True
+        assert _dictionary_rows(column, keep=keep).to_pylist() == [every[1], every[3], every[7]]
+        assert _dictionary_rows(column, np.zeros(0, np.int64)).to_pylist() == []
+    bad = pa.DictionaryArray.from_arrays(pa.array([0, 3], pa.int32()), pa.array([1, 2, 3], pa.int64()), safe=False)
+    with pytest.raises(CorruptFileError, match="outside the dictionary of 3 values") as exc:
+        _dictionary_rows(bad, np.array([0, 1], np.int64), path="data/x.parquet")
+    assert exc.value.path == "data/x.parquet"
