@@ -21,7 +21,7 @@ from ..errors import CorruptFileError, InvalidArgumentError, UnsupportedTypeErro
 from ..expressions import evaluate_numpy
 
 __all__ = ["keep_mask", "merge_positions", "keep_runs", "position_runs", "compact", "compact_fixed_columns",
-           "fusable", "decode_dictionary", "dictionary_mask",
+           "fusable", "decode_dictionary", "dictionary_indices", "dictionary_mask",
            "EqualityDeleteSet", "normalize_key_column"]
 
 _EMPTY_U8 = np.zeros(0, dtype=np.uint8)
@@ -328,6 +328,17 @@ def decode_dictionary(column, target, runs: Runs | None = None):
     return _decode_dictionary_chunk(column, target, runs)
 
 
+def dictionary_indices(chunk):
+    """(the int32 indices of a dictionary-encoded array as NumPy, a null row's slot reset to 0 since it holds no
+    meaning; one bool per row, True where valid, or None when no row is null)."""
+    indices, n = chunk.indices, len(chunk)
+    idx = np.frombuffer(indices.buffers()[1], np.int32, count=indices.offset + n)[indices.offset:]
+    if not chunk.null_count:
+        return idx, None
+    valid = bitmap_bools(indices.buffers()[0], indices.offset, n)
+    return np.where(valid, idx, 0), valid
+
+
 def dictionary_mask(expr, name, column, conform=None, path=None) -> np.ndarray:
     """The mask of ``expr``, whose only column is ``name``, over ``column`` (a dictionary-encoded array or chunked
     array): ``expr`` is evaluated once per dictionary value (and once on a null, when a row is null), and each row
@@ -346,12 +357,7 @@ def dictionary_mask(expr, name, column, conform=None, path=None) -> np.ndarray:
         values = ch.dictionary if conform is None else conform(ch.dictionary)
         table = evaluate_numpy(expr, pa.table({name: values})).view(np.uint8) if len(values) else \
             np.zeros(1, np.uint8)
-        indices = ch.indices
-        idx = np.frombuffer(indices.buffers()[1], np.int32, count=indices.offset + n)[indices.offset:]
-        valid = None
-        if ch.null_count:
-            valid = bitmap_bools(indices.buffers()[0], indices.offset, n)
-            idx = np.where(valid, idx, 0)      # a null row's index slot holds no meaning
+        idx, valid = dictionary_indices(ch)
         rc = _k().lookup_flags(table, idx, flags[at:at + n])
         if rc < 0:
             raise CorruptFileError(f"a dictionary index outside the dictionary of {len(values)} values", path=path)

@@ -695,13 +695,14 @@ class _Decoder:
         """The chunk's dictionary as an Arrow array (built once; a string one checked for UTF-8): its values'
         bytes as they are for fixed-width values."""
         dictionary = self.dictionary_array
-        if dictionary is None and _WIDTH.get(self.chunk.physical):
-            vt = self.type.value_type if pa.types.is_dictionary(self.type) else self.type
+        if dictionary is not None:
+            return dictionary
+        vt = self.type.value_type if pa.types.is_dictionary(self.type) else self.type
+        if _WIDTH.get(self.chunk.physical):
             raw = self.dictionary if self.dictionary is not None else _NONE
-            dictionary = self.dictionary_array = pa.Array.from_buffers(vt, self.dict_size, [None, pa.py_buffer(raw)])
-        elif dictionary is None:
+            dictionary = pa.Array.from_buffers(vt, self.dict_size, [None, pa.py_buffer(raw)])
+        else:
             d_off, d_data = self.dictionary if self.dictionary is not None else (np.zeros(1, np.int32), _NONE)
-            vt = self.type.value_type if pa.types.is_dictionary(self.type) else self.type
             dictionary = pa.Array.from_buffers(vt, len(d_off) - 1, [None, pa.py_buffer(d_off), pa.py_buffer(d_data)])
             if vt == pa.string():
                 try:
@@ -709,7 +710,7 @@ class _Decoder:
                 except pa.ArrowInvalid as exc:
                     raise CorruptFileError(f"bad Parquet dictionary (not UTF-8): {exc}", path=self.path,
                                            offset=self.chunk.start) from None
-            self.dictionary_array = dictionary
+        self.dictionary_array = dictionary
         return dictionary
 
     def finish(self, out=None):

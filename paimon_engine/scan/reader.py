@@ -23,13 +23,13 @@ import numpy as np
 import pyarrow as pa
 
 from .. import types as T
-from ..batch import bitmap_bools, int64_values, numbers_to_arrow, repeat_string
+from ..batch import int64_values, numbers_to_arrow, repeat_string
 from ..errors import CorruptFileError, UnsupportedTypeError
 from ..expressions import AlwaysTrue, evaluate_numpy, referenced_names
 from .delete_index import EQUALITY, POSITION
 from .._parallel import parallel_map, submit
 from .deletes import (EqualityDeleteSet, compact, compact_fixed_columns, decode_dictionary, dictionary_decodable,
-                      dictionary_mask, fusable, keep_mask, keep_runs, merge_positions, position_runs)
+                      dictionary_indices, dictionary_mask, fusable, keep_mask, keep_runs, merge_positions, position_runs)
 from .parquet_pages import all_data_pages_dictionary_encoded
 from ..spec.schema import (LAST_UPDATED_COLUMN, LAST_UPDATED_FIELD_ID, LINEAGE_COLUMNS, ROW_ID_COLUMN,
                            ROW_ID_FIELD_ID, lineage_field)
@@ -1382,11 +1382,10 @@ def _dictionary_rows(column, rows=None, keep=None, path=None):
         a, b = np.searchsorted(rows, (lo, lo + n))
         at = rows[a:b] - lo
         lo += n
-        ind, d = ch.indices, ch.dictionary
-        idx = np.frombuffer(ind.buffers()[1], np.int32, count=ind.offset + n)[ind.offset:][at]
-        ok = bitmap_bools(ind.buffers()[0], ind.offset, n)[at] if ch.null_count else None
-        if ok is not None:
-            idx = np.where(ok, idx, 0)
+        d = ch.dictionary
+        idx, ok = dictionary_indices(ch)
+        idx = idx[at]
+        ok = None if ok is None else ok[at]
         dv = np.frombuffer(d.buffers()[1], dtype, count=d.offset + len(d))[d.offset:] if len(d) else np.zeros(1, dtype)
         if len(idx) and (int(idx.min()) < 0 or int(idx.max()) >= len(dv)):
             raise CorruptFileError(f"a dictionary index outside the dictionary of {len(d)} values", path=path)
