@@ -998,8 +998,7 @@ class TaskReader:
         keep = None
         # fixed-width values read as dictionary indices: the kept rows' values are gathered from the dictionary
         # here (string/binary ones are made plain in _finish)
-        fixed = frozenset(x for x in by_dict if not dictionary_decodable(ft.schema.field(x).type.value_type,
-                                                                         pa.string()))
+        fixed = frozenset(x for x in by_dict if pa.types.is_primitive(ft.schema.field(x).type.value_type))
         if by_dict:
             (top, f), = fields
             keep = dictionary_mask(task.residual, top, ft.column(file_cols[f.id]),

@@ -663,6 +663,32 @@ def test_a_filter_on_a_dictionary_encoded_string_column_is_evaluated_per_diction
     assert not calls
 
 
+def test_a_filter_on_a_dictionary_encoded_binary_column_is_evaluated_per_dictionary_value(tmp_path, monkeypatch):
+    """A binary column whose pages are all dictionary-encoded takes the per-value path too, and its kept rows'
+    values are made plain like a string column's (not gathered as fixed-width values), nulls included."""
+    from paimon_engine.expressions import col
+    from paimon_engine.scan import reader as rmod
+    schema = Schema(T.RowType([T.DataField(1, "id", T.BigIntType()), T.DataField(2, "b", T.BYTES())]))
+    mt = MiniTable(tmp_path, schema)
+    n = 1000
+    tbl = pa.table({"id": pa.array(range(n), pa.int64()),
+                    "b": pa.array([None if i % 11 == 0 else b"v%d" % (i % 13) for i in range(n)], pa.binary())})
+    mt.append(tbl)
+    calls = []
+    real = rmod.dictionary_mask
+    monkeypatch.setattr(rmod, "dictionary_mask", lambda *a, **kw: calls.append(a[1]) or real(*a, **kw))
+    full = tbl.to_pylist()
+    cases = [(col("b") == b"v3", lambda v: v == b"v3"),
+             (col("b").isin([b"v1", b"v12", b"zz"]), lambda v: v in (b"v1", b"v12")),
+             (col("b").is_null() | (col("b") == b"v5"), lambda v: v in (None, b"v5"))]
+    for expr, pred in cases:
+        for columns in (["id"], ["id", "b"]):
+            calls.clear()
+            got = rows(mt.scan(filter=expr, columns=columns).to_arrow())
+            assert got == [{c: r[c] for c in columns} for r in full if pred(r["b"])], (expr, columns)
+            assert calls and set(calls) == {"b"}
+
+
 def test_a_string_column_whose_pages_fall_back_to_plain_is_filtered_row_by_row(tmp_path, monkeypatch):
     """A string column whose dictionary grows past the writer's limit (its later pages PLAIN) is read as values
     and the filter evaluated on every row; a second file of the same table, all dictionary-encoded, is
