@@ -1677,22 +1677,106 @@ ctypedef fused _off_t:
 
 @cython.boundscheck(False)
 @cython.wraparound(False)
+cdef Py_ssize_t _bytes_bounds(const _off_t* offsets, const uint8_t* d, Py_ssize_t dlen, const uint8_t* nulls,
+                              Py_ssize_t a, Py_ssize_t b, Py_ssize_t* bounds) noexcept nogil:
+    """Go on with the rows of the smallest and the largest non-null value (``bounds[0]``, ``bounds[1]``: -1 when
+    none yet, else rows before ``b``) over rows [a, b) of a bytes column (see bytes_min_max). Returns the number
+    of non-null values in [a, b), or BAD_LENGTH for offsets outside ``d`` (``bounds`` as they were)."""
+    cdef Py_ssize_t i, s, e, ln, count = 0
+    cdef Py_ssize_t imin = bounds[0], imax = bounds[1], lmin = 0, lmax = 0
+    cdef uint64_t h, l
+    cdef u128 kmin = 0, kmax = 0
+    cdef u128 key
+    cdef Py_ssize_t m
+    cdef uint8_t tmp[16]
+    cdef bint less, more
+    if imin >= 0:
+        if offsets[imin] < 0 or offsets[imin + 1] < offsets[imin] or offsets[imin + 1] > dlen or \
+                offsets[imax] < 0 or offsets[imax + 1] < offsets[imax] or offsets[imax + 1] > dlen:
+            return BAD_LENGTH
+        kmin = _bytes_key(d, dlen, offsets[imin], offsets[imin + 1])
+        kmax = _bytes_key(d, dlen, offsets[imax], offsets[imax + 1])
+        lmin = offsets[imin + 1] - offsets[imin]
+        lmax = offsets[imax + 1] - offsets[imax]
+    for i in range(a, b):
+        if nulls != NULL and nulls[i]:
+            continue
+        s = offsets[i]
+        e = offsets[i + 1]
+        if s < 0 or e < s or e > dlen:
+            return BAD_LENGTH
+        ln = e - s
+        # the first 16 bytes as one big-endian 128-bit key (zero-padded): keys order values up to 16 bytes
+        # long together with the length; values longer than 16 bytes with equal keys are compared on from
+        # their 17th byte
+        if s + 16 <= dlen:
+            memcpy(&h, d + s, 8)
+            memcpy(&l, d + s + 8, 8)
+            m = ln if ln < 16 else 16
+            h &= _BYTE_M0[m]
+            l &= _BYTE_M1[m]
+        else:
+            memset(tmp, 0, 16)
+            if ln:
+                memcpy(tmp, d + s, ln if ln < 16 else 16)
+            memcpy(&h, tmp, 8)
+            memcpy(&l, tmp + 8, 8)
+        key = ((<u128>_bswap64(h)) << 64) | _bswap64(l)
+        count += 1
+        if imin < 0:
+            imin = imax = i
+            kmin = kmax = key
+            lmin = lmax = ln
+            continue
+        if key < kmin:
+            imin, kmin, lmin = i, key, ln
+        elif key == kmin:
+            if ln <= 16 or lmin <= 16:
+                less = ln < lmin
+            else:
+                less = _cmp_bytes(d + s + 16, ln - 16, d + offsets[imin] + 16, lmin - 16) < 0
+            if less:
+                imin, lmin = i, ln
+        if key > kmax:
+            imax, kmax, lmax = i, key, ln
+        elif key == kmax:
+            if ln <= 16 or lmax <= 16:
+                more = ln > lmax
+            else:
+                more = _cmp_bytes(d + s + 16, ln - 16, d + offsets[imax] + 16, lmax - 16) > 0
+            if more:
+                imax, lmax = i, ln
+    bounds[0] = imin
+    bounds[1] = imax
+    return count
+
+
+cdef inline u128 _bytes_key(const uint8_t* d, Py_ssize_t dlen, Py_ssize_t s, Py_ssize_t e) noexcept nogil:
+    """The 128-bit key of the value d[s:e] (checked to lie inside ``d``): see _bytes_bounds."""
+    cdef uint8_t tmp[16]
+    cdef uint64_t h, l
+    cdef Py_ssize_t ln = e - s
+    memset(tmp, 0, 16)
+    if ln:
+        memcpy(tmp, d + s, ln if ln < 16 else 16)
+    memcpy(&h, tmp, 8)
+    memcpy(&l, tmp + 8, 8)
+    return ((<u128>_bswap64(h)) << 64) | _bswap64(l)
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
 def bytes_min_max(const _off_t[::1] offsets, const uint8_t[::1] data, nulls, Py_ssize_t n, int64_t[::1] out):
     """Rows of the smallest and the largest non-null value of a bytes column (unsigned byte order, a prefix
     before its extensions; the first such row on ties) into ``out[0]``, ``out[1]`` (-1 when every value is
     null). ``offsets`` are ``n + 1`` int32 or int64 positions into ``data``, ``nulls`` None or one uint8 flag
     per row.
     Returns the number of non-null values, or BAD_LENGTH for offsets outside ``data`` or arrays too short."""
-    cdef Py_ssize_t i, s, e, ln, dlen = data.shape[0], count = 0
-    cdef Py_ssize_t imin = -1, imax = -1, lmin = 0, lmax = 0
+    cdef Py_ssize_t dlen = data.shape[0], count = 0
+    cdef Py_ssize_t bounds[2]
     cdef const uint8_t[::1] nv
     cdef const uint8_t* np_ = NULL
     cdef const uint8_t* d = &data[0] if dlen else NULL
-    cdef uint64_t h, l
-    cdef u128 key, kmin = 0, kmax = 0
-    cdef Py_ssize_t m
-    cdef uint8_t tmp[16]
-    cdef bint less, more
     if n < 0 or offsets.shape[0] < n + 1 or out.shape[0] < 2:
         return BAD_LENGTH
     if nulls is not None:
@@ -1701,60 +1785,13 @@ def bytes_min_max(const _off_t[::1] offsets, const uint8_t[::1] data, nulls, Py_
             return BAD_LENGTH
         if n:
             np_ = &nv[0]
+    bounds[0] = bounds[1] = -1
     with nogil:
-        for i in range(n):
-            if np_ != NULL and np_[i]:
-                continue
-            s = offsets[i]
-            e = offsets[i + 1]
-            if s < 0 or e < s or e > dlen:
-                count = BAD_LENGTH
-                break
-            ln = e - s
-            # the first 16 bytes as one big-endian 128-bit key (zero-padded): keys order values up to 16 bytes
-            # long together with the length; values longer than 16 bytes with equal keys are compared on from
-            # their 17th byte
-            if s + 16 <= dlen:
-                memcpy(&h, d + s, 8)
-                memcpy(&l, d + s + 8, 8)
-                m = ln if ln < 16 else 16
-                h &= _BYTE_M0[m]
-                l &= _BYTE_M1[m]
-            else:
-                memset(tmp, 0, 16)
-                if ln:
-                    memcpy(tmp, d + s, ln if ln < 16 else 16)
-                memcpy(&h, tmp, 8)
-                memcpy(&l, tmp + 8, 8)
-            key = ((<u128>_bswap64(h)) << 64) | _bswap64(l)
-            count += 1
-            if imin < 0:
-                imin = imax = i
-                kmin = kmax = key
-                lmin = lmax = ln
-                continue
-            if key < kmin:
-                imin, kmin, lmin = i, key, ln
-            elif key == kmin:
-                if ln <= 16 or lmin <= 16:
-                    less = ln < lmin
-                else:
-                    less = _cmp_bytes(d + s + 16, ln - 16, d + offsets[imin] + 16, lmin - 16) < 0
-                if less:
-                    imin, lmin = i, ln
-            if key > kmax:
-                imax, kmax, lmax = i, key, ln
-            elif key == kmax:
-                if ln <= 16 or lmax <= 16:
-                    more = ln > lmax
-                else:
-                    more = _cmp_bytes(d + s + 16, ln - 16, d + offsets[imax] + 16, lmax - 16) > 0
-                if more:
-                    imax, lmax = i, ln
+        count = _bytes_bounds(&offsets[0], d, dlen, np_, 0, n, bounds)
     if count < 0:
         return count
-    out[0] = imin
-    out[1] = imax
+    out[0] = bounds[0]
+    out[1] = bounds[1]
     return count
 
 
@@ -1918,3 +1955,120 @@ def numeric_min_max(const uint8_t[::1] values, int kind, nulls, Py_ssize_t n, ui
         else:
             r = _num_min_max(p, np_, n, o, <double>0)
     return r
+
+
+cdef Py_ssize_t _num_bounds(const uint8_t* p, const uint8_t* nulls, Py_ssize_t n, int64_t* st,
+                            _num_t tag) noexcept nogil:
+    """Go on with a number column's bounds ``st`` (see column_bounds) over ``n`` values; returns the number
+    compared."""
+    cdef uint8_t buf[16]
+    cdef _num_t lo, hi
+    cdef double dlo, dhi, olo, ohi
+    cdef Py_ssize_t got = _num_min_max(p, nulls, n, buf, tag)
+    if got == 0:
+        return 0
+    memcpy(&lo, buf, sizeof(_num_t))
+    memcpy(&hi, buf + sizeof(_num_t), sizeof(_num_t))
+    if _num_t is float or _num_t is double:
+        dlo = lo
+        dhi = hi
+        if st[1]:
+            # -0.0 orders before 0.0, as in _num_min_max
+            memcpy(&olo, &st[2], 8)
+            memcpy(&ohi, &st[3], 8)
+            if not (dlo < olo or (dlo == olo and __builtin_signbit(dlo) and not __builtin_signbit(olo))):
+                dlo = olo
+            if not (dhi > ohi or (dhi == ohi and not __builtin_signbit(dhi) and __builtin_signbit(ohi))):
+                dhi = ohi
+        memcpy(&st[2], &dlo, 8)
+        memcpy(&st[3], &dhi, 8)
+    else:
+        if st[1] == 0 or <int64_t>lo < st[2]:
+            st[2] = <int64_t>lo
+        if st[1] == 0 or <int64_t>hi > st[3]:
+            st[3] = <int64_t>hi
+    st[1] += got
+    return got
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def column_bounds(list cols, Py_ssize_t start, Py_ssize_t stop, int64_t[::1] stats):
+    """Go on with the bounds of columns over their rows [start, stop): ``cols[f]`` is the column's encode_rows
+    tuple and ``stats[4 * f:4 * f + 4]`` = (wanted, compared, lower, upper), kept from call to call (start
+    them at (1, 0, -1, -1) for a column whose bounds are wanted, (0, ...) for one left alone). A bytes column's
+    bounds are the rows of its smallest and largest non-null value (as bytes_min_max: the first such row on
+    ties; -1 while there is none), a number column's (I8 to F64) its smallest and largest non-null value (as
+    numeric_min_max: NaN skipped, -0.0 before 0.0) as an int64, or a double's bits for F32 and F64; ``compared``
+    counts the values compared. Called on the rows each encode_rows call took, the values are read while they
+    are still in the cache. Returns 0, or at the first column that fails (its numbers unchanged; the columns
+    before it have taken the rows): BAD_LENGTH for arrays too short, offsets outside the data or bound rows
+    outside the rows given, BAD_VALUE for a kind without bounds."""
+    cdef Py_ssize_t ncols = len(cols), f, got, n = stop - start, dlen
+    cdef int64_t* st
+    cdef const uint8_t* nl
+    cdef const uint8_t* p
+    cdef const uint8_t* d
+    cdef const uint8_t* o
+    cdef Py_ssize_t bounds[2]
+    cdef int kind, w
+    cdef bint o32
+    if start < 0 or stop < start or stats.shape[0] < 4 * ncols:
+        return BAD_LENGTH
+    for f in range(ncols):
+        st = &stats[4 * f]
+        if not st[0]:
+            continue
+        t = cols[f]
+        kind = t[0]
+        if t[1] is not None and _nbytes(t[1]) < stop:
+            return BAD_LENGTH
+        if kind == K_BYTES:
+            o32 = isinstance(t[3], cnp.ndarray) and cnp.PyArray_TYPE(<cnp.ndarray>t[3]) == cnp.NPY_INT32
+            if _nbytes(t[3]) < (4 if o32 else 8) * (stop + 1):
+                return BAD_LENGTH
+            o = _ptr(t[3])
+            d = _ptr(t[4])
+            dlen = _nbytes(t[4]) if d != NULL else 0
+            bounds[0] = st[2]
+            bounds[1] = st[3]
+            if (bounds[0] >= 0 or bounds[1] >= 0) and not (0 <= bounds[0] < stop and 0 <= bounds[1] < stop):
+                return BAD_LENGTH
+            nl = _ptr(t[1])
+            with nogil:
+                if o32:
+                    got = _bytes_bounds(<const int32_t*>o, d, dlen, nl, start, stop, bounds)
+                else:
+                    got = _bytes_bounds(<const int64_t*>o, d, dlen, nl, start, stop, bounds)
+            if got < 0:
+                return got
+            st[2] = bounds[0]
+            st[3] = bounds[1]
+            st[1] += got
+            continue
+        if kind < K_I8 or kind > K_F64:
+            return BAD_VALUE
+        w = _fixed_width(kind)
+        if _nbytes(t[2]) < w * stop:
+            return BAD_LENGTH
+        p = _ptr(t[2])
+        nl = _ptr(t[1])
+        if n == 0:
+            continue
+        p += w * start
+        if nl != NULL:
+            nl += start
+        with nogil:
+            if kind == K_I8:
+                _num_bounds(p, nl, n, st, <int8_t>0)
+            elif kind == K_I16:
+                _num_bounds(p, nl, n, st, <int16_t>0)
+            elif kind == K_I32:
+                _num_bounds(p, nl, n, st, <int32_t>0)
+            elif kind == K_I64:
+                _num_bounds(p, nl, n, st, <int64_t>0)
+            elif kind == K_F32:
+                _num_bounds(p, nl, n, st, <float>0)
+            else:
+                _num_bounds(p, nl, n, st, <double>0)
+    return 0

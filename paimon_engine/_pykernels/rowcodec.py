@@ -472,3 +472,70 @@ def numeric_min_max(values, kind, nulls, n, out):
     o[:w] = np.frombuffer(np.array([lo], dtype).tobytes(), np.uint8)
     o[w:2 * w] = np.frombuffer(np.array([hi], dtype).tobytes(), np.uint8)
     return len(v)
+
+
+def column_bounds(cols, start, stop, stats):
+    """Go on with the bounds of columns over their rows [start, stop) (see the compiled kernel)."""
+    if start < 0 or stop < start or len(stats) < 4 * len(cols):
+        return BAD_LENGTH
+    n = stop - start
+    for f, (kind, nulls, values, offsets, data) in enumerate(cols):
+        st = stats[4 * f:4 * f + 4]
+        if not st[0]:
+            continue
+        if nulls is not None and len(nulls) < stop:
+            return BAD_LENGTH
+        part_nulls = None if nulls is None else nulls[start:stop]
+        if kind == K_BYTES:
+            if len(offsets) < stop + 1:
+                return BAD_LENGTH
+            carried = [int(x) for x in st[2:4]]
+            if (carried[0] >= 0 or carried[1] >= 0) and not all(0 <= i < stop for i in carried):
+                return BAD_LENGTH
+            if carried[0] >= 0 and not all(0 <= int(offsets[i]) <= int(offsets[i + 1]) <= len(data) for i in carried):
+                return BAD_LENGTH
+            rows = np.empty(2, np.int64)
+            got = bytes_min_max(offsets[start:stop + 1], data, part_nulls, n, rows)
+            if got < 0:
+                return got
+            if got:
+                d = memoryview(data).cast("B")
+
+                def value(i):
+                    return bytes(d[int(offsets[i]):int(offsets[i + 1])])
+                lo, hi = int(rows[0]) + start, int(rows[1]) + start
+                if st[1] == 0 or value(lo) < value(int(st[2])):
+                    st[2] = lo
+                if st[1] == 0 or value(hi) > value(int(st[3])):
+                    st[3] = hi
+                st[1] += got
+            continue
+        if kind not in _NUM_DTYPES:
+            return BAD_VALUE
+        dtype = np.dtype(_NUM_DTYPES[kind])
+        w = dtype.itemsize
+        if _nbytes(values) < w * stop:
+            return BAD_LENGTH
+        if not n:
+            continue
+        out = np.zeros(2 * w, np.uint8)
+        got = numeric_min_max(memoryview(values).cast("B")[w * start:w * stop], kind, part_nulls, n, out)
+        if not got:
+            continue
+        lo, hi = out.view(dtype)
+        if dtype.kind == "f":
+            lo, hi = float(lo), float(hi)
+            if st[1]:
+                olo, ohi = st[2:4].view(np.float64)
+                if not (lo < olo or (lo == olo and np.signbit(lo) and not np.signbit(olo))):
+                    lo = float(olo)
+                if not (hi > ohi or (hi == ohi and not np.signbit(hi) and np.signbit(ohi))):
+                    hi = float(ohi)
+            st[2:4] = np.array([lo, hi], np.float64).view(np.int64)
+        else:
+            if st[1] == 0 or int(lo) < st[2]:
+                st[2] = int(lo)
+            if st[1] == 0 or int(hi) > st[3]:
+                st[3] = int(hi)
+        st[1] += got
+    return 0

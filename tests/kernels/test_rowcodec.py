@@ -999,3 +999,85 @@ def test_a_long_string_at_the_end_of_a_small_block_is_read_inside_it(kernel):
             assert got[0] == got[1], value
             assert got[0][:2] == (nbig, len(vals))
             del arr, blk
+
+
+@pytest.mark.parametrize("kernel", IMPLS)
+def test_column_bounds_over_any_cuts_equal_one_pass_over_all_rows(kernel):
+    """Bounds taken call by call over consecutive row ranges (as the writer takes them after each encoding
+    call) are those of one pass over all the rows: for bytes the same rows (the first row on ties, so a tie
+    in a later range keeps the earlier row), for numbers the same values, -0.0 before 0.0 across ranges, NaN
+    and nulls skipped; a column not wanted is left as it was."""
+    rng = np.random.default_rng(31)
+    floats = [0.0, -0.0, float("nan"), 1.5, -2.25, float("inf"), float("-inf")]
+    stems = [b"", b"ab", b"abcdefghijklmnopq", b"\xff\x00"]
+    for trial in range(120):
+        n = int(rng.integers(0, 60))
+        words = [None if rng.random() < 0.2 else
+                 stems[int(rng.integers(0, len(stems)))][:int(rng.integers(0, 18))] + bytes([int(rng.integers(0, 3))])
+                 * int(rng.integers(0, 3)) for _ in range(n)]
+        offsets, data, bnulls = _bytes_column(words)
+        if trial % 2:
+            offsets = offsets.astype(np.int32)
+        ints = rng.integers(-2**63, 2**63 - 1, n, dtype=np.int64)
+        ints[rng.random(n) < 0.2] = -2**63
+        pool = floats if trial % 3 == 0 else floats[:4] if trial % 3 == 1 else floats[:3] + [-2.25]
+        dbl = np.array([pool[int(j)] for j in rng.integers(0, len(pool), n)], np.float64)   # (signed zeros)
+        f32 = dbl.astype(np.float32)
+        i16 = rng.integers(-2**15, 2**15, n).astype(np.int16)
+        nulls = (rng.random(n) < 0.3).astype(np.uint8)
+        cols = [(V.K_BYTES, bnulls, None, offsets, data), (V.K_I64, None, ints.view(np.uint8), None, None),
+                (V.K_F64, nulls, dbl.view(np.uint8), None, None), (V.K_F32, None, f32.view(np.uint8), None, None),
+                (V.K_I16, nulls, i16.view(np.uint8), None, None), (V.K_I32, None, None, None, None)]
+        stats = np.zeros(4 * len(cols), np.int64)
+        for f in range(5):
+            stats[4 * f:4 * f + 4] = (1, 0, -1, -1)
+        stats[20:24] = (0, 5, 6, 7)          # not wanted: left alone
+        cuts = sorted({0, n, *map(int, rng.integers(0, n + 1, int(rng.integers(0, 6))))})
+        for a, b in zip(cuts, cuts[1:]):
+            assert kernel.column_bounds(cols, a, b, stats) == 0
+        rows = np.zeros(2, np.int64)
+        count = kernel.bytes_min_max(offsets, data, bnulls, n, rows)
+        assert list(stats[0:4]) == ([1, count, rows[0], rows[1]] if count else [1, 0, -1, -1]), (words, cuts)
+        for f, (kind, nl, raw) in enumerate(((V.K_I64, None, ints), (V.K_F64, nulls, dbl), (V.K_F32, None, f32),
+                                             (V.K_I16, nulls, i16)), start=1):
+            out = np.zeros(16, np.uint8)
+            count = kernel.numeric_min_max(raw.view(np.uint8), kind, nl, n, out)
+            st = stats[4 * f:4 * f + 4]
+            assert st[0] == 1 and st[1] == count, (kind, raw)
+            if not count:
+                assert list(st[2:]) == [-1, -1]
+                continue
+            both = out[:2 * raw.itemsize].view(raw.dtype)
+            if kind in (V.K_F32, V.K_F64):
+                got = st[2:4].view(np.float64)
+                assert list(got) == list(both.astype(np.float64)), (kind, raw)
+                assert list(np.signbit(got)) == list(np.signbit(both)), (kind, raw)
+            else:
+                assert list(st[2:4]) == [int(x) for x in both], (kind, raw)
+        assert list(stats[20:24]) == [0, 5, 6, 7]
+
+
+@pytest.mark.parametrize("kernel", IMPLS)
+def test_column_bounds_rejects_short_arrays_bad_offsets_and_other_kinds(kernel):
+    offsets, data, nulls = _bytes_column([b"abc", b"de", None])
+    ints = np.arange(3, dtype=np.int64).view(np.uint8)
+    cols = [(V.K_BYTES, nulls, None, offsets, data), (V.K_I64, None, ints, None, None)]
+    stats = np.array([1, 0, -1, -1, 1, 0, -1, -1], np.int64)
+    assert kernel.column_bounds(cols, 0, 3, stats) == 0
+    assert list(stats) == [1, 2, 0, 1, 1, 3, 0, 2]
+    assert kernel.column_bounds(cols, 0, 4, stats.copy()) == status.BAD_LENGTH     # past the arrays
+    assert kernel.column_bounds(cols, 2, 1, stats.copy()) == status.BAD_LENGTH     # stop before start
+    assert kernel.column_bounds(cols, 0, 3, stats[:7].copy()) == status.BAD_LENGTH  # four numbers per column
+    bad = offsets.copy()
+    bad[2] = len(data) + 1
+    before = np.array([1, 0, -1, -1, 0, 0, 0, 0], np.int64)
+    got = before.copy()
+    assert kernel.column_bounds([(V.K_BYTES, None, None, bad, data), cols[1]], 0, 2, got) == status.BAD_LENGTH
+    assert list(got) == list(before)
+    assert kernel.column_bounds([(V.K_BOOL, None, ints, None, None)], 0, 1,
+                                np.array([1, 0, -1, -1], np.int64)) == status.BAD_VALUE
+    assert kernel.column_bounds([(V.K_BOOL, None, ints, None, None)], 0, 1,
+                                np.array([0, 0, -1, -1], np.int64)) == 0       # not wanted: not looked at
+    # bound rows carried in must lie before the rows' end (their offsets are read)
+    assert kernel.column_bounds(cols[:1], 0, 2, np.array([1, 1, 5, 5], np.int64)) == status.BAD_LENGTH
+    assert kernel.column_bounds(cols[:1], 0, 2, np.array([1, 1, -1, 0], np.int64)) == status.BAD_LENGTH

@@ -563,3 +563,44 @@ def test_schema_checked_on_every_open(tmp_path):
             assert r.get_row(2) == {"a": 3, "s": None}
             assert r.read_all().to_pylist() == [{"a": 1, "s": "x"}, {"a": None, "s": "y"}, {"a": 3, "s": None}]
         assert len(R._FACTS) <= R._FACTS_MAX
+
+
+def test_bounds_taken_block_by_block_are_those_of_all_rows():
+    """With small blocks the bounds are taken over each block's rows as it is encoded: they still equal Arrow's
+    min/max of everything written (extremes in late blocks, several write calls, -0.0 written after 0.0, NaN
+    counted, a write whose float column is all null)."""
+    import math
+    import pyarrow.compute as pc
+    rng = np.random.default_rng(41)
+    n = 3000
+    words = [f"w{int(x):05d}" for x in rng.integers(0, 99999, n)]
+    words[2711] = "!first"          # the smallest, far into the file
+    words[2999] = "~last"
+    d = np.abs(rng.normal(size=n))
+    d[rng.random(n) < 0.03] = np.nan
+    d[100], d[1500], d[2900] = 0.0, 0.0, -0.0     # no negative value: the lower bound is the -0.0 of a late block
+    z = -d                                      # no positive value: the upper bound is the 0.0 of a late block
+    ints = rng.integers(-10**9, 10**9, n)
+    ints[2500] = -2**63
+    schema = T.RowType.of(("s", T.STRING()), ("d", T.DoubleType()), ("l", T.BigIntType()), ("z", T.FloatType()))
+    mask = rng.random(n) < 0.1
+    mask[[100, 1500, 2900]] = False
+    table = pa.table({"s": words, "d": pa.array(d, mask=mask), "l": ints, "z": pa.array(z.astype(np.float32))})
+    nulls = pa.table({"s": ["m"] * 5, "d": pa.array([None] * 5, pa.float64()), "l": [1] * 5,
+                      "z": pa.array([None] * 5, pa.float32())})
+    with RowFileWriter(io.BytesIO(), schema, block_size=256) as w:
+        w.write(table.slice(0, 1000))
+        w.write(nulls)
+        w.write(table.slice(1000))
+    assert w.metadata.block_count > 100
+    written = pa.concat_tables([table.slice(0, 1000), nulls, table.slice(1000)])
+    assert w.metadata.lower_bounds[0] == "!first" and w.metadata.upper_bounds[0] == "~last"
+    assert w.metadata.lower_bounds[2] == -2**63
+    for fid, name in ((1, "d"), (3, "z")):
+        col = written[name]
+        nan = pc.is_nan(col).fill_null(False)
+        assert w.metadata.nan_counts[fid] == pc.sum(nan).as_py() > 0
+        mm = pc.min_max(col.filter(pc.invert(nan)))
+        assert (w.metadata.lower_bounds[fid], w.metadata.upper_bounds[fid]) == (mm["min"].as_py(), mm["max"].as_py())
+    assert math.copysign(1, w.metadata.lower_bounds[1]) == -1 and w.metadata.lower_bounds[1] == 0
+    assert math.copysign(1, w.metadata.upper_bounds[3]) == 1 and w.metadata.upper_bounds[3] == 0

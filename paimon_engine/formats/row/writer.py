@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ... import _speedups
@@ -177,8 +179,6 @@ class _Stats:
     def __init__(self, schema, kernel):
         self.schema = schema
         self._kernel = kernel
-        self._minmax = np.empty(2, dtype=np.int64)
-        self._num_minmax = np.empty(16, dtype=np.uint8)
         self.values = {f.id: 0 for f in schema.fields}
         self.nulls = {f.id: 0 for f in schema.fields}
         self.nans = {}
@@ -186,37 +186,25 @@ class _Stats:
         self.upper = {}
         self.unbounded = set()
 
+    def kernel_bounds(self, field, arr, desc):
+        """Whether ``arr``'s bounds come from the ``column_bounds`` kernel, called as its rows are encoded: a
+        bytes column's (the rows of its extremes), an integer or float column's (NaN skipped and counted, -0.0
+        before 0.0)."""
+        t = field.type
+        if desc is None or t.is_nested or isinstance(t, T.VariantType) or len(arr) == arr.null_count:
+            return False
+        return desc[0] == V.K_BYTES or (desc[0] in _NUMERIC_DTYPES and isinstance(field.type, _NUMERIC_TYPES))
+
     def update(self, field, arr, desc=None):
-        """Counts and bounds of ``arr``; ``desc`` is its kernel descriptor: a bytes column's bounds come from
-        the ``bytes_min_max`` kernel over the descriptor's offsets and data (the rows of its extremes), an
-        integer or float column's from the ``numeric_min_max`` kernel over its values (NaN skipped and counted,
-        -0.0 before 0.0)."""
+        """Counts of ``arr``, and its bounds unless the kernel finds them (:meth:`kernel_bounds`)."""
         import pyarrow as pa
         import pyarrow.compute as pc
         fid = field.id
         self.values[fid] += len(arr)
         self.nulls[fid] += arr.null_count
         t = field.type
-        if t.is_nested or isinstance(t, T.VariantType) or len(arr) == arr.null_count:
-            return
-        if desc is not None and desc[0] == V.K_BYTES:
-            got = self._kernel.bytes_min_max(desc[3], desc[4], desc[1], len(arr), self._minmax)
-            if got < 0:
-                raise PaimonEngineError(f"column {field.name!r}: string bounds failed: {status.describe(got)}")
-            lo, hi = arr[int(self._minmax[0])].as_py(), arr[int(self._minmax[1])].as_py()
-            self._bound(fid, lo, hi)
-            return
-        if desc is not None and desc[0] in _NUMERIC_DTYPES and isinstance(t, _NUMERIC_TYPES):
-            out = self._num_minmax
-            got = self._kernel.numeric_min_max(desc[2], desc[0], desc[1], len(arr), out)
-            if got < 0:
-                raise PaimonEngineError(f"column {field.name!r}: bounds failed: {status.describe(got)}")
-            if isinstance(t, (T.FloatType, T.DoubleType)):
-                self.nans[fid] = self.nans.get(fid, 0) + (len(arr) - arr.null_count - got)
-            if got:
-                dt = _NUMERIC_DTYPES[desc[0]]
-                both = out[:2 * dt.itemsize].view(dt)
-                self._bound(fid, both[0].item(), both[1].item())
+        if t.is_nested or isinstance(t, T.VariantType) or len(arr) == arr.null_count \
+                or self.kernel_bounds(field, arr, desc):
             return
         if isinstance(t, (T.FloatType, T.DoubleType)):
             nan = pc.is_nan(arr)
@@ -237,13 +225,36 @@ class _Stats:
             return
         self._bound(fid, lo, hi)
 
+    def take_kernel_bounds(self, field, arr, desc, st):
+        """The bounds ``column_bounds`` found over all of ``arr`` (``st``: its four numbers)."""
+        fid = field.id
+        compared = int(st[1])
+        if desc[0] == V.K_BYTES:
+            if compared:
+                self._bound(fid, arr[int(st[2])].as_py(), arr[int(st[3])].as_py())
+            return
+        if isinstance(field.type, (T.FloatType, T.DoubleType)):
+            self.nans[fid] = self.nans.get(fid, 0) + (len(arr) - arr.null_count - compared)
+            if compared:
+                lo, hi = st[2:4].view(np.float64)
+                self._bound(fid, float(lo), float(hi))
+        elif compared:
+            self._bound(fid, int(st[2]), int(st[3]))
+
     def _bound(self, fid, lo, hi):
+        """Widen the bounds of ``fid`` to take ``lo`` and ``hi`` (those of one write): -0.0 orders before 0.0."""
         if lo is None or fid in self.unbounded:
             return
-        if fid not in self.lower or lo < self.lower[fid]:
+        old = self.lower.get(fid)
+        if old is None or lo < old or (lo == 0 and old == 0 and _negative_zero(lo) and not _negative_zero(old)):
             self.lower[fid] = lo
-        if fid not in self.upper or hi > self.upper[fid]:
+        old = self.upper.get(fid)
+        if old is None or hi > old or (hi == 0 and old == 0 and _negative_zero(old) and not _negative_zero(hi)):
             self.upper[fid] = hi
+
+
+def _negative_zero(v):
+    return isinstance(v, float) and v == 0 and math.copysign(1.0, v) < 0
 
 
 class RowFileWriter:
@@ -330,17 +341,27 @@ class RowFileWriter:
         if n == 0:
             return
         cols = []
-        for f, a in zip(self.schema.fields, arrays):
+        fields = self.schema.fields
+        bounds = np.zeros(4 * len(fields), dtype=np.int64)
+        for i, (f, a) in enumerate(zip(fields, arrays)):
             cols.append(_descriptor(f, a))
             self._stats.update(f, a, cols[-1])
+            if self._stats.kernel_bounds(f, a, cols[-1]):
+                bounds[4 * i:4 * i + 4] = (1, 0, -1, -1)
         state = self._state
         encode = self._kernel.encode_rows
+        # bounds are taken over the rows of each encoding call, right after it, while they are in the cache
+        column_bounds = self._kernel.column_bounds if bounds.any() else None
         block_size = self.block_size
         r = 0
         while r < n:
             k = encode(cols, r, n, self._buf, self._row_offsets, state, block_size)
             if k < 0:
                 raise PaimonEngineError(f"row encoding failed: {status.describe(k)}")
+            if column_bounds is not None:
+                got = column_bounds(cols, r, r + k, bounds)
+                if got < 0:
+                    raise PaimonEngineError(f"column bounds failed: {status.describe(got)}")
             r += k
             self._rows += k
             reason = state[2]
@@ -351,6 +372,9 @@ class RowFileWriter:
                     self._row_offsets = np.concatenate([self._row_offsets, np.empty_like(self._row_offsets)])
                 else:
                     self._grow(2 * len(self._buf))
+        for i, (f, a) in enumerate(zip(fields, arrays)):
+            if bounds[4 * i]:
+                self._stats.take_kernel_bounds(f, a, cols[i], bounds[4 * i:4 * i + 4])
 
     def _grow(self, size):
         pos = int(self._state[0])
