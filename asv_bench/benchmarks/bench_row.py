@@ -7,7 +7,9 @@ lookups (``RowLookup``) run every implementation on the same 1M-row file.
 ``zstd`` compresses / decompresses exactly the blocks of the engine's file (level 1), the floor any
 reader or writer of the format pays; ``zstd_mt`` decompresses them on as many threads as the engine's reader
 uses (``paimon_engine._parallel.thread_count()``). ``paimon_engine`` reads with its default threads,
-``paimon_engine_1t`` on the calling thread alone (``threads=1``): the per-core cost.
+``paimon_engine_1t`` on the calling thread alone (``threads=1``): the per-core cost. ``RowReadFloors`` and the
+``zstd_sink`` writer add the work every reader or writer does besides zstd: reading the file and writing the
+values into new memory, handing the compressed frames to the sink.
 """
 import io
 import os
@@ -80,6 +82,25 @@ def _decompress_threaded(dctxs, frames, usizes):
 
 
 _ZPOOL = None
+
+
+def _read_decompress(path, runs, offsets, frames, usizes, dctx, out=None):
+    """The blocks of ``runs`` read from the file (one ``pread`` per run of adjacent blocks, as the engine reads
+    them) and decompressed; with ``out``, each block's bytes are then written into it one after another."""
+    at = 0
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        for run in runs:
+            start = offsets[run[0]]
+            raw = memoryview(os.pread(fd, offsets[run[-1]] + len(frames[run[-1]]) - start, start))
+            for b in run:
+                got = dctx.decompress(raw[offsets[b] - start:offsets[b] - start + len(frames[b])],
+                                      max_output_size=usizes[b])
+                if out is not None:
+                    out[at:at + usizes[b]] = np.frombuffer(got, np.uint8)
+                    at += usizes[b]
+    finally:
+        os.close(fd)
 
 
 def _pp_fields():
@@ -173,6 +194,47 @@ class RowFile:
             _pp_read_all(_pp_reader(paths["small"], names=("price",)))
         else:
             self._zstd(impl)
+
+
+class RowReadFloors:
+    """The full read on one core against three floors measured in the same run: ``zstd`` decompresses the
+    blocks from memory (RowFile's floor); ``zstd_read`` first reads them from the file (one ``pread`` per run of
+    adjacent blocks, as the engine reads them); ``zstd_read_out`` also writes every decompressed block's bytes
+    once into one new array as large as all of them: reading the file, decompressing it and writing that many
+    bytes into new memory, which any reader that returns the file's values as new columns does."""
+    params = (["paimon_engine_1t", "zstd", "zstd_read", "zstd_read_out"],)
+    param_names = ["impl"]
+    timeout = 300
+    warmup_time = 2.0
+    repeat = (5, 20, 60.0)
+
+    def setup_cache(self):
+        return _big_file("bench_row_floors_")
+
+    def setup(self, path, impl):
+        import zstandard
+        from paimon_engine.formats.row import RowFileReader
+        if impl == "paimon_engine_1t":
+            self.reader = RowFileReader(path, _schema(), threads=1)
+            self.reader.get_row(0)
+            return
+        self.frames, _, self.usizes = _blocks(path)
+        self.dctx = zstandard.ZstdDecompressor()
+        r = RowFileReader(path, _schema())
+        self.offsets = r.index.offsets.tolist()
+        self.runs = r._runs(range(r.num_blocks))
+        self.total = sum(self.usizes)
+
+    def time_read_arrow(self, path, impl):
+        if impl == "paimon_engine_1t":
+            self.reader.to_arrow()
+            return
+        if impl == "zstd":
+            for f, u in zip(self.frames, self.usizes):
+                self.dctx.decompress(f, max_output_size=u)
+            return
+        out = np.empty(self.total, np.uint8) if impl == "zstd_read_out" else None
+        _read_decompress(path, self.runs, self.offsets, self.frames, self.usizes, self.dctx, out)
 
 
 class RowWalk:
@@ -275,17 +337,7 @@ class RowLookup:
             for b in self.take_blocks:
                 self.dctx.decompress(self.frames[b], max_output_size=self.usizes[b])
         else:
-            fd = os.open(path, os.O_RDONLY)
-            try:
-                offs, usz = self.offsets, self.usizes
-                for run in self.take_runs:
-                    start = offs[run[0]]
-                    raw = memoryview(os.pread(fd, offs[run[-1]] + len(self.frames[run[-1]]) - start, start))
-                    for b in run:
-                        self.dctx.decompress(raw[offs[b] - start:offs[b] - start + len(self.frames[b])],
-                                             max_output_size=usz[b])
-            finally:
-                os.close(fd)
+            _read_decompress(path, self.take_runs, self.offsets, self.frames, self.usizes, self.dctx)
 
     def time_get_row(self, path, impl):
         if impl.startswith("paimon_engine"):
@@ -381,8 +433,9 @@ class RowOpen:
 
 
 class RowWrite:
-    """Writing the workload (pypaimon_x50: N/50 rows; zstd: compressing the engine's blocks alone)."""
-    params = ["paimon_engine", "pypaimon_x50", "zstd"]
+    """Writing the workload (pypaimon_x50: N/50 rows; zstd: compressing the engine's blocks alone; zstd_sink:
+    compressing them and writing each frame into the sink the writers write into, a new ``io.BytesIO``)."""
+    params = ["paimon_engine", "pypaimon_x50", "zstd", "zstd_sink"]
     param_names = ["impl"]
     timeout = 300
     # steady state, as RowFile: a fresh process first grows its allocators (every implementation gets the same)
@@ -414,9 +467,13 @@ class RowWrite:
             w = FormatRowWriter(io.BytesIO(), _pp_fields(), block_size=BLOCK)
             w.write_table(self.table)
             w.close()
-        else:
+        elif impl == "zstd":
             for p in self.payloads:
                 self.cctx.compress(p)
+        else:
+            sink = io.BytesIO()
+            for p in self.payloads:
+                sink.write(self.cctx.compress(p))
 
 
 def _best(fn, repeat=5):
