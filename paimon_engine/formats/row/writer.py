@@ -176,9 +176,8 @@ _NUMERIC_DTYPES = {V.K_I8: np.dtype("<i1"), V.K_I16: np.dtype("<i2"), V.K_I32: n
 
 
 class _Stats:
-    def __init__(self, schema, kernel):
+    def __init__(self, schema):
         self.schema = schema
-        self._kernel = kernel
         self.values = {f.id: 0 for f in schema.fields}
         self.nulls = {f.id: 0 for f in schema.fields}
         self.nans = {}
@@ -186,26 +185,22 @@ class _Stats:
         self.upper = {}
         self.unbounded = set()
 
-    def kernel_bounds(self, field, arr, desc):
-        """Whether ``arr``'s bounds come from the ``column_bounds`` kernel, called as its rows are encoded: a
-        bytes column's (the rows of its extremes), an integer or float column's (NaN skipped and counted, -0.0
-        before 0.0)."""
-        t = field.type
-        if desc is None or t.is_nested or isinstance(t, T.VariantType) or len(arr) == arr.null_count:
-            return False
-        return desc[0] == V.K_BYTES or (desc[0] in _NUMERIC_DTYPES and isinstance(field.type, _NUMERIC_TYPES))
-
     def update(self, field, arr, desc=None):
-        """Counts of ``arr``, and its bounds unless the kernel finds them (:meth:`kernel_bounds`)."""
+        """Counts of ``arr``, and its bounds unless they are left to the ``column_bounds`` kernel, called as
+        its rows are encoded: True then (a bytes column's, ``desc`` being its kernel descriptor: the rows of its
+        extremes; an integer or float column's: NaN skipped and counted, -0.0 before 0.0), see
+        :meth:`take_kernel_bounds`."""
         import pyarrow as pa
         import pyarrow.compute as pc
         fid = field.id
         self.values[fid] += len(arr)
         self.nulls[fid] += arr.null_count
         t = field.type
-        if t.is_nested or isinstance(t, T.VariantType) or len(arr) == arr.null_count \
-                or self.kernel_bounds(field, arr, desc):
-            return
+        if t.is_nested or isinstance(t, T.VariantType) or len(arr) == arr.null_count:
+            return False
+        if desc is not None and (desc[0] == V.K_BYTES or (desc[0] in _NUMERIC_DTYPES and
+                                                          isinstance(t, _NUMERIC_TYPES))):
+            return True
         if isinstance(t, (T.FloatType, T.DoubleType)):
             nan = pc.is_nan(arr)
             k = pc.sum(nan).as_py() or 0
@@ -213,17 +208,18 @@ class _Stats:
             if k:
                 arr = arr.filter(pc.invert(nan.fill_null(False)))
                 if len(arr) == arr.null_count:
-                    return
+                    return False
         try:
             mm = pc.min_max(arr)
         except (pa.ArrowNotImplementedError, pa.ArrowInvalid):
-            return
+            return False
         try:
             lo, hi = mm["min"].as_py(), mm["max"].as_py()
         except (OverflowError, ValueError):
             self.unbounded.add(fid)  # outside Python's datetime range: no bounds for this column
-            return
+            return False
         self._bound(fid, lo, hi)
+        return False
 
     def take_kernel_bounds(self, field, arr, desc, st):
         """The bounds ``column_bounds`` found over all of ``arr`` (``st``: its four numbers)."""
@@ -298,7 +294,7 @@ class RowFileWriter:
         self._rows = 0
         self._block_first_row = 0
         self._written = 0
-        self._stats = _Stats(schema, self._kernel)
+        self._stats = _Stats(schema)
         self._closed = False
         self.metadata = None
 
@@ -345,8 +341,7 @@ class RowFileWriter:
         bounds = np.zeros(4 * len(fields), dtype=np.int64)
         for i, (f, a) in enumerate(zip(fields, arrays)):
             cols.append(_descriptor(f, a))
-            self._stats.update(f, a, cols[-1])
-            if self._stats.kernel_bounds(f, a, cols[-1]):
+            if self._stats.update(f, a, cols[-1]):
                 bounds[4 * i:4 * i + 4] = (1, 0, -1, -1)
         state = self._state
         encode = self._kernel.encode_rows
