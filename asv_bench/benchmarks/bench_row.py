@@ -197,14 +197,15 @@ class RowFile:
 
 
 class RowReadFloors:
-    """The full read on one core against three floors measured in the same run: ``zstd`` decompresses the
-    blocks from memory (RowFile's floor); ``zstd_read`` first reads them from the file (one ``pread`` per run of
-    adjacent blocks, as the engine reads them); ``zstd_read_out`` also writes every decompressed block's bytes
-    once into an array as large as all of them: reading the file, decompressing it and writing that many bytes
-    out, which any reader that returns the file's values as columns does. The array is kept from call to call
-    (memory already backed), as the engine's outputs reuse the memory of the last call's in this steady state
-    (no page faults per read): the floor pays no more for new memory than the engine does."""
-    params = (["paimon_engine_1t", "zstd", "zstd_read", "zstd_read_out"],)
+    """The full read on one core (``paimon_engine``: ``threads=1``) against three floors measured in the same
+    run: ``zstd`` decompresses the blocks from memory (RowFile's floor); ``zstd_read`` first reads them from the
+    file (one ``pread`` per run of adjacent blocks, as the engine reads them); ``zstd_read_out`` also writes
+    every decompressed block's bytes once into an array as large as all of them: reading the file,
+    decompressing it and writing that many bytes out, which any reader that returns the file's values as
+    columns does. The array is kept from call to call (memory already backed), as the engine's outputs reuse
+    the memory of the last call's in this steady state (no page faults per read): the floor pays no more for
+    new memory than the engine does."""
+    params = (["paimon_engine", "zstd", "zstd_read", "zstd_read_out"],)
     param_names = ["impl"]
     timeout = 300
     warmup_time = 2.0
@@ -216,7 +217,7 @@ class RowReadFloors:
     def setup(self, path, impl):
         import zstandard
         from paimon_engine.formats.row import RowFileReader
-        if impl == "paimon_engine_1t":
+        if impl == "paimon_engine":
             self.reader = RowFileReader(path, _schema(), threads=1)
             self.reader.get_row(0)
             return
@@ -229,7 +230,7 @@ class RowReadFloors:
         self.out.fill(0)
 
     def time_read_arrow(self, path, impl):
-        if impl == "paimon_engine_1t":
+        if impl == "paimon_engine":
             self.reader.to_arrow()
             return
         if impl == "zstd":
