@@ -1675,6 +1675,27 @@ ctypedef fused _off_t:
     int64_t
 
 
+cdef inline u128 _bytes_key(const uint8_t* d, Py_ssize_t dlen, Py_ssize_t s, Py_ssize_t ln) noexcept nogil:
+    """The key of the ``ln`` bytes at ``d + s`` (inside ``d``'s ``dlen``): their first 16 bytes as one big-endian
+    128-bit number, zero-padded. Keys order values up to 16 bytes long together with the length; values longer
+    than 16 bytes with equal keys are compared on from their 17th byte."""
+    cdef uint64_t h, l
+    cdef uint8_t tmp[16]
+    cdef Py_ssize_t m = ln if ln < 16 else 16
+    if s + 16 <= dlen:
+        memcpy(&h, d + s, 8)
+        memcpy(&l, d + s + 8, 8)
+        h &= _BYTE_M0[m]
+        l &= _BYTE_M1[m]
+    else:
+        memset(tmp, 0, 16)
+        if m:
+            memcpy(tmp, d + s, m)
+        memcpy(&h, tmp, 8)
+        memcpy(&l, tmp + 8, 8)
+    return ((<u128>_bswap64(h)) << 64) | _bswap64(l)
+
+
 @cython.boundscheck(False)
 @cython.wraparound(False)
 cdef Py_ssize_t _bytes_bounds(const _off_t* offsets, const uint8_t* d, Py_ssize_t dlen, const uint8_t* nulls,
@@ -1684,20 +1705,17 @@ cdef Py_ssize_t _bytes_bounds(const _off_t* offsets, const uint8_t* d, Py_ssize_
     of non-null values in [a, b), or BAD_LENGTH for offsets outside ``d`` (``bounds`` as they were)."""
     cdef Py_ssize_t i, s, e, ln, count = 0
     cdef Py_ssize_t imin = bounds[0], imax = bounds[1], lmin = 0, lmax = 0
-    cdef uint64_t h, l
     cdef u128 kmin = 0, kmax = 0
     cdef u128 key
-    cdef Py_ssize_t m
-    cdef uint8_t tmp[16]
     cdef bint less, more
     if imin >= 0:
         if offsets[imin] < 0 or offsets[imin + 1] < offsets[imin] or offsets[imin + 1] > dlen or \
                 offsets[imax] < 0 or offsets[imax + 1] < offsets[imax] or offsets[imax + 1] > dlen:
             return BAD_LENGTH
-        kmin = _bytes_key(d, dlen, offsets[imin], offsets[imin + 1])
-        kmax = _bytes_key(d, dlen, offsets[imax], offsets[imax + 1])
         lmin = offsets[imin + 1] - offsets[imin]
         lmax = offsets[imax + 1] - offsets[imax]
+        kmin = _bytes_key(d, dlen, offsets[imin], lmin)
+        kmax = _bytes_key(d, dlen, offsets[imax], lmax)
     for i in range(a, b):
         if nulls != NULL and nulls[i]:
             continue
@@ -1706,22 +1724,7 @@ cdef Py_ssize_t _bytes_bounds(const _off_t* offsets, const uint8_t* d, Py_ssize_
         if s < 0 or e < s or e > dlen:
             return BAD_LENGTH
         ln = e - s
-        # the first 16 bytes as one big-endian 128-bit key (zero-padded): keys order values up to 16 bytes
-        # long together with the length; values longer than 16 bytes with equal keys are compared on from
-        # their 17th byte
-        if s + 16 <= dlen:
-            memcpy(&h, d + s, 8)
-            memcpy(&l, d + s + 8, 8)
-            m = ln if ln < 16 else 16
-            h &= _BYTE_M0[m]
-            l &= _BYTE_M1[m]
-        else:
-            memset(tmp, 0, 16)
-            if ln:
-                memcpy(tmp, d + s, ln if ln < 16 else 16)
-            memcpy(&h, tmp, 8)
-            memcpy(&l, tmp + 8, 8)
-        key = ((<u128>_bswap64(h)) << 64) | _bswap64(l)
+        key = _bytes_key(d, dlen, s, ln)
         count += 1
         if imin < 0:
             imin = imax = i
@@ -1749,19 +1752,6 @@ cdef Py_ssize_t _bytes_bounds(const _off_t* offsets, const uint8_t* d, Py_ssize_
     bounds[0] = imin
     bounds[1] = imax
     return count
-
-
-cdef inline u128 _bytes_key(const uint8_t* d, Py_ssize_t dlen, Py_ssize_t s, Py_ssize_t e) noexcept nogil:
-    """The 128-bit key of the value d[s:e] (checked to lie inside ``d``): see _bytes_bounds."""
-    cdef uint8_t tmp[16]
-    cdef uint64_t h, l
-    cdef Py_ssize_t ln = e - s
-    memset(tmp, 0, 16)
-    if ln:
-        memcpy(tmp, d + s, ln if ln < 16 else 16)
-    memcpy(&h, tmp, 8)
-    memcpy(&l, tmp + 8, 8)
-    return ((<u128>_bswap64(h)) << 64) | _bswap64(l)
 
 
 @cython.boundscheck(False)
