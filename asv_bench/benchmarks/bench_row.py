@@ -65,6 +65,12 @@ def _blocks(path):
     return frames, payloads, [int(u) for u in r.index.uncompressed_sizes]
 
 
+def _decompress(dctx, frames, usizes):
+    """The compressed blocks ``frames`` decompressed from memory, each to its ``usizes`` entry: the zstd floor."""
+    for f, u in zip(frames, usizes):
+        dctx.decompress(f, max_output_size=u)
+
+
 def _decompress_threaded(dctxs, frames, usizes):
     """The blocks decompressed on len(dctxs) threads (contiguous shares, one decompressor each)."""
     from concurrent.futures import ThreadPoolExecutor
@@ -72,9 +78,7 @@ def _decompress_threaded(dctxs, frames, usizes):
     cuts = np.linspace(0, len(frames), k + 1).astype(int)
 
     def part(i):
-        d = dctxs[i]
-        for f, u in zip(frames[cuts[i]:cuts[i + 1]], usizes[cuts[i]:cuts[i + 1]]):
-            d.decompress(f, max_output_size=u)
+        _decompress(dctxs[i], frames[cuts[i]:cuts[i + 1]], usizes[cuts[i]:cuts[i + 1]])
     global _ZPOOL
     if _ZPOOL is None:
         _ZPOOL = ThreadPoolExecutor(k)
@@ -168,8 +172,7 @@ class RowFile:
         if impl == "zstd_mt":
             _decompress_threaded(self.dctxs, self.frames, self.usizes)
         else:
-            for f, u in zip(self.frames, self.usizes):
-                self.dctx.decompress(f, max_output_size=u)
+            _decompress(self.dctx, self.frames, self.usizes)
 
     # -- full read to Arrow -------------------------------------------------------
     def time_read_arrow(self, paths, impl):
@@ -235,8 +238,7 @@ class RowReadFloors:
             self.reader.to_arrow()
             return
         if impl == "zstd":
-            for f, u in zip(self.frames, self.usizes):
-                self.dctx.decompress(f, max_output_size=u)
+            _decompress(self.dctx, self.frames, self.usizes)
             return
         _read_decompress(path, self.runs, self.offsets, self.frames, self.usizes, self.dctx,
                          self.out if impl == "zstd_read_out" else None)
@@ -517,8 +519,7 @@ class RowRatios:
         self.floor_out.fill(0)
 
     def _decompress_all(self):
-        for f, u in zip(self.frames, self.usizes):
-            self.dctx.decompress(f, max_output_size=u)
+        _decompress(self.dctx, self.frames, self.usizes)
 
     def _read_decompress_copy(self):
         """The least any reader of the file into columns does: read the blocks from the file (runs of about
