@@ -45,10 +45,8 @@ _FIXED_TYPES = {
     "DOUBLE": (pa.float64(),),
 }
 _CODECS = {"ZSTD": "zstd", "SNAPPY": "snappy", "GZIP": "gzip"}
-#: the least a read of a column chunk asks for: a chunk of up to this size is read whole, in one read. (With
-#: pages near the usual 1 MiB, a smaller window mostly ends inside the next page, whose start is then read a
-#: second time: 1 MiB windows read 18% more bytes than the chunks hold on the benchmark table.)
-WINDOW = 4 << 20
+#: the least a read of a column chunk asks for (several small pages at a time)
+WINDOW = 1 << 20
 _HEADER_PEEK = 256          # bytes read past a page for the next page's header; more when a header is longer
 _MAX_HEADER = 1 << 20
 #: rows a column chunk may hold per byte of it for this decoder (beyond that, pyarrow reads it)

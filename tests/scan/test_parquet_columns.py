@@ -1473,23 +1473,3 @@ def test_a_zstd_page_of_several_frames(tmp_path):
     p.write_bytes(bytes(raw))
     assert pq.read_table(p).equals(t)
     _check(p)
-
-
-def test_a_chunk_within_the_window_is_read_once(tmp_path):
-    """A column chunk of about 3 MiB in pages of about 1 MiB (incompressible doubles) is read in one read of
-    exactly its bytes, not in windows that end inside a page and read its start again."""
-    p = tmp_path / "t.parquet"
-    values = np.random.default_rng(3).random(400_000)
-    pq.write_table(pa.table({"v": values}), p, data_page_size=1 << 20, compression="zstd", use_dictionary=False)
-    pf = pq.ParquetFile(p)
-    chunk = PC.chunk_of(pf.metadata.row_group(0).column(0), pf.schema.column(0), pf.metadata.num_rows)
-    assert 2 << 20 < chunk.size < 4 << 20
-    raw = p.read_bytes()
-    reads = []
-
-    def read_at(n, off):
-        reads.append((off, n))
-        return raw[off:off + n]
-    got = PC.read_column_chunk(str(p), read_at, len(raw), chunk, pa.float64())
-    assert reads == [(chunk.start, chunk.size)]
-    assert np.array_equal(got.to_numpy(), values)
