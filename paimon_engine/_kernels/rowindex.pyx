@@ -12,6 +12,21 @@
 #   position in ``data``, state[4] = a detail (a length or a varint status).
 #   The checks run in a fixed order, so the first broken invariant is the one
 #   reported. Nothing here raises for bad input or reads past ``data``.
+#
+# open_tail(tail, file_size, max_block_size)
+#     -> (status, rows, blocks, index offset, index length, decoded, state)
+#   The first read of a file: ``tail`` = its last len(tail) bytes. Checks the
+#   32-byte footer (as Footer.parse does) and, when the index lies inside the
+#   tail, decodes and checks it as check_block_index does, into a new int64
+#   array ``decoded`` of 4 * blocks. status: 0; TAIL_FOOTER when the footer
+#   breaks a rule (the footer fields are then 0); TAIL_INDEX when the index
+#   starts before the tail (decoded is None); or check_block_index's negative
+#   status with ``state`` its 5 values.
+#
+# locate(packed, nblocks, row_count, row)
+#     -> (block, file offset, compressed size, uncompressed size, first row,
+#         rows) of the block holding ``row``, None when there is none
+#   packed: the 4 * nblocks values check_block_index writes (a checked index).
 cimport cython
 cimport numpy as cnp
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_GET_SIZE
@@ -44,6 +59,11 @@ cdef enum:
     C_MAX = 14
     C_EMPTY = 15
     C_RATIO_MAX = 32768  # 1 << 15
+
+#: open_tail: the footer breaks a rule / the block index starts before the tail
+TAIL_FOOTER, TAIL_INDEX = 1, 2
+_MAGIC = 0x524F5753  # "ROWS" little-endian
+_VERSION = 1
 
 IX_ARGS, IX_LEN_VARINT, IX_LEN_FIT, IX_COUNT_FIT, IX_VALUES, IX_EXTRA, IX_STRAY, IX_NEGATIVE, IX_CSZ_BIG, \
     IX_SUM, IX_STARTS, IX_SMALL, IX_RATIO, IX_MAX, IX_EMPTY = range(1, 16)
@@ -182,6 +202,82 @@ def check_block_index(data, int64_t nblocks, int64_t row_count, int64_t index_of
     cdef int64_t[::1] st = state
     return _run(&d[0] if d.shape[0] else NULL, d.shape[0], nblocks, row_count, index_offset, max_block_size,
                 &o[0] if o.shape[0] else NULL, o.shape[0], &st[0] if st.shape[0] else NULL, st.shape[0])
+
+
+cdef inline int64_t _le(const uint8_t* p, int nbytes) noexcept nogil:
+    # a little-endian signed integer of 4 or 8 bytes
+    cdef uint64_t v = 0
+    cdef int i
+    for i in range(nbytes - 1, -1, -1):
+        v = (v << 8) | p[i]
+    if nbytes == 4:
+        return <int32_t>(<uint32_t>v)
+    return <int64_t>v
+
+
+def open_tail(data, int64_t file_size, int64_t max_block_size):
+    cdef const uint8_t[::1] d
+    cdef const uint8_t* p
+    cdef Py_ssize_t n
+    if PyBytes_CheckExact(data):  # what the reader passes: read through its pointer (no memoryview)
+        p, n = <const uint8_t*>PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data)
+    else:
+        d = data
+        p, n = (&d[0] if d.shape[0] else NULL), d.shape[0]
+    return _open_tail(p, n, file_size, max_block_size)
+
+
+cdef object _open_tail(const uint8_t* p, Py_ssize_t n, int64_t file_size, int64_t max_block_size):
+    cdef const uint8_t* f
+    cdef int64_t rows, blocks, ioff, ilen, at, start
+    cdef int64_t state[5]
+    cdef int r
+    cdef cnp.ndarray out
+    cdef cnp.npy_intp dim
+    if n < 32 or file_size < n:
+        return TAIL_FOOTER, 0, 0, 0, 0, None, None
+    f = p + n - 32
+    rows, blocks, ioff, ilen = _le(f, 8), _le(f + 8, 4), _le(f + 12, 8), _le(f + 20, 4)
+    at = file_size - 32
+    if (<uint32_t>_le(f + 28, 4) != _MAGIC or <int>(<signed char>f[24]) != _VERSION or f[25] or f[26] or f[27]
+            or rows < 0 or blocks < 0 or ioff < 0 or ilen < 0 or ioff != at - ilen or blocks > rows):
+        return TAIL_FOOTER, 0, 0, 0, 0, None, None
+    start = ioff - (file_size - n)
+    if start < 0:
+        return TAIL_INDEX, rows, blocks, ioff, ilen, None, None
+    # every value takes at least one byte: the output is bounded by the index's bytes
+    dim = 4 * blocks if blocks <= ilen else 0
+    out = cnp.PyArray_EMPTY(1, &dim, cnp.NPY_INT64, 0)
+    r = _run(p + start, ilen, blocks, rows, ioff, max_block_size, <int64_t*>cnp.PyArray_DATA(out), dim,
+             state, 5)
+    if r < 0:
+        return r, rows, blocks, ioff, ilen, out, (state[0], state[1], state[2], state[3], state[4])
+    return 0, rows, blocks, ioff, ilen, out, None
+
+
+def locate(packed, int64_t nblocks, int64_t row_count, int64_t row):
+    cdef const int64_t[::1] v
+    cdef const int64_t* o
+    cdef Py_ssize_t m
+    if _int64_array(packed):
+        o, m = <const int64_t*>cnp.PyArray_DATA(<cnp.ndarray>packed), cnp.PyArray_DIM(<cnp.ndarray>packed, 0)
+    else:
+        v = packed
+        o, m = (&v[0] if v.shape[0] else NULL), v.shape[0]
+    if nblocks <= 0 or m < 4 * nblocks or not 0 <= row < row_count:
+        return None
+    cdef const int64_t* starts = o + 2 * nblocks
+    cdef int64_t lo = 0, hi = nblocks, mid
+    if starts[0] > row:
+        return None
+    while hi - lo > 1:  # the last block whose first row is at most ``row``
+        mid = lo + (hi - lo) // 2
+        if starts[mid] <= row:
+            lo = mid
+        else:
+            hi = mid
+    return (lo, o[3 * nblocks + lo], o[lo], o[nblocks + lo], starts[lo],
+            (starts[lo + 1] if lo + 1 < nblocks else row_count) - starts[lo])
 
 
 cdef inline bint _int64_array(object a):

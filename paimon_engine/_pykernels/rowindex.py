@@ -1,5 +1,7 @@
 """Pure-Python twin of ``paimon_engine/_kernels/rowindex.pyx``."""
 
+import struct
+
 import numpy as np
 
 from .status import BAD_LENGTH, BAD_VALUE
@@ -7,6 +9,12 @@ from .varint import _read_u, _to_i64, read_uvarint32, zigzag_decode64
 
 IX_ARGS, IX_LEN_VARINT, IX_LEN_FIT, IX_COUNT_FIT, IX_VALUES, IX_EXTRA, IX_STRAY, IX_NEGATIVE, IX_CSZ_BIG, \
     IX_SUM, IX_STARTS, IX_SMALL, IX_RATIO, IX_MAX, IX_EMPTY = range(1, 16)
+
+#: open_tail: the footer breaks a rule / the block index starts before the tail
+TAIL_FOOTER, TAIL_INDEX = 1, 2
+_MAGIC = 0x524F5753  # "ROWS" little-endian
+_VERSION = 1
+_FOOTER = struct.Struct("<qiqib3sI")
 
 #: zstd cannot expand a frame by more than ~32768x (RLE blocks)
 MAX_ZSTD_RATIO = 32768
@@ -90,6 +98,39 @@ def check_block_index(data, nblocks, row_count, index_offset, max_block_size, ou
             if usz[b] > max_block_size:
                 return _fail(state, IX_MAX, 1, b, 0, 0, BAD_VALUE)
     return 0
+
+
+def open_tail(data, file_size, max_block_size):
+    data = bytes(data)
+    n = len(data)
+    if n < 32 or file_size < n:
+        return TAIL_FOOTER, 0, 0, 0, 0, None, None
+    rows, blocks, ioff, ilen, version, reserved, magic = _FOOTER.unpack_from(data, n - 32)
+    at = file_size - 32
+    if (magic != _MAGIC or version != _VERSION or reserved != b"\0\0\0" or rows < 0 or blocks < 0 or ioff < 0
+            or ilen < 0 or ioff != at - ilen or blocks > rows):
+        return TAIL_FOOTER, 0, 0, 0, 0, None, None
+    start = ioff - (file_size - n)
+    if start < 0:
+        return TAIL_INDEX, rows, blocks, ioff, ilen, None, None
+    out = np.empty(4 * blocks if blocks <= ilen else 0, np.int64)
+    state = [0] * 5
+    r = check_block_index(data[start:start + ilen], blocks, rows, ioff, max_block_size, out, state)
+    if r < 0:
+        return r, rows, blocks, ioff, ilen, out, tuple(state)
+    return 0, rows, blocks, ioff, ilen, out, None
+
+
+def locate(packed, nblocks, row_count, row):
+    if nblocks <= 0 or len(packed) < 4 * nblocks or not 0 <= row < row_count:
+        return None
+    starts = np.asarray(packed[2 * nblocks:3 * nblocks], dtype=np.int64)
+    if starts[0] > row:
+        return None
+    b = int(np.searchsorted(starts, row, side="right")) - 1
+    first = int(starts[b])
+    end = int(starts[b + 1]) if b + 1 < nblocks else row_count
+    return b, int(packed[3 * nblocks + b]), int(packed[b]), int(packed[nblocks + b]), first, end - first
 
 
 def selected_rows(flags, starts, local, cuts):

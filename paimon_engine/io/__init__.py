@@ -22,6 +22,7 @@ __all__ = ["FileIO", "normalize_location", "InputFile"]
 
 #: local files are read with positional system calls where the platform has them
 _PREAD = hasattr(os, "pread")
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 
 def normalize_location(location: str) -> str:
@@ -71,21 +72,23 @@ class InputFile:
         self.close()
 
 
-class _LocalFile:
+class _LocalInputFile(InputFile):
     """A local file read with positional reads (``os.pread``): no seek and no shared position, so the reader's
     threads read it at once; opening it is two system calls. A read is bounded by the size the file had when
     it was opened (a length taken from a damaged file never allocates more than the file holds)."""
 
-    __slots__ = ("_fd", "_size")
+    __slots__ = ("_fd",)
 
-    def __init__(self, fd, size):
+    def __init__(self, path, fd, size):
+        self.path = path
+        self._f = None
         self._fd = fd
-        self._size = size
+        self.size = size
 
-    def read_at(self, length: int, offset: int) -> bytes:
+    def read_at(self, offset: int, length: int) -> bytes:
         if offset < 0 or length < 0:
             raise ValueError(f"cannot read {length} bytes at offset {offset}")
-        length = min(length, max(0, self._size - offset))
+        length = min(length, max(0, self.size - offset))
         if not length:
             return b""
         data = os.pread(self._fd, length, offset)
@@ -108,10 +111,11 @@ class _LocalFile:
             os.close(fd)
 
 
-def _open_local(path: str, location: str):
-    """(``_LocalFile``, size) of a local regular file; NotFoundError when there is none."""
+def _open_local(path: str, location: str) -> _LocalInputFile:
+    """The local regular file ``path`` (named ``location``) opened for reading; NotFoundError when there is
+    none."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(path, os.O_RDONLY | _CLOEXEC)
     except (FileNotFoundError, NotADirectoryError):
         raise NotFoundError(f"file not found: {location}") from None
     try:
@@ -121,7 +125,7 @@ def _open_local(path: str, location: str):
     except BaseException:
         os.close(fd)
         raise
-    return _LocalFile(fd, st.st_size), st.st_size
+    return _LocalInputFile(location, fd, st.st_size)
 
 
 class FileIO:
@@ -209,10 +213,13 @@ class FileIO:
 
     # -- reads ---------------------------------------------------------------
     def open_input(self, location: str) -> InputFile:
+        if _PREAD and self._fixed is None and type(location) is str and "://" not in location \
+                and not location.startswith("file:"):
+            # a plain local path: what resolve() would find, without making the filesystem object
+            return _open_local(_local_path(location), location)
         fs, path = self.resolve(location)
         if _PREAD and fs is self._cache.get(("local",)):
-            f, size = _open_local(path, location)
-            return InputFile(location, f, size)
+            return _open_local(path, location)
         try:
             f = fs.open_input_file(path)
         except FileNotFoundError:

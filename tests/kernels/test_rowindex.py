@@ -199,3 +199,92 @@ def test_selected_rows_are_block_local_and_cut_per_block():
                     bad = starts.copy()
                     bad[1] = bad[2] + 1
                     assert k.selected_rows(flags, bad, room, cuts) == -5, trial
+
+
+def _tail_file(csz, usz, starts, rows, lead=0, ioff=None):
+    """(The bytes of a file's last part: ``lead`` bytes of blocks before the index, the index, the footer; the
+    file's size). The index starts at ``ioff`` (default: after the compressed sizes)."""
+    import struct
+    index = index_bytes(csz, usz, starts)
+    ioff = sum(max(c, 0) for c in csz) if ioff is None else ioff
+    footer = struct.pack("<qiqib3xI", rows, len(csz), ioff, len(index), 1, 0x524F5753)
+    return bytes(lead) + index + footer, ioff + len(index) + 32
+
+
+def _tail(impl, tail, size, max_block=-1):
+    got = impl.open_tail(tail, size, max_block)
+    decoded = got[5]
+    # (on a failed check the decoded values are whatever was written before it)
+    return got[:5] + (None if decoded is None or got[0] != 0 else decoded.tolist(), got[6])
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+def test_open_tail_checks_footer_and_index_in_one_call(impl):
+    csz, usz, starts = [10, 20, 5], [100, 200, 40], [0, 7, 30]
+    tail, size = _tail_file(csz, usz, starts, 33, lead=35)
+    st_, rows, blocks, ioff, ilen, decoded, state = _tail(impl, tail, size)
+    assert (st_, rows, blocks, ioff, ilen, state) == (0, 33, 3, 35, len(tail) - 35 - 32, None)
+    assert decoded == csz + usz + starts + [0, 10, 30]
+    # the index starting before the tail: the footer alone, the index left to the caller
+    assert _tail(impl, tail[36:], size) == (impl.TAIL_INDEX, 33, 3, 35, len(tail) - 67, None, None)
+    # a broken index: check_block_index's status and state
+    bad, _ = _tail_file([10, 20, 6], usz, starts, 33, lead=35, ioff=35)
+    st_, *_, state = _tail(impl, bad, size)
+    assert st_ < 0 and state[0] == impl.IX_SUM
+    assert _tail(impl, tail, size, max_block=150)[6][0] == impl.IX_MAX
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+def test_open_tail_refuses_every_broken_footer_rule(impl):
+    import struct
+    tail, size = _tail_file([10, 20, 5], [100, 200, 40], [0, 7, 30], 33, lead=35)
+    body, foot = tail[:-32], list(struct.unpack("<qiqib3sI", tail[-32:]))
+    for i, value in ((0, -1), (0, 2), (1, -1), (1, 34), (2, -1), (2, 36), (3, -1), (3, 9), (4, 2),
+                     (5, b"\0\1\0"), (6, 0x524F5754)):
+        f = list(foot)
+        f[i] = value
+        got = _tail(impl, body + struct.pack("<qiqib3sI", *f), size)
+        assert got == (impl.TAIL_FOOTER, 0, 0, 0, 0, None, None), (i, value)
+    assert _tail(impl, tail[-31:], size)[0] == impl.TAIL_FOOTER      # shorter than a footer
+    assert _tail(impl, tail, len(tail) - 1)[0] == impl.TAIL_FOOTER   # more bytes than the file
+    # an index offset near the largest int64 does not wrap around into a valid sum
+    f = list(foot)
+    f[2] = (1 << 63) - 1
+    assert _tail(impl, body + struct.pack("<qiqib3sI", *f), size)[0] == impl.TAIL_FOOTER
+
+
+@settings(max_examples=300, deadline=None)
+@given(values=st.lists(st.tuples(st.integers(-2, 40), st.integers(-2, 3000), st.integers(-2, 60)), max_size=6),
+       rows=st.integers(0, 70), lead=st.integers(0, 3), cut=st.integers(0, 90), flip=st.integers(0, 1200),
+       max_block=st.sampled_from([-1, 1500]))
+def test_open_tail_compiled_and_twin_agree(values, rows, lead, cut, flip, max_block):
+    csz, usz, starts = ([v[i] for v in values] for i in range(3))
+    tail, size = _tail_file(csz, usz, starts, rows, lead)
+    tail = bytearray(tail[min(cut, len(tail)):])
+    if tail and flip < 8 * len(tail):
+        tail[flip // 8 % len(tail)] ^= 1 << (flip % 8)
+    want = _tail(_speedups.twin("rowindex"), bytes(tail), size, max_block)
+    for impl in IMPLS:
+        for form in (bytes(tail), bytearray(tail)):
+            assert _tail(impl.values[0], form, size, max_block) == want
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+def test_locate_finds_each_rows_block(impl):
+    rng = np.random.default_rng(5)
+    for trial in range(60):
+        sizes = rng.integers(1, 9, int(rng.integers(1, 12)))
+        starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+        rows = int(sizes.sum())
+        csz = rng.integers(1, 50, len(sizes))
+        usz = rng.integers(100, 900, len(sizes))
+        offsets = np.concatenate([[0], np.cumsum(csz)[:-1]])
+        packed = np.concatenate([csz, usz, starts, offsets]).astype(np.int64)
+        for row in range(rows):
+            b = int(np.searchsorted(starts, row, side="right")) - 1
+            assert impl.locate(packed, len(sizes), rows, row) == (
+                b, int(offsets[b]), int(csz[b]), int(usz[b]), int(starts[b]), int(sizes[b])), (trial, row)
+        for row in (-1, rows, rows + 5):
+            assert impl.locate(packed, len(sizes), rows, row) is None
+        assert impl.locate(packed[:-1], len(sizes), rows, 0) is None   # fewer values than 4 per block
+        assert impl.locate(packed, 0, rows, 0) is None

@@ -60,3 +60,64 @@ def test_every_index_byte_changed_opens_alike(small_file):
             assert got == _open(bytes(bad), twin), (at, value)
             outcomes.add(got[0] if got[0] == "ok" else got[1].split(":")[0])
     assert len(outcomes) > 5, outcomes  # the mutations reach many different checks
+
+
+def _stepwise(data):
+    """What the footer and index checks of Footer.parse and BlockIndex.parse give, one after the other (opening
+    a file checks both in one kernel call)."""
+    from paimon_engine.formats.row.footer import BlockIndex
+    from paimon_engine.formats.row.reader import DEFAULT_MAX_BLOCK_SIZE
+    try:
+        ft = Footer.parse(data[-FOOTER_SIZE:], len(data))
+        ix = BlockIndex.parse(data[ft.index_offset:ft.index_offset + ft.index_length], ft,
+                              max_block_size=DEFAULT_MAX_BLOCK_SIZE)
+        return ("ok", ix.compressed_sizes.tolist(), ix.uncompressed_sizes.tolist(), ix.row_starts.tolist(),
+                ix.offsets.tolist())
+    except CorruptFileError as e:
+        return ("corrupt", e.reason, e.offset, e.block)
+
+
+def test_every_footer_byte_changed_opens_as_the_stepwise_checks_say(small_file):
+    """Each byte of the footer set to other values: opening (the compiled kernel and its twin) gives what the
+    footer and index parsed one after the other give, the same arrays or the same error at the same offset."""
+    impls = [_speedups.twin("rowindex")]
+    if not _speedups.PURE_PYTHON and _speedups.compiled("rowindex") is not None:
+        impls.append(_speedups.compiled("rowindex"))
+    outcomes = set()
+    size = len(small_file)
+    for at in range(size - FOOTER_SIZE, size):
+        for value in (0x00, 0x01, 0x7F, 0x80, 0xFF, small_file[at] ^ 0x01, small_file[at] ^ 0x40):
+            bad = bytearray(small_file)
+            bad[at] = value
+            want = _stepwise(bytes(bad))
+            for impl in impls:
+                assert _open(bytes(bad), impl) == want, (at, value, impl.__name__)
+            outcomes.add(want[0] if want[0] == "ok" else want[1].split(" ")[0])
+    assert len(outcomes) > 4, outcomes
+
+
+def test_index_bytes_changed_open_as_the_stepwise_checks_say(small_file):
+    ft = Footer.parse(small_file[-FOOTER_SIZE:], len(small_file))
+    twin = _speedups.twin("rowindex")
+    for at in range(ft.index_offset, ft.index_offset + ft.index_length, 3):
+        for value in (0x00, 0x80, 0xFF, small_file[at] ^ 0x01):
+            bad = bytearray(small_file)
+            bad[at] = value
+            assert _open(bytes(bad), twin) == _stepwise(bytes(bad)), (at, value)
+
+
+def test_index_longer_than_the_first_read(tmp_path):
+    """An index that starts before the tail the first read takes (thousands of blocks) is read on its own:
+    the reader opens such a file and finds every row as a full read does."""
+    from paimon_engine.formats.row.reader import TAIL_READ
+    n = 30_000
+    path = str(tmp_path / "many.row")
+    with RowFileWriter(path, SCHEMA, block_size=64) as w:
+        w.write(pa.table({"id": np.arange(n, dtype=np.int64), "s": [f"v{i}" for i in range(n)]}))
+    with RowFileReader(path, SCHEMA) as r:
+        assert r.footer.index_length > TAIL_READ
+        assert r.index.block_count == r.num_blocks > 3000
+        rows = r.read_all().to_arrow().to_pylist()
+        for i in (0, 1, 63, 4999, 12345, n - 2, n - 1):
+            assert r.get_row(i) == rows[i] == {"id": i, "s": f"v{i}"}
+        assert r.blocks_read >= 7

@@ -9,9 +9,9 @@ import numpy as np
 from ... import _speedups
 from ..._pykernels import status
 from ...encoding import encode_delta_varint, encode_uvarint32
-from ...errors import CorruptFileError
+from ...errors import CorruptFileError, InvalidArgumentError
 
-__all__ = ["FOOTER_SIZE", "MAGIC", "VERSION", "Footer", "BlockIndex"]
+__all__ = ["FOOTER_SIZE", "MAGIC", "VERSION", "Footer", "BlockIndex", "parse_tail"]
 
 FOOTER_SIZE = 32
 MAGIC = 0x524F5753  # "ROWS" little-endian
@@ -62,22 +62,51 @@ class Footer:
 
 
 class BlockIndex:
-    """Per-block compressed size, uncompressed size, first row and file offset (NumPy int64 arrays)."""
+    """Per-block compressed size, uncompressed size, first row and file offset (NumPy int64 arrays: views of one
+    array holding the four one after the other, made on first use)."""
 
-    __slots__ = ("compressed_sizes", "uncompressed_sizes", "row_starts", "offsets", "row_count")
+    __slots__ = ("_packed", "_n", "row_count", "_views")
 
     def __init__(self, compressed_sizes, uncompressed_sizes, row_starts, row_count):
-        self.compressed_sizes = np.asarray(compressed_sizes, dtype=np.int64)
-        self.uncompressed_sizes = np.asarray(uncompressed_sizes, dtype=np.int64)
-        self.row_starts = np.asarray(row_starts, dtype=np.int64)
+        arrays = [np.asarray(a, dtype=np.int64).ravel() for a in (compressed_sizes, uncompressed_sizes, row_starts)]
+        n = len(arrays[0])
+        if any(len(a) != n for a in arrays):
+            raise InvalidArgumentError("a block index needs as many uncompressed sizes and row starts as "
+                                       "compressed sizes")
+        offsets = np.zeros(n, dtype=np.int64)
+        if n > 1:
+            np.cumsum(arrays[0][:-1], out=offsets[1:])
+        self._packed = np.concatenate(arrays + [offsets])
+        self._n = n
         self.row_count = int(row_count)
-        self.offsets = np.zeros(len(self.compressed_sizes), dtype=np.int64)
-        if len(self.compressed_sizes) > 1:
-            np.cumsum(self.compressed_sizes[:-1], out=self.offsets[1:])
+        self._views = None
+
+    def _view(self, k):
+        views = self._views
+        if views is None:
+            p, n = self._packed, self._n
+            views = self._views = (p[:n], p[n:2 * n], p[2 * n:3 * n], p[3 * n:4 * n])
+        return views[k]
+
+    @property
+    def compressed_sizes(self) -> np.ndarray:
+        return self._view(0)
+
+    @property
+    def uncompressed_sizes(self) -> np.ndarray:
+        return self._view(1)
+
+    @property
+    def row_starts(self) -> np.ndarray:
+        return self._view(2)
+
+    @property
+    def offsets(self) -> np.ndarray:
+        return self._view(3)
 
     @property
     def block_count(self) -> int:
-        return len(self.compressed_sizes)
+        return self._n
 
     def block_rows(self, b: int) -> int:
         end = self.row_starts[b + 1] if b + 1 < self.block_count else self.row_count
@@ -86,6 +115,11 @@ class BlockIndex:
     def block_of(self, rows):
         """Block number of each (valid) row number."""
         return np.searchsorted(self.row_starts, rows, side="right") - 1
+
+    def locate(self, row: int):
+        """(block, file offset, compressed size, uncompressed size, first row, rows) of the block holding row
+        ``row`` (one kernel call), None when no block holds it."""
+        return _rowindex().locate(self._packed, self._n, self.row_count, row)
 
     def to_bytes(self) -> bytes:
         out = bytearray()
@@ -97,13 +131,12 @@ class BlockIndex:
     @classmethod
     def _of(cls, decoded, n, row_count):
         """The index over ``decoded`` = compressed sizes, uncompressed sizes, row starts and offsets, one after
-        the other in one int64 array of 4 * ``n`` (as the ``rowindex`` kernel fills it): views, no copies."""
+        the other in one int64 array of 4 * ``n`` (as the ``rowindex`` kernel fills it): no copies."""
         self = cls.__new__(cls)
-        self.compressed_sizes = decoded[:n]
-        self.uncompressed_sizes = decoded[n:2 * n]
-        self.row_starts = decoded[2 * n:3 * n]
-        self.offsets = decoded[3 * n:4 * n]
+        self._packed = decoded
+        self._n = n
         self.row_count = row_count
+        self._views = None
         return self
 
     @classmethod
@@ -119,6 +152,26 @@ class BlockIndex:
         if st < 0:
             _index_error(st, state.tolist(), decoded, footer, path, max_block_size)
         return cls._of(decoded, n, footer.row_count)
+
+
+def parse_tail(tail: bytes, file_size: int, *, path=None, max_block_size=None):
+    """(Footer, BlockIndex) from the first read of a file, ``tail`` being its last ``len(tail)`` bytes: the footer
+    and the index it holds checked in one kernel call (what :meth:`Footer.parse` and :meth:`BlockIndex.parse`
+    check). The BlockIndex is None when the index starts before the tail: read it and pass it to
+    :meth:`BlockIndex.parse`. A broken rule raises :class:`CorruptFileError` as those two do."""
+    k = _rowindex()
+    st, rows, blocks, ioff, ilen, decoded, state = k.open_tail(tail, file_size,
+                                                                -1 if max_block_size is None else int(max_block_size))
+    if st == 0:
+        return Footer(rows, blocks, ioff, ilen), BlockIndex._of(decoded, blocks, rows)
+    if st == k.TAIL_FOOTER:
+        # Footer.parse checks the same rules and raises naming the broken one (the caller would read and check the
+        # index on its own after a footer it passed)
+        return Footer.parse(tail[-FOOTER_SIZE:], file_size, path=path), None
+    footer = Footer(rows, blocks, ioff, ilen)
+    if st < 0:
+        _index_error(st, list(state), decoded, footer, path, max_block_size)
+    return footer, None
 
 
 _WHAT = ("compressed sizes", "uncompressed sizes", "row starts")

@@ -18,7 +18,7 @@ from ...batch import Column, ColumnBatch, pool_array
 from ...errors import CorruptFileError, InvalidArgumentError, NotFoundError, ValueOutOfRangeError
 from . import values as V
 from ..zstd import thread_decompressor, zstandard
-from .footer import FOOTER_SIZE, BlockIndex, Footer
+from .footer import FOOTER_SIZE, BlockIndex, parse_tail
 
 __all__ = ["RowFileReader"]
 
@@ -211,15 +211,14 @@ class RowFileReader:
             raise CorruptFileError(f"{size} bytes cannot hold a .row footer and index", path=self.path, offset=0)
         tail_len = min(size, TAIL_READ)
         tail = self._src.read_at(size - tail_len, tail_len)
-        self.footer = Footer.parse(tail[-FOOTER_SIZE:], size, path=self.path)
-        ft = self.footer
-        rel = ft.index_offset - (size - tail_len)
-        if rel >= 0:
-            index_bytes = tail[rel:rel + ft.index_length]
-        else:
-            index_bytes = self._src.read_at(ft.index_offset, ft.index_length)
-        # the index stays NumPy arrays: opening costs one kernel call however many blocks the file has
-        self.index = BlockIndex.parse(index_bytes, ft, path=self.path, max_block_size=self.max_block_size)
+        # the footer and the index inside the tail checked in one kernel call; the index stays NumPy arrays, so
+        # opening costs the same however many blocks the file has
+        self.footer, index = parse_tail(tail, size, path=self.path, max_block_size=self.max_block_size)
+        if index is None:
+            ft = self.footer
+            index = BlockIndex.parse(self._src.read_at(ft.index_offset, ft.index_length), ft, path=self.path,
+                                     max_block_size=self.max_block_size)
+        self.index = index
 
     # -- the block index as Python lists, for the per-block loops of multi-block reads (built on first use) --
     def _index_lists(self):
@@ -304,9 +303,13 @@ class RowFileReader:
         lists = self._lists
         if lists is None:  # a single-block read: no lists are built for it
             ix = self.index
-            off, usz, want = int(ix.offsets[b]), int(ix.uncompressed_sizes[b]), ix.block_rows(b)
-        else:
-            off, usz, want = lists[0][b], lists[2][b], lists[3][b]
+            return self._checked_block(b, raw, dctx, int(ix.offsets[b]), int(ix.uncompressed_sizes[b]),
+                                       ix.block_rows(b))
+        return self._checked_block(b, raw, dctx, lists[0][b], lists[2][b], lists[3][b])
+
+    def _checked_block(self, b, raw, dctx, off, usz, want):
+        """Block ``b`` (at file offset ``off``) decompressed from ``raw``, checked to be ``usz`` bytes holding
+        ``want`` rows."""
         zstd = zstandard()
         try:
             # a frame that states its content size must state the indexed size (never trust it for allocation)
@@ -326,18 +329,19 @@ class RowFileReader:
                                    path=self.path, block=b, offset=off)
         return data
 
-    def _block(self, b: int, cached: bool = False) -> bytes:
-        if cached and b in self._cache:
-            self._cache.move_to_end(b)
-            return self._cache[b]
-        ix = self.index
-        raw = self._src.read_at(int(ix.offsets[b]), int(ix.compressed_sizes[b]))
+    def _block(self, b, off, csz, usz, nrows):
+        """Block ``b`` (where :meth:`BlockIndex.locate` says it is) from the LRU cache, or read and decompressed
+        once and cached."""
+        cache = self._cache
+        data = cache.get(b)
+        if data is not None:
+            cache.move_to_end(b)
+            return data
+        raw = self._src.read_at(off, csz)
         self.blocks_read += 1
-        data = self._decompress(b, raw, self._dctx)
-        if cached:
-            self._cache[b] = data
-            if len(self._cache) > self._cache_blocks:
-                self._cache.popitem(last=False)
+        data = cache[b] = self._checked_block(b, raw, thread_decompressor(), off, usz, nrows)
+        if len(cache) > self._cache_blocks:
+            cache.popitem(last=False)
         return data
 
     def _cached_blocks(self, steps, dctx):
@@ -789,11 +793,9 @@ class RowFileReader:
         if not 0 <= n < self.num_rows:
             raise InvalidArgumentError(f"row {n} is out of range for a file of {self.num_rows} rows")
         getters = self._facts.getters
-        ix = self.index
-        b = int(ix.row_starts.searchsorted(n, side="right")) - 1
-        data = self._block(b, cached=True)
-        nrows = ix.block_rows(b)
-        local = n - int(ix.row_starts[b])
+        b, off, csz, usz, first, nrows = self.index.locate(n)
+        data = self._block(b, off, csz, usz, nrows)
+        local = n - first
         data_end = len(data) - 4 - 4 * nrows
         at = data_end + 4 * local
         pos = _I32.unpack_from(data, at)[0]
