@@ -211,7 +211,7 @@ class RowFileReader:
             raise CorruptFileError(f"{size} bytes cannot hold a .row footer and index", path=self.path, offset=0)
         tail_len = min(size, TAIL_READ)
         tail = self._src.read_at(size - tail_len, tail_len)
-        # the footer and the index inside the tail checked in one kernel call; the index stays NumPy arrays, so
+        # the footer and the index inside the tail checked in one kernel call; the index stays one NumPy array, so
         # opening costs the same however many blocks the file has
         self.footer, index = parse_tail(tail, size, path=self.path, max_block_size=self.max_block_size)
         if index is None:
@@ -249,10 +249,6 @@ class RowFileReader:
     @property
     def _threads(self):
         return thread_count() if self._threads_arg is None else max(1, int(self._threads_arg))
-
-    @property
-    def _dctx(self):
-        return thread_decompressor()
 
     @property
     def _program(self):
