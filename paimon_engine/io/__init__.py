@@ -152,11 +152,12 @@ class FileIO:
     def resolve(self, location: str):
         """-> (pyarrow filesystem, path inside it)."""
         location = normalize_location(location)
+        local = self._local_path_of(location)
+        if local is not None:
+            return self._local(), local
         if self._fixed is not None:
             path = location.split("://", 1)[1] if "://" in location else location
             return self._fixed, path
-        if "://" not in location:
-            return self._local(), _local_path(location)
         import pyarrow.fs as pafs
         scheme = location.split("://", 1)[0]
         if scheme == "s3" and any(k.startswith("s3.") for k in self.properties):
@@ -167,6 +168,13 @@ class FileIO:
         with self._lock:
             fs = self._cache.setdefault(key, fs)
         return fs, path
+
+    def _local_path_of(self, location: str):
+        """The absolute local path of ``location`` (normalized) when it is read through the local filesystem (no
+        filesystem is fixed and it names no URI scheme), else None."""
+        if self._fixed is None and "://" not in location:
+            return _local_path(location)
+        return None
 
     def _cached(self, key, make):
         with self._lock:
@@ -213,13 +221,12 @@ class FileIO:
 
     # -- reads ---------------------------------------------------------------
     def open_input(self, location: str) -> InputFile:
-        if _PREAD and self._fixed is None and type(location) is str and "://" not in location \
-                and not location.startswith("file:"):
-            # a plain local path: what resolve() would find, without making the filesystem object
-            return _open_local(_local_path(location), location)
+        if _PREAD:
+            # a local file: what resolve() would find, without making the filesystem object
+            local = self._local_path_of(normalize_location(location))
+            if local is not None:
+                return _open_local(local, location)
         fs, path = self.resolve(location)
-        if _PREAD and fs is self._cache.get(("local",)):
-            return _open_local(path, location)
         try:
             f = fs.open_input_file(path)
         except FileNotFoundError:
