@@ -30,6 +30,8 @@ _PRIMS = {"null": OP_NULL, "boolean": OP_BOOL, "int": OP_INT, "long": OP_LONG, "
 #: a compressed block may expand to at most this many times its size (and at least to MIN_BLOCK_LIMIT bytes);
 #: manifests compress 3-10x, so this only stops a block crafted to exhaust memory
 MAX_EXPANSION = 256
+#: the codecs the Avro specification defines; any other name in a header is damage, not a choice of the writer
+SPEC_CODECS = frozenset({"null", "deflate", "snappy", "bzip2", "xz", "zstandard"})
 MIN_BLOCK_LIMIT = 16 << 20
 
 
@@ -126,6 +128,9 @@ def _read_blocks(data, meta, pos, path):
         codec = meta.get("avro.codec", b"null").decode("ascii")
     except UnicodeDecodeError:
         raise CorruptFileError("Avro codec name is not ASCII", path=path, offset=pos) from None
+    if codec not in SPEC_CODECS:
+        raise CorruptFileError(f"Avro header names codec {codec!r}, which the Avro specification does not define",
+                               path=path, offset=pos - 16)
     blocks = []
     n = len(data)
     while pos < n:

@@ -5,7 +5,7 @@ import fastavro
 import pytest
 
 from paimon_engine import types as T
-from paimon_engine.errors import CorruptFileError
+from paimon_engine.errors import CorruptFileError, UnsupportedTypeError
 from paimon_engine.io import FileIO
 from paimon_engine.spec.conversions import to_bytes
 from paimon_engine.spec.manifest import (STATUS_ADDED, STATUS_DELETED, STATUS_EXISTING, DataFile, ManifestWriter,
@@ -122,6 +122,20 @@ def test_corrupt_manifest_raises(tmp_path):
     (tmp_path / "bad.avro").write_bytes(b"garbage")
     with pytest.raises(CorruptFileError):
         read_manifest_list(io, str(tmp_path / "bad.avro"))
+    # a damaged codec name is a damaged file; a codec the Avro specification defines but the engine does not
+    # read is an unsupported feature
+    codec = data.index(b"deflate")
+    assert data[codec - 1] == 2 * 7   # the name's length (zigzag varint) before it
+    for name, error in ((b"\x00eflate", CorruptFileError), (b"deflatx", CorruptFileError),
+                        (b"bzip2", None)):
+        bad = data[:codec - 1] + bytes([2 * len(name)]) + name + data[codec + 7:]
+        (tmp_path / "bad.avro").write_bytes(bad)
+        mf.manifest_path = str(tmp_path / "bad.avro")
+        with pytest.raises(error or UnsupportedTypeError) as ei:
+            read_manifest(io, mf)
+        assert "bad.avro" in str(ei.value)
+        if error is not None:
+            assert "codec" in str(ei.value) and ei.value.offset is not None
 
 
 def test_other_writers_deviations_are_tolerated(tmp_path):
