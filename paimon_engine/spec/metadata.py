@@ -8,8 +8,10 @@ and the snapshot log are checked on load);
 ``to_dict`` writes the spec's layout for the table's format version. Every v1/v2/v3 difference is handled in
 :func:`_read_versioned` and :func:`_write_versioned` (v3 adds the table's ``next-row-id`` and, on snapshots,
 ``first-row-id`` and ``added-rows``). Unknown top-level, snapshot and ref fields are kept and
-written back unchanged. :func:`parse_metadata` reads plain or gzip-compressed JSON (with orjson when it is
-installed).
+written back unchanged. :func:`parse_metadata` reads plain or gzip-compressed JSON; with msgspec installed (the
+``fast`` extra) the common document is decoded in one typed pass that leaves each snapshot's summary as JSON text
+until it is read, and anything else takes the general path (a JSON library, then field-by-field checks), which
+gives the same metadata and the same errors.
 """
 
 from __future__ import annotations
@@ -140,7 +142,7 @@ class Snapshot:
     """One snapshot: id, parent, sequence number, timestamp, manifest list (or v1 inline manifests), summary."""
 
     __slots__ = ("snapshot_id", "parent_snapshot_id", "sequence_number", "timestamp_ms", "manifest_list",
-                 "manifests", "summary", "schema_id", "extra")
+                 "manifests", "_summary", "schema_id", "extra")
 
     _KEYS = ("snapshot-id", "parent-snapshot-id", "sequence-number", "timestamp-ms", "manifest-list", "manifests",
              "summary", "schema-id")
@@ -156,6 +158,19 @@ class Snapshot:
         self.summary = dict(summary or {"operation": "append"})
         self.schema_id = schema_id
         self.extra = dict(extra or {})
+
+    # the summary of a snapshot parsed through msgspec stays JSON text (already checked to be an object with an
+    # "operation") until it is first read
+    @property
+    def summary(self) -> dict:
+        s = self._summary
+        if type(s) is _Raw:
+            s = self._summary = _loads(bytes(s))
+        return s
+
+    @summary.setter
+    def summary(self, value):
+        self._summary = value
 
     @property
     def operation(self) -> str:
@@ -223,7 +238,7 @@ class Snapshot:
         s.timestamp_ms = ts
         s.manifest_list = ml
         s.manifests = None
-        s.summary = summary
+        s._summary = summary
         s.schema_id = schema_id
         n = 4 + (seq is not None) + (parent is not None) + (schema_id is not None)
         s.extra = {k: v for k, v in d.items() if k not in cls._KEYS} if len(d) != n else {}
@@ -414,7 +429,10 @@ class TableMetadata:
         _read_versioned(md, d, fv)
         snaps = _opt(d, "snapshots", list, [])
         # only the ids are checked here; each snapshot is checked when it becomes an object (on first use)
-        ids = _ints_at(snaps, "snapshot-id")
+        if snaps and type(snaps[0]) is _SnapshotJSON:   # from _split: ids typed already
+            ids = [j.snapshot_id for j in snaps]
+        else:
+            ids = _ints_at(snaps, "snapshot-id")
         if ids is None:
             md.snapshots = [_snapshot(s, fv) for s in snaps]   # raises, naming the bad field
             ids = [s.snapshot_id for s in md.snapshots]
@@ -430,8 +448,9 @@ class TableMetadata:
             raise _bad(f"current-snapshot-id {cur} is not a known snapshot", "current-snapshot-id")
         log = _opt(d, "snapshot-log", list, [])
         # checked here, made objects on first use
-        if log and (set(map(type, log)) != _DICT_ONLY or not _all_ints_at(log, "timestamp-ms")
-                    or not _all_ints_at(log, "snapshot-id")):
+        if log and type(log[0]) is not _LogEntryJSON and (
+                set(map(type, log)) != _DICT_ONLY or not _all_ints_at(log, "timestamp-ms")
+                or not _all_ints_at(log, "snapshot-id")):
             md.snapshot_log = _PendingLog(log).all()   # raises, naming the bad field
         else:
             md.snapshot_log = _PendingLog(log)
@@ -555,19 +574,113 @@ def _write_versioned(md: TableMetadata, d: dict) -> None:
 
 
 try:
-    import orjson as _orjson
-except ImportError:  # the optional "fast" extra; the standard library parses the same documents
-    _orjson = None
+    import msgspec as _msgspec
+except ImportError:  # the optional "fast" extra; without it every document takes the general path
+    _msgspec = None
+
+if _msgspec is not None:
+    from msgspec import UNSET as _UNSET, Raw as _Raw, Struct as _Struct, UnsetType as _Unset, field as _field
+    from typing import Any as _Any
+
+    class _SnapshotJSON(_Struct, forbid_unknown_fields=True):
+        """A snapshot as :func:`_split` decodes it: typed fields, the summary left as JSON text. A snapshot with any
+        other field (or a field of another type) sends the whole document to the general path."""
+        snapshot_id: int = _field(name="snapshot-id")
+        timestamp_ms: int = _field(name="timestamp-ms")
+        parent_snapshot_id: int | None | _Unset = _field(name="parent-snapshot-id", default=_UNSET)
+        sequence_number: int | None | _Unset = _field(name="sequence-number", default=_UNSET)
+        manifest_list: str | None | _Unset = _field(name="manifest-list", default=_UNSET)
+        manifests: _Any = _field(name="manifests", default=_UNSET)
+        summary: _Raw | _Unset = _UNSET
+        schema_id: int | None | _Unset = _field(name="schema-id", default=_UNSET)
+        first_row_id: _Any = _field(name="first-row-id", default=_UNSET)
+        added_rows: _Any = _field(name="added-rows", default=_UNSET)
+
+    class _LogEntryJSON(_Struct):
+        timestamp_ms: int = _field(name="timestamp-ms")
+        snapshot_id: int = _field(name="snapshot-id")
+
+    class _Operation(_Struct):
+        operation: _Any
+
+    def _top_type(_kinds={"snapshots": list[_SnapshotJSON] | None, "snapshot-log": list[_LogEntryJSON] | None}):
+        fields = [(k.replace("-", "_"), _kinds.get(k, _Any) | _Unset, _field(name=k, default=_UNSET))
+                  for k in sorted(_KNOWN)]
+        return _msgspec.defstruct("_MetadataJSON", fields, forbid_unknown_fields=True)
+
+    _ANY_DECODER = _msgspec.json.Decoder()
+    _TOP_DECODER = _msgspec.json.Decoder(_top_type())
+    _OPERATION_DECODER = _msgspec.json.Decoder(_Operation)
+    _SNAPSHOT_KEYS = tuple((f, _SnapshotJSON.__struct_encode_fields__[i])
+                           for i, f in enumerate(_SnapshotJSON.__struct_fields__))
+    _TOP_KEYS = None
+else:
+    _Raw = _SnapshotJSON = _LogEntryJSON = type("_Never", (), {})   # no object is of these types
+
+
+def _split(data):
+    """The common document, decoded by msgspec in one pass: every top-level field as ``json.loads`` gives it,
+    except the snapshots (:class:`_SnapshotJSON`, summaries still JSON text) and the snapshot log
+    (:class:`_LogEntryJSON`). None when msgspec is not installed or the document is anything else (an unknown
+    field, a field of an unexpected type, text msgspec refuses); the general path then parses and checks it and
+    produces the error, so both paths accept the same documents and give the same metadata."""
+    global _TOP_KEYS
+    if _msgspec is None:
+        return None
+    try:
+        top = _TOP_DECODER.decode(data)
+        if not isinstance(data, str):   # the text msgspec skipped must be UTF-8 too (checked without a copy
+            data = data if type(data) is bytes else bytes(data)   # when it is ASCII, as metadata almost always is)
+            data.isascii() or data.decode("utf-8")
+    except (_msgspec.MsgspecError, ValueError, RecursionError):
+        return None
+    if _TOP_KEYS is None:
+        _TOP_KEYS = tuple(zip(type(top).__struct_fields__, type(top).__struct_encode_fields__))
+    return {key: v for name, key in _TOP_KEYS if (v := getattr(top, name)) is not _UNSET}
+
+
+def _snapshot_json(j, fv):
+    """A :class:`Snapshot` from a :class:`_SnapshotJSON`, exactly as ``_snapshot`` makes it from the JSON object
+    (the well-formed case directly, anything else through the checked path)."""
+    seq, ml, summary, first, added = j.sequence_number, j.manifest_list, j.summary, j.first_row_id, j.added_rows
+    if (type(ml) is str and summary is not _UNSET and (type(seq) is int or (seq is _UNSET and fv == 1))
+            and j.manifests is _UNSET and (first is _UNSET or (type(first) is int and first >= 0))
+            and (added is _UNSET or (type(added) is int and added >= 0))):
+        try:
+            _OPERATION_DECODER.decode(summary)   # an object with an "operation"
+        except _msgspec.MsgspecError:
+            pass
+        else:
+            parent, schema_id = j.parent_snapshot_id, j.schema_id
+            s = Snapshot.__new__(Snapshot)
+            s.snapshot_id = j.snapshot_id
+            s.parent_snapshot_id = None if parent is _UNSET else parent
+            s.sequence_number = seq if type(seq) is int else 0   # absent: a v1 snapshot
+            s.timestamp_ms = j.timestamp_ms
+            s.manifest_list = ml
+            s.manifests = None
+            s._summary = summary
+            s.schema_id = None if schema_id is _UNSET else schema_id
+            s.extra = {} if first is _UNSET and added is _UNSET else {
+                k: v for k, v in (("first-row-id", first), ("added-rows", added)) if v is not _UNSET}
+            return s
+    d = {}
+    for name, key in _SNAPSHOT_KEYS:
+        v = getattr(j, name)
+        if v is not _UNSET:
+            d[key] = _loads(bytes(v)) if type(v) is _Raw else v
+    return _snapshot(d, fv)
 
 
 def _loads(data):
-    """JSON text -> objects: orjson when installed (about twice as fast), else the standard library. Whatever
-    orjson refuses (NaN, integers beyond 64 bits, UTF-16 text...) goes to the standard library, which accepts it
-    or produces the error."""
-    if _orjson is not None:
+    """JSON text -> objects: msgspec when installed (about twice as fast), else the standard library. Whatever
+    msgspec refuses (NaN, numbers beyond a double's range, lone surrogates, UTF-16 text...) goes to the standard
+    library, which accepts it or produces the error; what msgspec accepts it reads as the standard library does
+    (integers of any size stay integers)."""
+    if _msgspec is not None:
         try:
-            return _orjson.loads(data)
-        except _orjson.JSONDecodeError:
+            return _ANY_DECODER.decode(data)
+        except (_msgspec.MsgspecError, ValueError, RecursionError):   # ValueError: bad UTF-8 in a string
             pass
     return json.loads(data)
 
@@ -577,7 +690,9 @@ def parse_metadata(data: bytes, path: str | None = None) -> TableMetadata:
     try:
         if data[:2] == b"\x1f\x8b":
             data = gzip.decompress(data)
-        doc = _loads(data)
+        doc = _split(data)
+        if doc is None:
+            doc = _loads(data)
     except (OSError, EOFError, zlib.error) as exc:  # BadGzipFile is an OSError
         raise CorruptFileError(f"bad gzip-compressed table metadata: {exc}", path=path) from None
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -649,8 +764,9 @@ class SnapshotList(MutableSequence):
         self.path = None
 
     def _make(self, i):
+        raw = self._raw[i]
         try:
-            s = _snapshot(self._raw[i], self._fv)
+            s = _snapshot_json(raw, self._fv) if type(raw) is _SnapshotJSON else _snapshot(raw, self._fv)
         except CorruptFileError as exc:
             raise exc.located(path=self.path) from None
         self._items[i] = s
@@ -670,7 +786,13 @@ class SnapshotList(MutableSequence):
         path, which names the bad field); the plain list."""
         items = self._items
         if self._missing:
-            raw, fv, fast = self._raw, self._fv, Snapshot._fast
+            raw, fv = self._raw, self._fv
+            if raw and type(raw[0]) is _SnapshotJSON:
+                for i in range(len(items)):
+                    if items[i] is None:
+                        self._make(i)
+                return items
+            fast = Snapshot._fast
             for i in range(len(items)):
                 if items[i] is None:
                     s = fast(raw[i], fv)
@@ -742,6 +864,9 @@ class _PendingLog:
         out = []
         try:
             for e in self.raw:
+                if type(e) is _LogEntryJSON:
+                    out.append(SnapshotLogEntry(e.timestamp_ms, e.snapshot_id))
+                    continue
                 if type(e) is dict and type(e.get("timestamp-ms")) is int and type(e.get("snapshot-id")) is int:
                     out.append(SnapshotLogEntry(e["timestamp-ms"], e["snapshot-id"]))
                     continue

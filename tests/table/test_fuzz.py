@@ -28,9 +28,8 @@ def _paths(doc, prefix=()):
             yield from _paths(v, prefix + (i,))
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(base=st.sampled_from([V1_VALID, V2_VALID]), data=st.data())
-def test_mutated_metadata(base, data):
+def mutated(base, data):
+    """A copy of the JSON document ``base`` with one to three values replaced by random JSON or removed."""
     doc = copy.deepcopy(base)
     for _ in range(data.draw(st.integers(1, 3))):
         paths = [p for p in _paths(doc) if p]
@@ -42,6 +41,13 @@ def test_mutated_metadata(base, data):
             del parent[path[-1]]
         else:
             parent[path[-1]] = data.draw(json_values)
+    return doc
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(base=st.sampled_from([V1_VALID, V2_VALID]), data=st.data())
+def test_mutated_metadata(base, data):
+    doc = mutated(base, data)
     try:
         md = parse_metadata(json.dumps(doc).encode(), "m.json")
     except CorruptFileError:

@@ -310,16 +310,16 @@ def test_snapshot_ids_and_log_are_checked_on_load(mutate, field):
     assert ei.value.field == field and ei.value.path == "/t/metadata/v9.metadata.json"
 
 
-def test_json_without_orjson_and_what_orjson_refuses(monkeypatch):
+def test_json_without_msgspec_and_what_msgspec_refuses(monkeypatch):
     from paimon_engine.spec import metadata as M
     doc = _many_snapshots(5)
     doc["properties"] = {"k": "v"}
     data = json.dumps(doc).encode()
     fast = serialize_metadata(parse_metadata(data))
-    monkeypatch.setattr(M, "_orjson", None)
+    monkeypatch.setattr(M, "_msgspec", None)
     assert serialize_metadata(parse_metadata(data)) == fast
     monkeypatch.undo()
-    # NaN and UTF-16 text are valid for the standard library; orjson refuses them and hands them over
+    # NaN and UTF-16 text are valid for the standard library; msgspec refuses them and hands them over
     doc["statistics"] = [{"snapshot-id": 104, "x": float("nan")}]
     md = parse_metadata(json.dumps(doc).encode("utf-16"))
     assert md.statistics[0]["x"] != md.statistics[0]["x"] and len(md.snapshots) == 5
