@@ -69,8 +69,8 @@ def _same(data, monkeypatch):
 
 
 def _tables(tmp_path):
-    """Metadata files written by this engine (v1, v2, v3: appends, a delete, a schema change, a partitioned
-    table) and by pyiceberg."""
+    """Metadata files written by this engine (v1, v2, v3: appends, a delete, a partitioned table) and by
+    pyiceberg."""
     from paimon_engine.catalog import SqlCatalog
     cat = SqlCatalog("default", uri=f"sqlite:///{tmp_path}/c.db", warehouse=str(tmp_path / "wh"))
     cat.create_namespace("db")
