@@ -30,8 +30,9 @@ _PRIMS = {"null": OP_NULL, "boolean": OP_BOOL, "int": OP_INT, "long": OP_LONG, "
 #: a compressed block may expand to at most this many times its size (and at least to MIN_BLOCK_LIMIT bytes);
 #: manifests compress 3-10x, so this only stops a block crafted to exhaust memory
 MAX_EXPANSION = 256
-#: the codecs the Avro specification defines; any other name in a header is damage, not a choice of the writer
-SPEC_CODECS = frozenset({"null", "deflate", "snappy", "bzip2", "xz", "zstandard"})
+#: the codecs the Avro specification defines, and lz4, which some writers (fastavro) add; any other name in a
+#: header is damage, not a choice of the writer
+KNOWN_CODECS = frozenset({"null", "deflate", "snappy", "bzip2", "xz", "zstandard", "lz4"})
 MIN_BLOCK_LIMIT = 16 << 20
 
 
@@ -128,9 +129,8 @@ def _read_blocks(data, meta, pos, path):
         codec = meta.get("avro.codec", b"null").decode("ascii")
     except UnicodeDecodeError:
         raise CorruptFileError("Avro codec name is not ASCII", path=path, offset=pos) from None
-    if codec not in SPEC_CODECS:
-        raise CorruptFileError(f"Avro header names codec {codec!r}, which the Avro specification does not define",
-                               path=path, offset=pos - 16)
+    if codec not in KNOWN_CODECS:   # the offset is the end of the header, whose metadata names the codec
+        raise CorruptFileError(f"Avro header names an unknown codec {codec!r}", path=path, offset=pos - 16)
     blocks = []
     n = len(data)
     while pos < n:
