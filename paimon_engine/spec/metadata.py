@@ -9,9 +9,9 @@ and the snapshot log are checked on load);
 :func:`_read_versioned` and :func:`_write_versioned` (v3 adds the table's ``next-row-id`` and, on snapshots,
 ``first-row-id`` and ``added-rows``). Unknown top-level, snapshot and ref fields are kept and
 written back unchanged. :func:`parse_metadata` reads plain or gzip-compressed JSON; with msgspec installed (the
-``fast`` extra) the common document is decoded in one typed pass that leaves each snapshot's summary as JSON text
-until it is read, and anything else takes the general path (a JSON library, then field-by-field checks), which
-gives the same metadata and the same errors.
+``fast`` extra) the common document is decoded in one typed pass (snapshots and the snapshot log as typed records),
+and anything else takes the general path (a JSON library, then field-by-field checks), which gives the same
+metadata and the same errors.
 """
 
 from __future__ import annotations
@@ -142,7 +142,7 @@ class Snapshot:
     """One snapshot: id, parent, sequence number, timestamp, manifest list (or v1 inline manifests), summary."""
 
     __slots__ = ("snapshot_id", "parent_snapshot_id", "sequence_number", "timestamp_ms", "manifest_list",
-                 "manifests", "_summary", "schema_id", "extra")
+                 "manifests", "summary", "schema_id", "extra")
 
     _KEYS = ("snapshot-id", "parent-snapshot-id", "sequence-number", "timestamp-ms", "manifest-list", "manifests",
              "summary", "schema-id")
@@ -158,19 +158,6 @@ class Snapshot:
         self.summary = dict(summary or {"operation": "append"})
         self.schema_id = schema_id
         self.extra = dict(extra or {})
-
-    # the summary of a snapshot parsed through msgspec stays JSON text (already checked to be an object with an
-    # "operation") until it is first read
-    @property
-    def summary(self) -> dict:
-        s = self._summary
-        if type(s) is _Raw:
-            s = self._summary = _loads(bytes(s))
-        return s
-
-    @summary.setter
-    def summary(self, value):
-        self._summary = value
 
     @property
     def operation(self) -> str:
@@ -238,7 +225,7 @@ class Snapshot:
         s.timestamp_ms = ts
         s.manifest_list = ml
         s.manifests = None
-        s._summary = summary
+        s.summary = summary
         s.schema_id = schema_id
         n = 4 + (seq is not None) + (parent is not None) + (schema_id is not None)
         s.extra = {k: v for k, v in d.items() if k not in cls._KEYS} if len(d) != n else {}
@@ -579,29 +566,27 @@ except ImportError:  # the optional "fast" extra; without it every document take
     _msgspec = None
 
 if _msgspec is not None:
-    from msgspec import UNSET as _UNSET, Raw as _Raw, Struct as _Struct, UnsetType as _Unset, field as _field
+    from msgspec import UNSET as _UNSET, Struct as _Struct, UnsetType as _Unset, field as _field
     from typing import Any as _Any
 
     class _SnapshotJSON(_Struct, forbid_unknown_fields=True):
-        """A snapshot as :func:`_split` decodes it: typed fields, the summary left as JSON text. A snapshot with any
-        other field (or a field of another type) sends the whole document to the general path."""
+        """A snapshot as :func:`_split` decodes it: typed fields, the summary a map of strings (as the spec has
+        it). A snapshot with any other field, or a field of another type, sends the whole document to the general
+        path."""
         snapshot_id: int = _field(name="snapshot-id")
         timestamp_ms: int = _field(name="timestamp-ms")
         parent_snapshot_id: int | None | _Unset = _field(name="parent-snapshot-id", default=_UNSET)
         sequence_number: int | None | _Unset = _field(name="sequence-number", default=_UNSET)
         manifest_list: str | None | _Unset = _field(name="manifest-list", default=_UNSET)
         manifests: _Any = _field(name="manifests", default=_UNSET)
-        summary: _Raw | _Unset = _UNSET
+        summary: dict[str, str] | _Unset = _UNSET
         schema_id: int | None | _Unset = _field(name="schema-id", default=_UNSET)
         first_row_id: _Any = _field(name="first-row-id", default=_UNSET)
         added_rows: _Any = _field(name="added-rows", default=_UNSET)
 
-    class _LogEntryJSON(_Struct):
+    class _LogEntryJSON(_Struct, forbid_unknown_fields=True):   # (other fields: the general path)
         timestamp_ms: int = _field(name="timestamp-ms")
         snapshot_id: int = _field(name="snapshot-id")
-
-    class _Operation(_Struct):
-        operation: _Any
 
     def _top_type(_kinds={"snapshots": list[_SnapshotJSON] | None, "snapshot-log": list[_LogEntryJSON] | None}):
         fields = [(k.replace("-", "_"), _kinds.get(k, _Any) | _Unset, _field(name=k, default=_UNSET))
@@ -610,17 +595,16 @@ if _msgspec is not None:
 
     _ANY_DECODER = _msgspec.json.Decoder()
     _TOP_DECODER = _msgspec.json.Decoder(_top_type())
-    _OPERATION_DECODER = _msgspec.json.Decoder(_Operation)
     _SNAPSHOT_KEYS = tuple((f, _SnapshotJSON.__struct_encode_fields__[i])
                            for i, f in enumerate(_SnapshotJSON.__struct_fields__))
     _TOP_KEYS = None
 else:
-    _Raw = _SnapshotJSON = _LogEntryJSON = type("_Never", (), {})   # no object is of these types
+    _SnapshotJSON = _LogEntryJSON = type("_Never", (), {})   # no object is of these types
 
 
 def _split(data):
     """The common document, decoded by msgspec in one pass: every top-level field as ``json.loads`` gives it,
-    except the snapshots (:class:`_SnapshotJSON`, summaries still JSON text) and the snapshot log
+    except the snapshots (:class:`_SnapshotJSON`) and the snapshot log
     (:class:`_LogEntryJSON`). None when msgspec is not installed or the document is anything else (an unknown
     field, a field of an unexpected type, text msgspec refuses); the general path then parses and checks it and
     produces the error, so both paths accept the same documents and give the same metadata."""
@@ -643,33 +627,24 @@ def _snapshot_json(j, fv):
     """A :class:`Snapshot` from a :class:`_SnapshotJSON`, exactly as ``_snapshot`` makes it from the JSON object
     (the well-formed case directly, anything else through the checked path)."""
     seq, ml, summary, first, added = j.sequence_number, j.manifest_list, j.summary, j.first_row_id, j.added_rows
-    if (type(ml) is str and summary is not _UNSET and (type(seq) is int or (seq is _UNSET and fv == 1))
-            and j.manifests is _UNSET and (first is _UNSET or (type(first) is int and first >= 0))
+    if (type(ml) is str and type(summary) is dict and "operation" in summary
+            and (type(seq) is int or (seq is _UNSET and fv == 1)) and j.manifests is _UNSET
+            and (first is _UNSET or (type(first) is int and first >= 0))
             and (added is _UNSET or (type(added) is int and added >= 0))):
-        try:
-            _OPERATION_DECODER.decode(summary)   # an object with an "operation"
-        except _msgspec.MsgspecError:
-            pass
-        else:
-            parent, schema_id = j.parent_snapshot_id, j.schema_id
-            s = Snapshot.__new__(Snapshot)
-            s.snapshot_id = j.snapshot_id
-            s.parent_snapshot_id = None if parent is _UNSET else parent
-            s.sequence_number = seq if type(seq) is int else 0   # absent: a v1 snapshot
-            s.timestamp_ms = j.timestamp_ms
-            s.manifest_list = ml
-            s.manifests = None
-            s._summary = summary
-            s.schema_id = None if schema_id is _UNSET else schema_id
-            s.extra = {} if first is _UNSET and added is _UNSET else {
-                k: v for k, v in (("first-row-id", first), ("added-rows", added)) if v is not _UNSET}
-            return s
-    d = {}
-    for name, key in _SNAPSHOT_KEYS:
-        v = getattr(j, name)
-        if v is not _UNSET:
-            d[key] = _loads(bytes(v)) if type(v) is _Raw else v
-    return _snapshot(d, fv)
+        parent, schema_id = j.parent_snapshot_id, j.schema_id
+        s = Snapshot.__new__(Snapshot)
+        s.snapshot_id = j.snapshot_id
+        s.parent_snapshot_id = None if parent is _UNSET else parent
+        s.sequence_number = seq if type(seq) is int else 0   # absent: a v1 snapshot
+        s.timestamp_ms = j.timestamp_ms
+        s.manifest_list = ml
+        s.manifests = None
+        s.summary = summary
+        s.schema_id = None if schema_id is _UNSET else schema_id
+        s.extra = {} if first is _UNSET and added is _UNSET else {
+            k: v for k, v in (("first-row-id", first), ("added-rows", added)) if v is not _UNSET}
+        return s
+    return _snapshot({key: v for name, key in _SNAPSHOT_KEYS if (v := getattr(j, name)) is not _UNSET}, fv)
 
 
 def _loads(data):
@@ -695,7 +670,7 @@ def parse_metadata(data: bytes, path: str | None = None) -> TableMetadata:
             doc = _loads(data)
     except (OSError, EOFError, zlib.error) as exc:  # BadGzipFile is an OSError
         raise CorruptFileError(f"bad gzip-compressed table metadata: {exc}", path=path) from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except ValueError as exc:   # not JSON, not UTF-8, or an integer longer than Python converts
         raise CorruptFileError(f"table metadata is not valid JSON: {exc}", path=path,
                                offset=getattr(exc, "pos", None)) from None
     except RecursionError:

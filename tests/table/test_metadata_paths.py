@@ -1,6 +1,6 @@
-"""Table metadata JSON has two parsing paths: msgspec's one-pass decode of the common document (snapshots typed,
-their summaries left as JSON text until read) and the general path (a JSON library, then checks field by
-field). Whatever the document, both give the same metadata, the same snapshots and the same errors."""
+"""Table metadata JSON has two parsing paths: msgspec's one-pass decode of the common document (snapshots and
+the snapshot log typed) and the general path (a JSON library, then checks field by field). Whatever the
+document, both give the same metadata, the same snapshots and the same errors."""
 import copy
 import glob
 import json
@@ -113,7 +113,7 @@ def test_documents_parse_the_same_on_both_paths(doc, monkeypatch):
     assert M._split(data) is not None   # the shapes Java and this engine write take the one-pass decode
 
 
-def test_common_documents_take_the_msgspec_path_lazily():
+def test_common_documents_take_the_msgspec_path():
     doc = _many_snapshots(30)
     data = json.dumps(doc).encode()
     split = M._split(data)
@@ -122,13 +122,11 @@ def test_common_documents_take_the_msgspec_path_lazily():
     snaps = md.snapshots
     assert type(snaps) is SnapshotList and snaps._missing == 29   # only the current snapshot made
     cur = md.current_snapshot()
-    assert type(cur._summary) is msgspec.Raw                        # its summary not decoded yet
-    assert cur.summary == doc["snapshots"][-1]["summary"] and type(cur._summary) is dict
+    assert cur.summary == doc["snapshots"][-1]["summary"]
     assert cur.operation == doc["snapshots"][-1]["summary"]["operation"]
     assert type(md._snapshot_log) is M._PendingLog
     assert [(e.timestamp_ms, e.snapshot_id) for e in md.snapshot_log] == \
         [(e["timestamp-ms"], e["snapshot-id"]) for e in doc["snapshot-log"]]
-    # a copy of the metadata, a change of a snapshot's summary and a copy of a snapshot see the decoded summary
     s = md.snapshots[3]
     s2 = copy.deepcopy(s)
     assert s2.summary == s.summary == doc["snapshots"][3]["summary"]
@@ -179,14 +177,16 @@ def test_uncommon_documents_give_the_same_result_or_error(change, fv, monkeypatc
     # nesting deeper than either library goes, at the top and inside a summary msgspec would skip
     b'{"format-version": 2, "properties": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
     b'{"format-version": 2, "snapshots": [{"summary": ' + b"[" * 100_000 + b"]" * 100_000 + b"}]}",
+    # an integer longer than Python converts (4300 digits), at the top and inside a summary
+    b'{"format-version": 2, "x": ' + b"9" * 5000 + b"}",
+    b'{"format-version": 2, "snapshots": [{"summary": {"operation": "append", "n": ' + b"9" * 5000 + b"}}]}",
 ])
 def test_malformed_text_gives_the_same_error(text, monkeypatch):
     assert _same(text, monkeypatch)[0] == "load error"
 
 
 def test_malformed_text_inside_a_summary_is_refused_on_load(monkeypatch):
-    # msgspec leaves the summaries as text without decoding them: bytes that are not UTF-8 there are still refused
-    # when the file is loaded, as the general path refuses them
+    # bytes that are not UTF-8 inside a summary are refused when the file is loaded, on both paths
     doc = _many_snapshots(5)
     doc["snapshots"][1]["summary"]["k"] = "SENTINEL"
     data = json.dumps(doc).encode().replace(b"SENTINEL", b"\xff\xfe")
