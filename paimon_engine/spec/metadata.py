@@ -588,16 +588,18 @@ if _msgspec is not None:
         timestamp_ms: int = _field(name="timestamp-ms")
         snapshot_id: int = _field(name="snapshot-id")
 
-    def _top_type(_kinds={"snapshots": list[_SnapshotJSON] | None, "snapshot-log": list[_LogEntryJSON] | None}):
-        fields = [(k.replace("-", "_"), _kinds.get(k, _Any) | _Unset, _field(name=k, default=_UNSET))
-                  for k in sorted(_KNOWN)]
-        return _msgspec.defstruct("_MetadataJSON", fields, forbid_unknown_fields=True)
+    _TOP_KINDS = {"snapshots": list[_SnapshotJSON] | None, "snapshot-log": list[_LogEntryJSON] | None}
+    _MetadataJSON = _msgspec.defstruct(
+        "_MetadataJSON", [(k.replace("-", "_"), _TOP_KINDS.get(k, _Any) | _Unset, _field(name=k, default=_UNSET))
+                          for k in sorted(_KNOWN)], forbid_unknown_fields=True)
+
+    def _keys(struct):
+        """(attribute, JSON name) of each field of a msgspec struct type."""
+        return tuple(zip(struct.__struct_fields__, struct.__struct_encode_fields__))
 
     _ANY_DECODER = _msgspec.json.Decoder()
-    _TOP_DECODER = _msgspec.json.Decoder(_top_type())
-    _SNAPSHOT_KEYS = tuple((f, _SnapshotJSON.__struct_encode_fields__[i])
-                           for i, f in enumerate(_SnapshotJSON.__struct_fields__))
-    _TOP_KEYS = None
+    _TOP_DECODER = _msgspec.json.Decoder(_MetadataJSON)
+    _TOP_KEYS, _SNAPSHOT_KEYS = _keys(_MetadataJSON), _keys(_SnapshotJSON)
 else:
     _SnapshotJSON = _LogEntryJSON = type("_Never", (), {})   # no object is of these types
 
@@ -607,19 +609,14 @@ def _split(data):
     except the snapshots (:class:`_SnapshotJSON`) and the snapshot log
     (:class:`_LogEntryJSON`). None when msgspec is not installed or the document is anything else (an unknown
     field, a field of an unexpected type, text msgspec refuses); the general path then parses and checks it and
-    produces the error, so both paths accept the same documents and give the same metadata."""
-    global _TOP_KEYS
+    produces the error, so both paths accept the same documents and give the same metadata. Every value is
+    decoded (no field is skipped: unknown ones are refused), so msgspec checks all of the text, UTF-8 included."""
     if _msgspec is None:
         return None
     try:
         top = _TOP_DECODER.decode(data)
-        if not isinstance(data, str):   # the text msgspec skipped must be UTF-8 too (checked without a copy
-            data = data if type(data) is bytes else bytes(data)   # when it is ASCII, as metadata almost always is)
-            data.isascii() or data.decode("utf-8")
-    except (_msgspec.MsgspecError, ValueError, RecursionError):
+    except (_msgspec.MsgspecError, ValueError, RecursionError):   # ValueError: bad UTF-8 in a string
         return None
-    if _TOP_KEYS is None:
-        _TOP_KEYS = tuple(zip(type(top).__struct_fields__, type(top).__struct_encode_fields__))
     return {key: v for name, key in _TOP_KEYS if (v := getattr(top, name)) is not _UNSET}
 
 
