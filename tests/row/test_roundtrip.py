@@ -529,6 +529,44 @@ def test_string_rooms_are_kept_per_thread_and_never_shared_with_a_batch():
         R.PARALLEL_MIN_BLOCKS = saved
 
 
+def test_string_bytes_are_copied_out_of_the_room_on_the_read_threads():
+    """Above PARALLEL_COPY_BYTES the copies of each part's string bytes out of the scratch room (and the shift of
+    its offsets) run on the read's threads, one copy per part and string column; with nulls, empty strings,
+    multi-byte text and two string columns, the batch equals one thread's and holds none of the room."""
+    from paimon_engine.formats.row import reader as R
+    schema = T.RowType.of(("s", T.STRING()), ("i", T.IntType()), ("b", T.BYTES()))
+    n = 4000
+    table = pa.table({"s": pa.array([None if i % 5 == 0 else "ü" * (i % 9) + str(i) for i in range(n)]),
+                      "i": pa.array(range(n), pa.int32()),
+                      "b": pa.array([bytes([i % 256]) * (i % 31) for i in range(n)])})
+    buf = io.BytesIO()
+    with RowFileWriter(buf, schema, block_size=900) as w:
+        w.write(table)
+    saved = R.PARALLEL_MIN_BLOCKS, R.PARALLEL_COPY_BYTES, R.shared_map
+    calls = []
+
+    def spy(purpose, fn, items, threads=None):
+        items = list(items)
+        calls.append((fn, len(items)))
+        return saved[2](purpose, fn, items, threads)
+    R.PARALLEL_MIN_BLOCKS, R.PARALLEL_COPY_BYTES, R.shared_map = 2, 0, spy
+    try:
+        for threads in (2, 3):
+            calls.clear()
+            many = RowFileReader(io.BytesIO(buf.getvalue()), schema, threads=threads)
+            batch = many.read_all()
+            parts = len(many._parts([(b, None) for b in range(many.num_blocks)], n))
+            assert parts > 1
+            assert (R._place, 2 * parts) in calls
+            assert pa.Table.from_batches([batch.to_arrow()]).equals(table)
+            for c in batch.columns:
+                if c.data is not None:
+                    assert not np.shares_memory(c.data, R._ROOMS.scratch)
+            assert many.to_arrow(columns=["b"]).column(0).equals(table.column("b"))
+    finally:
+        R.PARALLEL_MIN_BLOCKS, R.PARALLEL_COPY_BYTES, R.shared_map = saved
+
+
 def test_a_block_whose_last_row_ends_at_the_buffer_end_gets_room_for_its_offsets():
     """block_size 4096 starts with a 12288-byte buffer: strings of 12270..12289 bytes fill it to within a few
     bytes of its end (or past it), so the row offsets after the row need a larger buffer; every file reads back."""

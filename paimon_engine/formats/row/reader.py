@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import struct
 import threading
-from bisect import bisect_left
 from collections import OrderedDict
 from itertools import accumulate
 
@@ -101,6 +100,8 @@ UNITS_PER_THREAD = 4
 #: at their exact size; each thread keeps its rooms between reads up to this many bytes in all, so a steady
 #: stream of reads writes into memory already backed instead of faulting in a fresh mapping every time
 ROOM_KEEP = 64 << 20
+#: string bytes copied out of the scratch room are copied on the read's threads when there are this many
+PARALLEL_COPY_BYTES = 1 << 20
 
 MILLIS_PER_DAY = 86_400_000
 
@@ -124,6 +125,15 @@ def _take_rooms(count, size):
     else:
         _ROOMS.scratch = None
     return [scratch[k * size:(k + 1) * size] for k in range(count)], scratch
+
+
+def _place(copy):
+    """One part's string bytes copied out of a scratch room (see ``RowFileReader._join_data``): offsets of output
+    rows ``lo .. hi`` lowered by ``shift``, bytes ``s .. e`` of ``data`` written into ``out`` from ``at``."""
+    offsets, lo, hi, shift, data, s, e, out, at = copy
+    if shift:
+        offsets[lo:hi] -= np.int32(shift)
+    out[at:at + e - s] = data[s:e]
 
 
 def _give_rooms(scratch):
@@ -434,39 +444,44 @@ class RowFileReader:
         # a cut on a step boundary whose output row is a multiple of 8 costs nothing; a cut inside a block
         # makes both parts decompress that block: each cut moves to the nearest such boundary within half
         # a unit's rows, if there is one
-        bases = list(accumulate((block_rows[b] if rows is None else len(rows) for b, rows in plan), initial=0))
+        bases = np.fromiter(accumulate((block_rows[b] if rows is None else len(rows) for b, rows in plan),
+                                       initial=0), np.int64, len(plan) + 1)
         tol = total // (2 * nparts)
         goal = set()
         for k in range(1, nparts):
             g = (total * k // nparts) & ~7
-            i = bisect_left(bases, g)
-            best = g
-            for j in sorted(range(max(0, i - 64), min(len(bases), i + 64)), key=lambda j: abs(bases[j] - g)):
-                if abs(bases[j] - g) > tol:
-                    break
-                if bases[j] % 8 == 0:
-                    best = bases[j]
-                    break
+            i = int(np.searchsorted(bases, g))
+            # of the 128 step boundaries around the goal, the nearest (the first of two as near) on a multiple of 8
+            # within ``tol``
+            near = bases[max(0, i - 64):i + 64]
+            far = np.abs(near - g)
+            ok = np.flatnonzero((far <= tol) & (near % 8 == 0))
+            best = int(near[ok[np.argmin(far[ok])]]) if len(ok) else g
             if 0 < best < total:
                 goal.add(best)
-        goal = sorted(goal)
-        parts, cur, base, start = [], [], 0, 0
-        for b, rows in plan:
-            n = block_rows[b] if rows is None else len(rows)
-            while goal and base + n > goal[0] > base:
-                cut = goal.pop(0) - base
-                sel = np.arange(block_rows[b], dtype=np.int32) if rows is None else rows
-                cur.append((b, sel[:cut]))
-                parts.append((cur, start))
-                cur, start, rows, base, n = [], base + cut, sel[cut:], base + cut, n - cut
-            if goal and base == goal[0]:
-                goal.pop(0)
-                if cur:
-                    parts.append((cur, start))
-                    cur, start = [], base
-            cur.append((b, rows))
-            base += n
-        parts.append((cur, start))
+        # each cut found by a search of the step boundaries; the steps between two cuts are taken as they are
+        parts, start = [], 0
+        i, head = 0, None   # the next part: ``head`` (step, block, rows left of a step cut inside), then plan[i:]
+        for g in sorted(goal):
+            j = int(np.searchsorted(bases, g))   # the first step that starts at ``g`` or after it
+            steps = [head[1:]] if head else []
+            if bases[j] == g:
+                steps += plan[i:j]
+                i, head = j, None
+            else:
+                j -= 1
+                if head and head[0] == j:   # a second cut inside the same step
+                    b, sel, steps = head[1], head[2], []
+                else:
+                    b, rows = plan[j]
+                    sel = np.arange(block_rows[b], dtype=np.int32) if rows is None else rows
+                    steps += plan[i:j]
+                cut = len(sel) - (int(bases[j + 1]) - g)
+                steps.append((b, sel[:cut]))
+                i, head = j + 1, (j, b, sel[cut:])
+            parts.append((steps, start))
+            start = g
+        parts.append((([head[1:]] if head else []) + plan[i:], start))
         return [p for p in parts if p[0]] or [(plan, 0)]
 
     def _decode_part(self, steps, out_base, outs, capacity, data_starts, cached, dctx):
@@ -570,50 +585,60 @@ class RowFileReader:
             data_starts = [r[3] for r in results]
         if not cached:
             self.blocks_read += sum(r[2] for r in results)
+        joined, copies = {}, []
+        for i in wanted:
+            if outs[i][0] == V.K_BYTES:
+                joined[i], more = self._join_data(outs[i], parts, results, [d[i] for d in data_starts], i, total,
+                                                  in_scratch)
+                copies += more
+        if len(copies) > 1 and self._threads > 1 and sum(c[6] - c[5] for c in copies) >= PARALLEL_COPY_BYTES:
+            # the copies out of the scratch room run on the read's threads too (on the calling thread alone they
+            # were about 6% of a two-thread read of a 1M-row file)
+            shared_map("row", _place, copies, self._threads)
+        else:
+            for c in copies:
+                _place(c)
         cols = []
         for i in proj:
-            o = outs[i]
+            o = joined.get(i, outs[i])
             nested = None
             if o[0] == V.O_SPAN:
                 nested = [v for r in results for v in r[1][i]]
-            elif o[0] == V.K_BYTES:
-                o = self._join_data(o, parts, results, [d[i] for d in data_starts], i, total, in_scratch)
             cols.append(self._column(fields[i], o, nested, total))
         return ColumnBatch(T.RowType([fields[i] for i in proj]), cols, total)
 
     @staticmethod
     def _join_data(o, parts, results, starts, i, total, in_scratch):
-        """The column tuple with ``data`` of exactly the string bytes written: each part's bytes (written from
-        ``starts[k]``) behind the previous part's, the part's offsets shifted to match. Bytes in a kept
-        scratch room are copied out (the room is reused); a room of its own is joined in place and shrunk."""
+        """(the column tuple with ``data`` of exactly the string bytes written, copies still to make): each part's
+        bytes (written from ``starts[k]``) go behind the previous part's, the part's offsets shifted to match.
+        Bytes in a kept scratch room are copied out (the room is reused): those copies are returned, one per
+        part, for :func:`_place` (they touch disjoint bytes and offsets, so they may run at the same time); a room
+        of its own is joined in place here (each part moves left, in order) and shrunk."""
         offsets, data = o[4], o[5]
         pieces, end = [], 0
         for k in range(len(parts)):
             s, e = int(starts[k]), int(results[k][0][i])
-            if s != end:
-                lo = parts[k][1] + 1
-                hi = parts[k + 1][1] + 1 if k + 1 < len(parts) else total + 1
-                offsets[lo:hi] -= np.int32(s - end)
-                if not in_scratch:
-                    data[end:end + e - s] = data[s:e]
-            pieces.append((s, e))
+            lo = parts[k][1] + 1
+            hi = parts[k + 1][1] + 1 if k + 1 < len(parts) else total + 1
+            pieces.append((s, e, lo, hi, end))
             end += e - s
         if end > 0x7FFFFFFF:
             raise InvalidArgumentError("a column holds more than 2 GiB of data in one batch: read it in smaller "
                                        "batches (read(batch_rows=...))")
         if in_scratch:
             out = np.empty(max(end, 1), dtype=np.uint8)
-            at = 0
-            for s, e in pieces:
-                out[at:at + e - s] = data[s:e]
-                at += e - s
-            return (o[0], o[1], o[2], o[3], offsets, out[:end])
+            return (o[0], o[1], o[2], o[3], offsets, out[:end]), \
+                [(offsets, lo, hi, s - at, data, s, e, out, at) for s, e, lo, hi, at in pieces]
+        for s, e, lo, hi, at in pieces:
+            if s != at:
+                offsets[lo:hi] -= np.int32(s - at)
+                data[at:at + e - s] = data[s:e]
         if data.size > end:
             try:
                 data.resize(max(end, 1), refcheck=False)  # realloc: the untouched room is never backed
             except ValueError:  # pragma: no cover - the buffer is owned here, numpy only refuses views
                 data = data[:end].copy()
-        return (o[0], o[1], o[2], o[3], offsets, data[:end])
+        return (o[0], o[1], o[2], o[3], offsets, data[:end]), []
 
     def _column(self, field, o, nested, total) -> Column:
         import pyarrow as pa
