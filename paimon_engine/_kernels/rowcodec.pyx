@@ -1304,6 +1304,17 @@ cdef inline void _copy_small(uint8_t* dst, const uint8_t* src, Py_ssize_t n) noe
         dst[n >> 1] = src[n >> 1]
 
 
+cdef inline Py_ssize_t _put_bytes(uint8_t* out, Py_ssize_t at, const uint8_t* src, Py_ssize_t n) noexcept nogil:
+    """A BYTES value (varint length, then the bytes) written at ``at``; returns the position after it."""
+    if n < 0x80:
+        out[at] = <uint8_t>n
+        at += 1
+    else:
+        at += _write_u32(out + at, <uint32_t>n)
+    _copy_small(out + at, src, n)
+    return at + n
+
+
 cdef enum:
     ENC_CHUNK = 256      # rows the encoder sizes and writes column by column at a time
 
@@ -1350,15 +1361,22 @@ cdef Py_ssize_t _encode(InCol* cols, Py_ssize_t ncols, Py_ssize_t start, Py_ssiz
             o = c.offsets + r0 if c.offsets != NULL else NULL
             if c.op == E_W8 or c.op == E_W4 or c.op == E_W2 or c.op == E_W1 or c.op == E_BOOL:
                 if nl != NULL:
+                    # no branch on the flag (nulls come in no pattern: a branch was mispredicted at each)
                     k = _encode_width(c.op)
                     for i in range(m):
-                        sz[i] += 0 if nl[i] else k
+                        sz[i] += k & (<Py_ssize_t>(nl[i] != 0) - 1)
             elif c.op == E_BYTES:
                 o32 = c.offsets32 + r0 if c.offsets32 != NULL else NULL
-                for i in range(m):
-                    if nl == NULL or not nl[i]:
-                        n = (o32[i + 1] - o32[i]) if o32 != NULL else (o[i + 1] - o[i])
+                if nl == NULL and o32 != NULL:
+                    # an Arrow string column without nulls (the common case) in a loop of its own
+                    for i in range(m):
+                        n = o32[i + 1] - o32[i]
                         sz[i] += _varint_len(<uint32_t>n) + n
+                else:
+                    for i in range(m):
+                        if nl == NULL or not nl[i]:
+                            n = (o32[i + 1] - o32[i]) if o32 != NULL else (o[i + 1] - o[i])
+                            sz[i] += _varint_len(<uint32_t>n) + n
             elif c.op == E_RAW:
                 for i in range(m):
                     if nl == NULL or not nl[i]:
@@ -1427,21 +1445,21 @@ cdef Py_ssize_t _encode(InCol* cols, Py_ssize_t ncols, Py_ssize_t start, Py_ssiz
                         cur[i] += 4 * (nl[i] == 0)
             elif c.op == E_BYTES:
                 o32 = c.offsets32 + r0 if c.offsets32 != NULL else NULL
-                for i in range(k):
-                    if nl == NULL or not nl[i]:
-                        if o32 != NULL:
-                            s = o32[i]
-                            n = o32[i + 1] - s
-                        else:
-                            s = o[i]
-                            n = o[i + 1] - s
-                        if n < 0x80:
-                            out[cur[i]] = <uint8_t>n
-                            cur[i] += 1
-                        else:
-                            cur[i] += _write_u32(out + cur[i], <uint32_t>n)
-                        _copy_small(out + cur[i], c.data + s, n)
-                        cur[i] += n
+                if nl == NULL and o32 != NULL:
+                    # an Arrow string column without nulls in a loop of its own
+                    for i in range(k):
+                        s = o32[i]
+                        cur[i] = _put_bytes(out, cur[i], c.data + s, o32[i + 1] - s)
+                else:
+                    for i in range(k):
+                        if nl == NULL or not nl[i]:
+                            if o32 != NULL:
+                                s = o32[i]
+                                n = o32[i + 1] - s
+                            else:
+                                s = o[i]
+                                n = o[i + 1] - s
+                            cur[i] = _put_bytes(out, cur[i], c.data + s, n)
             elif c.op == E_BOOL:
                 v = c.values + r0
                 for i in range(k):
