@@ -100,7 +100,8 @@ UNITS_PER_THREAD = 4
 #: at their exact size; each thread keeps its rooms between reads up to this many bytes in all, so a steady
 #: stream of reads writes into memory already backed instead of faulting in a fresh mapping every time
 ROOM_KEEP = 64 << 20
-#: string bytes copied out of the scratch room are copied on the read's threads when there are this many
+#: a read cut into parts for several threads copies its string bytes out of the scratch room on those threads
+#: when there are this many
 PARALLEL_COPY_BYTES = 1 << 20
 
 MILLIS_PER_DAY = 86_400_000
@@ -128,8 +129,9 @@ def _take_rooms(count, size):
 
 
 def _place(copy):
-    """One part's string bytes copied out of a scratch room (see ``RowFileReader._join_data``): offsets of output
-    rows ``lo .. hi`` lowered by ``shift``, bytes ``s .. e`` of ``data`` written into ``out`` from ``at``."""
+    """One part's string bytes put in their place (see ``RowFileReader._join_data``): entries ``lo .. hi`` of
+    ``offsets`` (the ends of output rows ``lo - 1 .. hi - 2``) lowered by ``shift``, bytes ``s .. e`` of ``data``
+    written into ``out`` from ``at``."""
     offsets, lo, hi, shift, data, s, e, out, at = copy
     if shift:
         offsets[lo:hi] -= np.int32(shift)
@@ -591,7 +593,7 @@ class RowFileReader:
                 joined[i], more = self._join_data(outs[i], parts, results, [d[i] for d in data_starts], i, total,
                                                   in_scratch)
                 copies += more
-        if len(copies) > 1 and self._threads > 1 and sum(c[6] - c[5] for c in copies) >= PARALLEL_COPY_BYTES:
+        if len(parts) > 1 and sum(c[6] - c[5] for c in copies) >= PARALLEL_COPY_BYTES:
             # the copies out of the scratch room run on the read's threads too (on the calling thread alone they
             # were about 6% of a two-thread read of a 1M-row file)
             shared_map("row", _place, copies, self._threads)
@@ -630,9 +632,8 @@ class RowFileReader:
             return (o[0], o[1], o[2], o[3], offsets, out[:end]), \
                 [(offsets, lo, hi, s - at, data, s, e, out, at) for s, e, lo, hi, at in pieces]
         for s, e, lo, hi, at in pieces:
-            if s != at:
-                offsets[lo:hi] -= np.int32(s - at)
-                data[at:at + e - s] = data[s:e]
+            if s != at:   # (the same move inside the room, to the left: in part order nothing is overwritten unread)
+                _place((offsets, lo, hi, s - at, data, s, e, data, at))
         if data.size > end:
             try:
                 data.resize(max(end, 1), refcheck=False)  # realloc: the untouched room is never backed
