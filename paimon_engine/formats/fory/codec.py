@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 
 from ... import _speedups
-from ...batch import pool_array
 from ..._parallel import parallel_map, thread_count
 from ..._pykernels.status import NEED_MORE, describe
 from ...errors import CorruptFileError, InvalidArgumentError, SchemaError, ValueOutOfRangeError
@@ -279,19 +278,6 @@ def _walk(node):
         yield from _walk(c)
 
 
-def _exact_nodes(lay, selected):
-    """The nodes holding one value per row in any decode: the selected top-level fields and the fields of their
-    structs (not below a list or map, whose element counts vary)."""
-    out = set()
-    todo = [lay.root.children[k] for k in selected]
-    while todo:
-        node = todo.pop()
-        out.add(node.index)
-        if node.kind == S.K_STRUCT:
-            todo.extend(node.children)
-    return out
-
-
 INT32_MAX = 2 ** 31 - 1
 
 def _fory_schema(schema) -> ForySchema:
@@ -367,7 +353,7 @@ def decode_rows(buffer, offsets, schema, layout: str = S.STANDARD, columns=None,
     caps = _one_pass_capacities(lay, selected, nrows, offs, len(buf))
     if caps is not None:
         # one pass into buffers sized by what the rows could hold at most (virtual memory until written)
-        outs, table, large_override = _allocate(lay, wanted, caps, wanted - _exact_nodes(lay, selected))
+        outs, table, large_override = _allocate(lay, wanted, caps)
         results = _parallel(lambda sel: run(sel, outs, table), selects)
         if any(st == NEED_MORE for st, _, _ in results):
             outs = None  # rows that share bytes decode to more than their size: count first
@@ -447,37 +433,9 @@ def _one_pass_capacities(lay, selected, nrows, offs, blen):
     return caps
 
 
-#: output buffers below this many bytes come from NumPy even where the pool would be used: the C heap reuses
-#: blocks that small without faulting pages in, and taking a block from the pool costs about 1.2 us more (a
-#: 1,000-row decode takes a dozen buffers)
-SMALL_BUFFER = 64 << 10
-
-
-def _pooled(count, dtype, zero):
-    if count * np.dtype(dtype).itemsize < SMALL_BUFFER:
-        return (np.zeros if zero else np.empty)(count or 1, dtype=dtype)
-    return pool_array(count, dtype, zero=zero)
-
-
-def _pool_zeros(count, dtype):
-    return _pooled(count, dtype, True)
-
-
-def _lazy_zeros(count, dtype):
-    return np.zeros(count or 1, dtype=dtype)
-
-
-def _allocate(lay, wanted, sizes, bounded=()):
-    """Zeroed output buffers per node for ``sizes`` = ``{node: (values, data bytes)}`` (string bytes not zeroed:
-    the kernel writes each one it counts); offsets become int64 where int32 would overflow. -> (outputs, node
-    table, nodes whose offsets were widened).
-
-    The buffers come from :func:`~paimon_engine.batch.pool_array` (from ``SMALL_BUFFER`` bytes on): Arrow's pool
-    keeps freed memory for the next decode, which then writes into backed pages instead of faulting fresh ones
-    in page by page. The nodes in
-    ``bounded`` are sized by a bound that most decodes fill only in part (the elements of lists and maps, in a
-    one-pass decode): their zeroed buffers are NumPy's, whose pages cost nothing until written, where zeroing a
-    pool block would write all of it."""
+def _allocate(lay, wanted, sizes):
+    """Zeroed output buffers per node for ``sizes`` = ``{node: (values, data bytes)}``; offsets become int64
+    where int32 would overflow. -> (outputs, node table, nodes whose offsets were widened)."""
     outs = [None] * len(lay.nodes)
     table = lay.table
     large_override = set()
@@ -494,17 +452,16 @@ def _allocate(lay, wanted, sizes, bounded=()):
         if large != bool(node.large):
             table = table.copy() if table is lay.table else table
             table[i, S.C_LARGE] = 1
-        zeros = _lazy_zeros if i in bounded else _pool_zeros
-        validity = zeros((n + 7) // 8, np.uint8)
+        validity = np.zeros((n + 7) // 8 or 1, dtype=np.uint8)
         values = offsets_out = data = None
         if node.kind in (S.K_FIXED, S.K_DECIMAL):
-            values = zeros(n * node.width, np.uint8)
+            values = np.zeros(n * node.width or 1, dtype=np.uint8)
         elif node.kind == S.K_BOOL:
-            values = zeros((n + 7) // 8, np.uint8)
+            values = np.zeros((n + 7) // 8 or 1, dtype=np.uint8)
         elif node.kind in (S.K_BYTES, S.K_LIST, S.K_MAP):
-            offsets_out = zeros(n + 1, np.int64 if large else np.int32)
+            offsets_out = np.zeros(n + 1, dtype=np.int64 if large else np.int32)
             if node.kind == S.K_BYTES:
-                data = _pooled(dlen, np.uint8, False)
+                data = np.empty(dlen or 1, dtype=np.uint8)
         outs[i] = (validity, values, offsets_out, data, n, dlen)
     return outs, table, large_override
 
