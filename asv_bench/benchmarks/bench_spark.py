@@ -1,5 +1,5 @@
 """Spark: the ``paimon_engine`` data source, ``read_table``/``write_table`` and Spark's own Parquet reader over the
-same files, in the same ``local[2]`` session.
+same files, in the same ``local[2]`` session (the ``impl`` values of ``PATHS``).
 
 Workload: a table of 2,000,000 rows ``id int64, k int32 (1,000 distinct), v float64, s string`` written by the
 engine as Parquet (no deletes, so the table's data files are exactly the table and ``spark.read.parquet`` over its
@@ -8,8 +8,8 @@ data directory reads the same rows). ``count``: ``df.count()``; ``scan``: every 
 default up to Spark 4.3); ``filtered_agg_pruned``: the same query with the filter given to the engine the way
 ``docs/spark.md`` shows for pruned reads (``read_table(..., row_filter=...)``; the data source with option
 ``pushdown`` on a DataFrame used for that one query), planned inside the timing; ``write``: 500,000 rows appended
-(engine paths) or written as Parquet (``parquet``). ``track_partitions``: the Spark partition count of each read
-path.
+(engine paths) or written as Parquet (``spark_parquet``). ``track_partitions``: the Spark partition count of each
+read path.
 """
 import os
 import shutil
@@ -18,7 +18,10 @@ import tempfile
 
 N = 2_000_000
 W = 500_000
-PATHS = ["source", "mapinarrow", "parquet"]   # the data source, read_table/write_table, Spark's Parquet
+#: the read and write paths, as the ``impl`` axis of the benchmark report: the engine's data source
+#: (``paimon_engine``), its ``read_table``/``write_table`` (``paimon_engine_read_table``) and Spark's own Parquet
+#: reader and writer over the same files (``spark_parquet``)
+PATHS = ["paimon_engine", "paimon_engine_read_table", "spark_parquet"]
 
 
 def _session():
@@ -35,7 +38,7 @@ def _session():
 
 class SparkRead:
     params = [PATHS]
-    param_names = ["path"]
+    param_names = ["impl"]
     timeout = 600
     number = 1
     repeat = 3
@@ -58,9 +61,9 @@ class SparkRead:
     def setup(self, loc, path):
         self.spark = _session()
         self.loc = loc
-        if path == "source":
+        if path == "paimon_engine":
             self.df = self.spark.read.format("paimon_engine").load(loc)
-        elif path == "mapinarrow":
+        elif path == "paimon_engine_read_table":
             from paimon_engine.spark import read_table
             self.df = read_table(self.spark, loc)
         else:
@@ -83,9 +86,9 @@ class SparkRead:
         assert len(rows) == 10
 
     def time_filtered_agg_pruned(self, loc, path):
-        if path == "source":
+        if path == "paimon_engine":
             df = self.spark.read.format("paimon_engine").option("pushdown", "true").load(loc).filter("k < 10")
-        elif path == "mapinarrow":
+        elif path == "paimon_engine_read_table":
             from paimon_engine.spark import read_table
             df = read_table(self.spark, loc, row_filter="k < 10")
         else:
@@ -96,7 +99,7 @@ class SparkRead:
 
 class SparkWrite:
     params = [PATHS]
-    param_names = ["path"]
+    param_names = ["impl"]
     timeout = 600
     number = 1
     repeat = 3
@@ -119,9 +122,9 @@ class SparkWrite:
         shutil.rmtree(self.root, ignore_errors=True)
 
     def time_write(self, path):
-        if path == "source":
+        if path == "paimon_engine":
             self.df.write.format("paimon_engine").mode("append").save(self.loc)
-        elif path == "mapinarrow":
+        elif path == "paimon_engine_read_table":
             from paimon_engine.spark import write_table
             write_table(self.df, self.loc)
         else:
