@@ -1043,6 +1043,43 @@ cdef bint _page_fits(const int32_t* doff, Py_ssize_t ndict, Py_ssize_t dlen, Py_
     return m * n <= room - d - 16 and d + m * n <= INT32_MAX
 
 
+cdef inline int64_t _moved(const int32_t* doff, const uint8_t* dd, uint32_t v, uint8_t* od, int64_t d) noexcept nogil:
+    """Append dictionary value ``v`` (below the dictionary's size) at ``od + d`` on the checked path (see
+    ``_page_fits``): a 16-byte move for a value of at most 16 bytes, else a copy of its length. Returns the data's
+    new end."""
+    cdef int32_t a = doff[v], e = doff[v + 1]
+    if e - a <= 16:
+        memcpy(od + d, dd + a, 16)
+    else:
+        memcpy(od + d, dd + a, e - a)
+    return d + (e - a)
+
+
+cdef Py_ssize_t _byte_array_unpacked(const uint8_t* p, Py_ssize_t nbytes, int w, Py_ssize_t take, uint32_t ndict,
+                                     const int32_t* doff, const uint8_t* dd, uint8_t* od, int64_t* dp,
+                                     int32_t* oo) noexcept nogil:
+    """``dictionary_byte_array``'s checked path (see ``_page_fits``) over the first values of a bit-packed run, their
+    indices unpacked 16 at a time by the vector path (``pe_unpack_vector``) into a batch of 256 and then moved
+    without unpacking a value at a time: how many values were written (a multiple of 16, so the scalar loop goes
+    on from byte ``(first >> 3) * w``; 0 where the vector path cannot). A batch the vector path leaves short (an
+    index outside the dictionary, or the run's last bytes) ends it, and the scalar loop reads the rest."""
+    cdef int32_t idx[256]
+    cdef Py_ssize_t i = 0, got, want, j, s
+    cdef int64_t d = dp[0]
+    while i < take:
+        want = take - i if take - i < 256 else 256
+        s = (i >> 3) * w
+        got = pe_unpack_vector(p + s, nbytes - s, w, want, ndict, NULL, 0, <uint8_t*>idx)
+        for j in range(got):
+            d = _moved(doff, dd, <uint32_t>idx[j], od, d)
+            oo[i + j] = <int32_t>d
+        i += got
+        if got < want:
+            break
+    dp[0] = d
+    return i
+
+
 cdef int _byte_array_keep(const uint8_t* b, Py_ssize_t end, Py_ssize_t* pos, Py_ssize_t n, int w,
                           const int32_t* doff, const uint8_t* dd, Py_ssize_t dlen, uint32_t ndict, uint8_t* od,
                           Py_ssize_t room, int64_t* dp, int32_t* oo, const uint8_t* kp, bint checked) noexcept nogil:
@@ -1120,10 +1157,9 @@ def dictionary_byte_array(const uint8_t[::1] buf, Py_ssize_t pos, Py_ssize_t end
     written, one after another from ``row`` (every index is still checked); ``offsets`` then needs one entry
     more than the kept rows take. Returns the position after the last run read, or a negative status (-3: an
     index outside the dictionary or more than 2 GiB of data, -4: outputs too short)."""
-    cdef Py_ssize_t done = 0, count, nbytes, k, take, fast, bit, j = 0
+    cdef Py_ssize_t done = 0, count, nbytes, k, take, fast, bit, j = 0, first
     cdef const uint8_t* kp = NULL
     cdef Py_ssize_t room = data.shape[0], dlen = dict_data.shape[0], ndict_ = dict_offsets.shape[0] - 1
-    cdef int32_t a, e
     cdef uint32_t value, ndict, v
     cdef bint packed, checked = 0
     cdef int rc = 0, w
@@ -1181,19 +1217,20 @@ def dictionary_byte_array(const uint8_t[::1] buf, Py_ssize_t pos, Py_ssize_t end
                 bit = 0
                 fast = _fast_values(nbytes, w, take) if w else 0
                 if checked:
-                    for k in range(fast):
+                    # the run's first values with their indices unpacked 16 at a time where the vector path is on;
+                    # the scalar loops go on from the first value it left
+                    first = _byte_array_unpacked(p, nbytes, w, take, ndict, doff, dd, od, &d, oo + done) \
+                        if w and _unpack_on() else 0
+                    bit = first * w
+                    if first > fast:
+                        fast = first
+                    for k in range(first, fast):
                         memcpy(&word, p + (bit >> 3), 8)
                         v = <uint32_t>((word >> (bit & 7)) & mask)
                         if v >= ndict:
                             rc = -3
                             break
-                        a = doff[v]
-                        e = doff[v + 1]
-                        if e - a <= 16:
-                            memcpy(od + d, dd + a, 16)
-                        else:
-                            memcpy(od + d, dd + a, e - a)
-                        d += e - a
+                        d = _moved(doff, dd, v, od, d)
                         oo[done + k] = <int32_t>d
                         bit += w
                 else:

@@ -1027,6 +1027,71 @@ def test_long_bit_packed_runs_on_the_vector_and_scalar_paths(vector_state, width
                 assert out.tolist() == bad_vals.tolist()
 
 
+@pytest.mark.parametrize("width", list(range(1, 33)))
+def test_long_bit_packed_runs_of_strings_on_the_vector_and_scalar_paths(vector_state, width):
+    """dictionary_byte_array over long bit-packed runs (on the vector path, with a dictionary checked once for the
+    page, indices up to 25 bits are unpacked 16 at a time, 256 a batch, and their values then moved) writes the same
+    offsets and bytes on both paths and in the twin: values of 0 to 23 bytes (16-byte moves and longer copies),
+    dictionaries smaller and larger than the page, an output with room to spare (the once-checked path) and one
+    of exactly the values' size (each value checked), runs cut short by the page's row count; an index outside
+    the dictionary at the start, middle or end of a group or a batch, or in the scalar tail, fails with -3."""
+    rng = np.random.default_rng(1000 + width)
+    top = min((1 << width) - 1, 4999)
+    impls = [p.values[0] for p in K]
+
+    def kernels(count):
+        # the compiled kernel on both paths; the twin (the last, and the only one of a pure-Python build) once,
+        # on runs it reads in reasonable time
+        twin = impls[-1] if (vector_state == "scalar" or len(impls) == 1) and count <= 1024 else None
+        return [k for k in impls[:-1]] + ([twin] if twin is not None else [])
+
+    def dictionary(ndict):
+        lens = rng.integers(0, 24, ndict)
+        d_off = np.zeros(ndict + 1, np.int32)
+        d_off[1:] = np.cumsum(lens)
+        return d_off, rng.integers(0, 256, int(d_off[-1]) + 16, dtype=np.uint8)
+
+    def expected(d_off, d_data, want):
+        lens = (d_off[1:] - d_off[:-1])[want]
+        ends = np.cumsum(lens)
+        at = np.repeat(d_off[want], lens) + np.arange(int(ends[-1]) if len(ends) else 0) - np.repeat(ends - lens, lens)
+        return ends, d_data[at]
+
+    for count in (8, 64, 504, 1024, 6000 + 8):
+        vals = rng.integers(0, top + 1, count)
+        vals[rng.integers(0, count)] = top              # the largest index appears
+        data = bytes([width]) + _hybrid_packed(vals, width) + _hybrid_rle(top, 3, width)
+        for n in (count + 3, count - 9 if count > 9 else count - 1):
+            want = np.concatenate([vals, [top] * 3])[:n]
+            for ndict in (top + 1, top + 1 + 3000):
+                d_off, d_data = dictionary(ndict)
+                ends, values = expected(d_off, d_data, want)
+                total = int(ends[-1])
+                for room in (7 + total, 7 + 24 * n + 64):
+                    for k in kernels(count):
+                        offs = np.full(n + 3, -1, np.int32)
+                        offs[1] = 7                     # the values follow 7 bytes already written
+                        out = np.full(room, 0xCD, np.uint8)
+                        rc = k.dictionary_byte_array(data, 0, len(data), n, d_off, d_data, offs, 1, out)
+                        assert rc > 0, (k, count, n, ndict, room, rc)
+                        assert offs[0] == -1 and offs[2:n + 2].tolist() == (7 + ends).tolist(), (k, count, ndict)
+                        assert offs[n + 2] == -1
+                        assert (out[:7] == 0xCD).all() and out[7:7 + total].tolist() == values.tolist()
+        # one index outside the dictionary, wherever it is
+        for at in sorted({0, 15, 16, 17, 255, 256, 257, count // 2, count - 1} & set(range(count))):
+            bad_vals = vals.copy()
+            bad_vals[bad_vals == top] = top - 1
+            bad_vals[at] = top                          # the dictionary below holds indices < top only
+            bad = bytes([width]) + _hybrid_packed(bad_vals, width)
+            d_off, d_data = dictionary(top)
+            for room in (24 * count, 24 * count + 64):
+                for k in kernels(count):
+                    offs = np.zeros(count + 1, np.int32)
+                    out = np.zeros(room, np.uint8)
+                    assert k.dictionary_byte_array(bad, 0, len(bad), count, d_off, d_data, offs, 0, out) == -3, \
+                        (k, count, at, room)
+
+
 def test_kept_values_and_counts_on_the_vector_and_scalar_paths(vector_state):
     """keep_fixed compacts 8-byte values eight rows and 4-byte values sixteen rows at a time on the vector path,
     and counts flags 64 at a time (count_flags, and the room tests of every kernel taking flags): on both paths
