@@ -82,9 +82,10 @@ class NullBitmap:
 
 class DictionaryColumn:
     """One dictionary-encoded, uncompressed Parquet column chunk of 2M rows (1000 distinct values, 10-bit indices,
-    pages of 1 MB) decoded into an Arrow array: the engine's page decoder (its vector paths as the processor
-    allows, and with them off) against pyarrow reading the same column from the same bytes in memory."""
-    params = (["engine", "engine-scalar", "pyarrow"], ["int32", "int64"])
+    pages of 1 MB; strings of 2-4 bytes, ``s0`` .. ``s999``) decoded into an Arrow array: the engine's page decoder
+    (its vector paths as the processor allows, and with them off) against pyarrow reading the same column from the
+    same bytes in memory."""
+    params = (["engine", "engine-scalar", "pyarrow"], ["int32", "int64", "string"])
     param_names = ["impl", "type"]
     ROWS = 2_000_000
 
@@ -94,7 +95,8 @@ class DictionaryColumn:
         import pyarrow.parquet as pq
         from paimon_engine.scan import parquet_columns as PC
         rng = np.random.default_rng(0)
-        values = pa.array(rng.integers(0, 1000, self.ROWS).astype(type_))
+        ints = rng.integers(0, 1000, self.ROWS)
+        values = pa.array(np.char.add("s", ints.astype(str)) if type_ == "string" else ints.astype(type_))
         sink = io.BytesIO()
         pq.write_table(pa.table({"k": values}), sink, compression="none", use_dictionary=True,
                        row_group_size=self.ROWS)
