@@ -85,7 +85,7 @@ class DictionaryColumn:
     pages of 1 MB; strings of 2-4 bytes, ``s0`` .. ``s999``) decoded into an Arrow array: the engine's page decoder
     (its vector paths as the processor allows, and with them off) against pyarrow reading the same column from the
     same bytes in memory."""
-    params = (["engine", "engine-scalar", "pyarrow"], ["int32", "int64", "string"])
+    params = (["paimon_engine", "paimon_engine_scalar", "pyarrow"], ["int32", "int64", "string"])
     param_names = ["impl", "type"]
     ROWS = 2_000_000
 
@@ -107,17 +107,17 @@ class DictionaryColumn:
         self.type = values.type
         self.pa, self.pq = pa, pq
         self.k = _speedups.compiled("parquet")
-        if impl.startswith("engine") and self.k is None:
+        if impl.startswith("paimon_engine") and self.k is None:
             raise NotImplementedError("compiled kernels not built")
         self.read = PC.read_column_chunk
-        if impl == "engine-scalar":
+        if impl == "paimon_engine_scalar":
             self.before = self.k.vector_paths(False)
         got = self.decode(impl, type_)
         got = got if isinstance(got, pa.ChunkedArray) else pa.chunked_array([got])
         assert got.equals(pa.chunked_array([values])), "the decoded column differs"
 
     def teardown(self, impl, type_):
-        if impl == "engine-scalar":
+        if impl == "paimon_engine_scalar":
             self.k.vector_paths(self.before)
 
     def decode(self, impl, type_):
