@@ -1009,20 +1009,28 @@ cdef inline int _one_bytes(const int32_t* doff, const uint8_t* dd, Py_ssize_t dl
     return 0
 
 
+cdef inline int64_t _moved(const int32_t* doff, const uint8_t* dd, uint32_t v, uint8_t* od, int64_t d) noexcept nogil:
+    """Append dictionary value ``v`` (below the dictionary's size) at ``od + d`` on the checked path (see
+    ``_page_fits``): a 16-byte move for a value of at most 16 bytes, else a copy of its length. Returns the data's
+    new end."""
+    cdef int32_t a = doff[v], e = doff[v + 1]
+    if e - a <= 16:
+        memcpy(od + d, dd + a, 16)
+    else:
+        memcpy(od + d, dd + a, e - a)
+    return d + (e - a)
+
+
 cdef inline int _one_bytes_checked(const int32_t* doff, const uint8_t* dd, Py_ssize_t dlen, uint32_t v,
                                    uint32_t ndict, uint8_t* data, Py_ssize_t room, int64_t* d,
                                    bint checked) noexcept nogil:
     """``_one_bytes``; ``checked``: the dictionary's offsets rise inside its data and every value fits in the
     output (tested once for the page), so only the index is tested."""
-    cdef int32_t a, e
     if not checked:
         return _one_bytes(doff, dd, dlen, v, ndict, data, room, d)
     if v >= ndict:
         return -3
-    a = doff[v]
-    e = doff[v + 1]
-    copy_value(data + d[0], room - d[0], dd + a, dlen - a, e - a)
-    d[0] += e - a
+    d[0] = _moved(doff, dd, v, data, d[0])
     return 0
 
 
@@ -1041,18 +1049,6 @@ cdef bint _page_fits(const int32_t* doff, Py_ssize_t ndict, Py_ssize_t dlen, Py_
         if doff[i + 1] - doff[i] > m:
             m = doff[i + 1] - doff[i]
     return m * n <= room - d - 16 and d + m * n <= INT32_MAX
-
-
-cdef inline int64_t _moved(const int32_t* doff, const uint8_t* dd, uint32_t v, uint8_t* od, int64_t d) noexcept nogil:
-    """Append dictionary value ``v`` (below the dictionary's size) at ``od + d`` on the checked path (see
-    ``_page_fits``): a 16-byte move for a value of at most 16 bytes, else a copy of its length. Returns the data's
-    new end."""
-    cdef int32_t a = doff[v], e = doff[v + 1]
-    if e - a <= 16:
-        memcpy(od + d, dd + a, 16)
-    else:
-        memcpy(od + d, dd + a, e - a)
-    return d + (e - a)
 
 
 cdef Py_ssize_t _byte_array_unpacked(const uint8_t* p, Py_ssize_t nbytes, int w, Py_ssize_t take, uint32_t ndict,
