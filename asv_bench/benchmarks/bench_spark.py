@@ -58,37 +58,37 @@ class SparkRead:
         t.append(data)
         return loc
 
-    def setup(self, loc, path):
+    def setup(self, loc, impl):
         self.spark = _session()
         self.loc = loc
-        if path == "paimon_engine":
+        if impl == "paimon_engine":
             self.df = self.spark.read.format("paimon_engine").load(loc)
-        elif path == "paimon_engine_read_table":
+        elif impl == "paimon_engine_read_table":
             from paimon_engine.spark import read_table
             self.df = read_table(self.spark, loc)
         else:
             self.df = self.spark.read.parquet(os.path.join(loc, "data"))
 
-    def track_partitions(self, loc, path):
+    def track_partitions(self, loc, impl):
         """Spark partitions of the path's DataFrame (the split sizing, next to the timings)."""
         return self.df.rdd.getNumPartitions()
 
     track_partitions.unit = "partitions"
 
-    def time_count(self, loc, path):
+    def time_count(self, loc, impl):
         assert self.df.count() == N
 
-    def time_scan(self, loc, path):
+    def time_scan(self, loc, impl):
         self.df.write.format("noop").mode("overwrite").save()
 
-    def time_filtered_agg(self, loc, path):
+    def time_filtered_agg(self, loc, impl):
         rows = self.df.filter("k < 10").groupBy("k").agg({"v": "sum"}).collect()
         assert len(rows) == 10
 
-    def time_filtered_agg_pruned(self, loc, path):
-        if path == "paimon_engine":
+    def time_filtered_agg_pruned(self, loc, impl):
+        if impl == "paimon_engine":
             df = self.spark.read.format("paimon_engine").option("pushdown", "true").load(loc).filter("k < 10")
-        elif path == "paimon_engine_read_table":
+        elif impl == "paimon_engine_read_table":
             from paimon_engine.spark import read_table
             df = read_table(self.spark, loc, row_filter="k < 10")
         else:
@@ -104,7 +104,7 @@ class SparkWrite:
     number = 1
     repeat = 3
 
-    def setup(self, path):
+    def setup(self, impl):
         import pyarrow as pa
 
         from paimon_engine.catalog import FileSystemCatalog
@@ -117,14 +117,14 @@ class SparkWrite:
             "id", "cast(id % 1000 as int) AS k", "concat('s', id % 977) AS s").cache()
         self.df.count()
 
-    def teardown(self, path):
+    def teardown(self, impl):
         self.df.unpersist()
         shutil.rmtree(self.root, ignore_errors=True)
 
-    def time_write(self, path):
-        if path == "paimon_engine":
+    def time_write(self, impl):
+        if impl == "paimon_engine":
             self.df.write.format("paimon_engine").mode("append").save(self.loc)
-        elif path == "paimon_engine_read_table":
+        elif impl == "paimon_engine_read_table":
             from paimon_engine.spark import write_table
             write_table(self.df, self.loc)
         else:
