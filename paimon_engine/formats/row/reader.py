@@ -154,15 +154,19 @@ def _default_io():
     return _DEFAULT_IO
 
 
+def _nothing():
+    pass
+
+
 class _Source:
-    """``size`` + ``read_at`` over a location, a seekable file object or a pyarrow input file."""
+    """``size`` + ``read_at`` over a location, a seekable file object or a pyarrow input file; ``close()``
+    closes the file opened for a location (a given file object stays open)."""
 
     def __init__(self, source, file_io):
-        self._close = None
+        self.close = _nothing
         if isinstance(source, str):
-            f = (file_io or _default_io()).open_input(source)
-            self.name, self.size, self._read = source, f.size, f.read_at
-            self._close = f.close
+            f = (file_io or _DEFAULT_IO or _default_io()).open_input(source)
+            self.name, self.size, self._read, self.close = source, f.size, f.read_at, f.close
         elif hasattr(source, "read_at") and hasattr(source, "size") and callable(source.size):
             self.name = getattr(source, "path", None) or repr(source)
             self.size = source.size()
@@ -189,10 +193,6 @@ class _Source:
             raise CorruptFileError(f"short read: {len(data)} of {n} bytes", path=self.name, offset=off)
         return data
 
-    def close(self):
-        if self._close is not None:
-            self._close()
-
 
 class RowFileReader:
     """Read a Paimon ``.row`` file into :class:`~paimon_engine.batch.ColumnBatch` es.
@@ -206,12 +206,12 @@ class RowFileReader:
                  cache_blocks: int = 8, threads: int | None = None):
         if not isinstance(schema, T.RowType):
             raise InvalidArgumentError("schema must be a RowType")
-        self._facts = _facts(schema)
+        facts = _FACTS.get(id(schema))
+        self._facts = facts if facts is not None and facts.schema is schema else _facts(schema)
         self.schema = schema
         self.max_block_size = int(max_block_size)
         self._src = _Source(source, file_io)
         self.path = self._src.name
-        self._kernel = _speedups.kernel("rowcodec")
         self._lists = None
         self._cache = OrderedDict()
         self._cache_blocks = cache_blocks
@@ -493,7 +493,7 @@ class RowFileReader:
         nf = len(fields)
         datapos = np.array(data_starts, dtype=np.int64)
         state = np.zeros(3, dtype=np.int64)
-        dec = self._kernel.BlockDecoder(self._program, outs, capacity, datapos, state)
+        dec = _speedups.kernel("rowcodec").BlockDecoder(self._program, outs, capacity, datapos, state)
         spans = [i for i, o in enumerate(outs) if o is not None and o[0] == V.O_SPAN]
         nested = {i: [] for i in spans}
         block_rows = self._block_rows
