@@ -86,10 +86,13 @@ clean:
 
 # PNG chart + Markdown table of the newest asv results (engine vs peers) into docs/. asv saves results of a
 # --python=same run only with a commit hash: make bench BENCH_ARGS="--quick --set-commit-hash $$(git rev-parse HEAD)"
-# BEFORE=<commit> [AFTER=<commit>, default HEAD] adds a before/after table of the engine's results at two commits.
+# BEFORE=<commit> [AFTER=<commit>, default HEAD] adds a before/after table of the engine's results at two commits
+# (commas merge several commits of one side), taken from COMPARE=<results folder> when given (runs of one suite
+# at both commits, kept apart from .asv/results).
 bench-report: build
 	$(PY) asv_bench/report.py --results .asv/results --png docs/bench-report.png --markdown docs/bench-report.md \
-		$(if $(BEFORE),--before $(BEFORE) --after $(or $(AFTER),$(shell git rev-parse HEAD)))
+		$(if $(BEFORE),--before $(BEFORE) --after $(or $(AFTER),$(shell git rev-parse HEAD))) \
+		$(if $(COMPARE),--compare-results $(COMPARE))
 
 # Fuzz every decoder (fuzz/targets.py), one target at a time: FUZZ_SECONDS per target (default 60) or FUZZ_RUNS
 # inputs; FUZZ_TARGETS=a,b picks targets, FUZZ_ARGS passes more options (--pure, --engine hypothesis, ...).

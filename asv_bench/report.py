@@ -69,17 +69,22 @@ def results_by_commit(results_dir, prefix):
 
 def before_after(before, after):
     """Markdown table: the engine's value per benchmark case before and after, with each peer's value from the
-    *after* run and the after-run ratio; only cases measured in both runs."""
+    *after* run and its ratio to the engine in each run; only cases measured in both runs."""
     b = dict(scaled(comparisons(before)))
     a = scaled(comparisons(after))
-    lines = ["| benchmark | before | after | after / before | peers (after run; peer / paimon_engine) |",
+    lines = ["| benchmark | before | after | after / before | peers (after run; peer / paimon_engine, before -> "
+             "after where the before run had the peer) |",
              "|---|---|---|---|---|"]
     for label, d in a:
         if ENGINE not in d or label not in b or ENGINE not in b[label]:
             continue
         old, new = b[label][ENGINE], d[ENGINE]
-        peers = ", ".join(f"{i} {_fmt_value(label, v)} ({v / new:.2g}x)" for i, v in sorted(d.items())
-                          if i != ENGINE)
+        # a peer's ratio in each run: the machine's speed moves both sides of a run together, so a ratio that
+        # holds where the engine's own time moved points at the machine, not the engine
+        was = b[label]
+        peers = ", ".join(f"{i} {_fmt_value(label, v)} ("
+                          + (f"{was[i] / old:.2g}x -> " if was.get(i) else "") + f"{v / new:.2g}x)"
+                          for i, v in sorted(d.items()) if i != ENGINE)
         lines.append(f"| {label.replace('|', '/')} | {_fmt_value(label, old)} | {_fmt_value(label, new)} | "
                      f"{new / old:.2f} | {peers} |")
     return "\n".join(lines) + "\n"
@@ -229,6 +234,8 @@ def main(argv=None) -> int:
     p.add_argument("--markdown", default="docs/bench-report.md")
     p.add_argument("--before", metavar="COMMIT", help="also write a before/after table: the engine's results "
                    "at this commit (hash prefix; several, comma-separated, merge) against those at --after")
+    p.add_argument("--compare-results", metavar="DIR", help="the asv results folder --before and --after are "
+                   "taken from (default: --results), such as runs of one benchmark suite at both commits")
     p.add_argument("--after", metavar="COMMIT", help="the commit for --before's comparison (hash prefix; several, "
                    "comma-separated, merge, the newest result of each benchmark winning)")
     args = p.parse_args(argv)
@@ -236,10 +243,11 @@ def main(argv=None) -> int:
         if not (args.before and args.after):
             print("bench-report: --before and --after go together", file=sys.stderr)
             return 2
-        old, new = results_by_commit(args.results, args.before), results_by_commit(args.results, args.after)
+        where = args.compare_results or args.results
+        old, new = results_by_commit(where, args.before), results_by_commit(where, args.after)
         for name, res in ((args.before, old), (args.after, new)):
             if res is None:
-                print(f"bench-report: no asv results for commit {name} under {args.results}", file=sys.stderr)
+                print(f"bench-report: no asv results for commit {name} under {where}", file=sys.stderr)
                 return 1
     runs = newest_results(args.results)
     cases, machines = [], []
@@ -265,9 +273,11 @@ def main(argv=None) -> int:
                 "`track_*` values are as measured.\n\n"
                 "![asv comparison](bench-report.png)\n\n" + markdown(cases))
         if args.before:
+            origin = f" (results under `{args.compare_results}`)" if args.compare_results else ""
             f.write(f"\n## Before and after\n\nThe engine's results at commit `{args.before}` (before) and "
-                    f"`{args.after}` (after), from the same machine; times are per call, lower is better, and an "
-                    "after / before below 1 is a speed-up. Peers are from the after run.\n\n"
+                    f"`{args.after}` (after){origin}, from the same machine; times are per call, lower is "
+                    "better, and an after / before below 1 is a speed-up. Peers' values are from the after run, "
+                    "their ratios to the engine from each run.\n\n"
                     + before_after(old, new))
     print(f"bench-report: {len(cases)} comparisons -> {args.png}, {args.markdown}")
     return 0

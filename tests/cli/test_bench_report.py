@@ -96,9 +96,11 @@ def test_before_after_table(tmp_path, capsys):
     cols = ["result", "params", "version"]
     impls = [["'paimon_engine'", "'peer'"]]
     old = {"date": 1, "commit_hash": "aaaa1111", "result_columns": cols, "results": {
-        "bench_x.A.time_a": [[0.04, 0.02], impls, "v"], "bench_x.Gone.time_g": [[0.01, 0.02], impls, "v"]}}
+        "bench_x.A.time_a": [[0.04, 0.02], impls, "v"], "bench_x.Gone.time_g": [[0.01, 0.02], impls, "v"],
+        "bench_x.C.time_c": [[0.01, 0.02], impls, "v"]}}
     new = {"date": 2, "commit_hash": "bbbb2222", "result_columns": cols, "results": {
-        "bench_x.A.time_a": [[0.01, 0.03], impls, "v"], "bench_x.New.time_n": [[0.01, 0.02], impls, "v"]}}
+        "bench_x.A.time_a": [[0.01, 0.03], impls, "v"], "bench_x.New.time_n": [[0.01, 0.02], impls, "v"],
+        "bench_x.C.time_c": [[0.02, 0.04, 0.01], [["'paimon_engine'", "'peer'", "'floor'"]], "v"]}}
     (res / "aaaa1111-env.json").write_text(json.dumps(old))
     (res / "bbbb2222-env.json").write_text(json.dumps(new))
     md = tmp_path / "r.md"
@@ -106,9 +108,40 @@ def test_before_after_table(tmp_path, capsys):
     assert mod.main(args + ["--before", "aaaa", "--after", "bbbb"]) == 0
     text = md.read_text()
     after = text.split("## Before and after", 1)[1]
-    assert "| A.time_a | 40 ms | 10 ms | 0.25 | peer 30 ms (3x) |" in after
+    # the peer's ratio in each run (0.02 / 0.04, then 0.03 / 0.01)
+    assert "| A.time_a | 40 ms | 10 ms | 0.25 | peer 30 ms (0.5x -> 3x) |" in after
+    # a peer the before run did not have: its after-run ratio alone
+    assert "| C.time_c | 10 ms | 20 ms | 2.00 | floor 10 ms (0.5x), peer 40 ms (2x -> 2x) |" in after
     # only cases measured at both commits
     assert "Gone" not in after and "New" not in after
     assert mod.main(args + ["--before", "aaaa"]) == 2
     assert mod.main(args + ["--before", "cccc", "--after", "bbbb"]) == 1
     assert "no asv results for commit cccc" in capsys.readouterr().err
+
+
+def test_before_after_from_another_results_folder(tmp_path):
+    # the chart and main table from --results; the before/after table from --compare-results (runs of one suite
+    # at both commits, kept apart from the main results)
+    pytest.importorskip("matplotlib")
+    mod = _load()
+    cols = ["result", "params", "version"]
+    impls = [["'paimon_engine'", "'peer'"]]
+    main = tmp_path / "results" / "m1"
+    main.mkdir(parents=True)
+    (main / "cccc3333-env.json").write_text(json.dumps({"date": 3, "commit_hash": "cccc3333", "result_columns": cols,
+                                                        "results": {"bench_x.Now.time_n": [[0.01, 0.05], impls, "v"]}}))
+    other = tmp_path / "suite" / "m1"
+    other.mkdir(parents=True)
+    for commit, date, v in (("aaaa1111", 1, 0.04), ("bbbb2222", 2, 0.02)):
+        (other / f"{commit}-env.json").write_text(json.dumps({
+            "date": date, "commit_hash": commit, "result_columns": cols,
+            "results": {"bench_x.Old.time_o": [[v, 0.08], impls, "v"]}}))
+    md = tmp_path / "r.md"
+    args = ["--results", str(tmp_path / "results"), "--png", str(tmp_path / "r.png"), "--markdown", str(md),
+            "--before", "aaaa", "--after", "bbbb"]
+    assert mod.main(args) == 1      # neither commit is under --results
+    assert mod.main(args + ["--compare-results", str(tmp_path / "suite")]) == 0
+    main_part, after = md.read_text().split("## Before and after", 1)
+    assert "| Now.time_n | 10 ms | 50 ms (5x) |" in main_part and "Old" not in main_part
+    assert f"(results under `{tmp_path / 'suite'}`)" in after
+    assert "| Old.time_o | 40 ms | 20 ms | 0.50 | peer 80 ms (2x -> 4x) |" in after
