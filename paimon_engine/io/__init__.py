@@ -223,9 +223,9 @@ class FileIO:
     def open_input(self, location: str) -> InputFile:
         if _PREAD:
             # a local file: what resolve() would find, without making the filesystem object
-            path = normalize_location(location)
-            if self._fixed is None and "://" not in path:  # what _local_path_of tells, one call fewer
-                return _open_local(_local_path(path), location)
+            local = self._local_path_of(normalize_location(location))
+            if local is not None:
+                return _open_local(local, location)
         fs, path = self.resolve(location)
         try:
             f = fs.open_input_file(path)

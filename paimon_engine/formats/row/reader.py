@@ -165,7 +165,7 @@ class _Source:
     def __init__(self, source, file_io):
         self.close = _nothing
         if isinstance(source, str):
-            f = (file_io or _DEFAULT_IO or _default_io()).open_input(source)
+            f = (file_io or _default_io()).open_input(source)
             self.name, self.size, self._read, self.close = source, f.size, f.read_at, f.close
         elif hasattr(source, "read_at") and hasattr(source, "size") and callable(source.size):
             self.name = getattr(source, "path", None) or repr(source)
@@ -206,8 +206,7 @@ class RowFileReader:
                  cache_blocks: int = 8, threads: int | None = None):
         if not isinstance(schema, T.RowType):
             raise InvalidArgumentError("schema must be a RowType")
-        facts = _FACTS.get(id(schema))
-        self._facts = facts if facts is not None and facts.schema is schema else _facts(schema)
+        self._facts = _facts(schema)
         self.schema = schema
         self.max_block_size = int(max_block_size)
         self._src = _Source(source, file_io)
