@@ -73,6 +73,16 @@ def _tables():
     return meta, tables, props
 
 
+def _swap_statement(t):
+    """The commit's compare-and-swap of a table's metadata location, built once per catalog: its values are bound
+    at execution, so SQLAlchemy compiles it and caches its key once instead of at every commit."""
+    import sqlalchemy as sa
+    return sa.update(t).where(
+        t.c.catalog_name == sa.bindparam("b_catalog"), t.c.table_namespace == sa.bindparam("b_namespace"),
+        t.c.table_name == sa.bindparam("b_name"), t.c.metadata_location == sa.bindparam("b_base")).values(
+        metadata_location=sa.bindparam("b_new"), previous_metadata_location=sa.bindparam("b_base"))
+
+
 def mask_uri(uri) -> str:
     """``uri`` with any password replaced by ``***`` (for messages and logs)."""
     try:
@@ -146,6 +156,7 @@ class SqlCatalog(Catalog):
         self._engine = self._make_engine(url, props)
         self._pid = os.getpid()
         self._meta, self._t, self._p = _tables()
+        self._swap = _swap_statement(self._t)
         self._has_type = True
         self._prepare()
 
@@ -510,7 +521,6 @@ class SqlCatalog(Catalog):
         return md
 
     def commit(self, identifier, base, new):
-        import sqlalchemy as sa
         namespace, name = parse_identifier(identifier)
         ns = ".".join(namespace)
         check_deletable_root(self.io, new.location, self.warehouse, f"commit to table {ns}.{name} (its metadata "
@@ -519,13 +529,10 @@ class SqlCatalog(Catalog):
         path = self._new_metadata_path(new.location, version)
         dropped = _append_metadata_log(new, base)
         self.io.write_bytes(path, self._write_new_metadata(path, new))
-        t = self._t
-        swap = sa.update(t).where(
-            t.c.catalog_name == self.name, t.c.table_namespace == ns, t.c.table_name == name,
-            t.c.metadata_location == base.metadata_location).values(
-            metadata_location=path, previous_metadata_location=base.metadata_location)
+        swap = {"b_catalog": self.name, "b_namespace": ns, "b_name": name, "b_base": base.metadata_location,
+                "b_new": path}
         try:
-            ok = self._run(lambda conn: conn.execute(swap).rowcount == 1,
+            ok = self._run(lambda conn: conn.execute(self._swap, swap).rowcount == 1,
                            confirm=lambda: self._current_location(ns, name) == path)
         except CommitStateUnknownError:
             raise             # the new metadata file stays: the catalog may point at it
