@@ -598,6 +598,7 @@ if _msgspec is not None:
         return tuple(zip(struct.__struct_fields__, struct.__struct_encode_fields__))
 
     _ANY_DECODER = _msgspec.json.Decoder()
+    _ENCODER = _msgspec.json.Encoder()
     _TOP_DECODER = _msgspec.json.Decoder(_MetadataJSON)
     _TOP_KEYS, _SNAPSHOT_KEYS = _keys(_MetadataJSON), _keys(_SnapshotJSON)
 else:
@@ -850,8 +851,52 @@ class _PendingLog:
         return out
 
 
+def _std_json(value) -> bytes:
+    return json.dumps(value, separators=(",", ":")).encode()
+
+
+def _plain_json(value) -> bytes:
+    """``value`` (ints, strings, booleans, None, lists and string-keyed maps of them: no floats) as the standard
+    library writes it. msgspec writes such values alike except for characters beyond ASCII and DEL, which it
+    leaves unescaped; text holding any of those, or anything it refuses (lone surrogates), goes to the standard
+    library."""
+    try:
+        out = _ENCODER.encode(value)
+    except (UnicodeEncodeError, TypeError, OverflowError):
+        return _std_json(value)
+    return out if out.isascii() and b"\x7f" not in out else _std_json(value)
+
+
+_STR_ONLY = {str}
+
+
+def _plain_snapshots(snapshots) -> bool:
+    """True when no snapshot holds a value of another type than its fields' own: summaries of strings, extra
+    fields (v3 row lineage) of ints, v1 manifest paths of strings. Anything else (a float another writer put there) takes the standard
+    library, which is what decides how floats are written."""
+    for s in snapshots:
+        if not set(map(type, s.summary.values())) <= _STR_ONLY:
+            return False
+        if s.extra and not set(map(type, s.extra.values())) <= _INT_ONLY:
+            return False
+        if s.manifests is not None and not set(map(type, s.manifests)) <= _STR_ONLY:
+            return False
+    return True
+
+
 def serialize_metadata(md: TableMetadata) -> bytes:
-    return json.dumps(md.to_dict(), separators=(",", ":")).encode()
+    """The metadata as compact JSON, byte for byte what ``json.dumps(md.to_dict(), separators=(",", ":"))``
+    writes. With msgspec installed the long lists (snapshots, snapshot log, metadata log: a table's metadata
+    grows with them, and every commit writes it anew) are encoded by msgspec, when they hold only the types it
+    writes as the standard library does (:func:`_plain_json`); every other field by the standard library."""
+    doc = md.to_dict()
+    if _msgspec is None:
+        return _std_json(doc)
+    plain = {"snapshot-log", "metadata-log"}
+    if _plain_snapshots(md.snapshots):
+        plain.add("snapshots")
+    return b"{" + b",".join(_std_json(k) + b":" + (_plain_json(v) if k in plain else _std_json(v))
+                            for k, v in doc.items()) + b"}"
 
 
 def new_table_metadata(schema: Schema, spec: PartitionSpec, location: str, *, sort_order: SortOrder | None = None,

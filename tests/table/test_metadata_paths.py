@@ -214,3 +214,59 @@ def test_damaged_bytes_give_the_same_outcome(base, data, monkeypatch):
     if data.draw(st.booleans()):
         raw = raw[:data.draw(st.integers(0, len(raw)))]
     _same(bytes(raw), monkeypatch)
+
+
+# -- writing: with msgspec the long lists are encoded by it, byte for byte what the standard library writes
+
+_TEXT = st.text(st.sampled_from(["a", "Z", "0", " ", '"', "\\", "/", "\n", "\x00", "\x1f", "\x7f", "\x80", "é",
+                                 "\u2028", "\ud800", "\U0001f600"]), max_size=5)
+_VALUE = st.one_of(_TEXT, st.integers(-2**70, 2**70), st.floats(), st.booleans(), st.none())
+_KEY = st.text("ab-_", min_size=1, max_size=3)
+
+
+class _CountingEncoder:
+    def __init__(self, encoder):
+        self.encoder, self.calls = encoder, 0
+
+    def encode(self, value):
+        self.calls += 1
+        return self.encoder.encode(value)
+
+
+def _written_both_ways(md, monkeypatch):
+    want = json.dumps(md.to_dict(), separators=(",", ":")).encode()
+    counting = _CountingEncoder(M._ENCODER)
+    with monkeypatch.context() as m:
+        m.setattr(M, "_ENCODER", counting)
+        assert M.serialize_metadata(md) == want
+    with monkeypatch.context() as m:
+        m.setattr(M, "_msgspec", None)
+        assert M.serialize_metadata(md) == want
+    return want, counting.calls
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                   HealthCheck.function_scoped_fixture])
+@given(base=st.sampled_from([V1_VALID, V2_VALID, _many_snapshots(4), _v3_many(4)]), data=st.data())
+def test_written_metadata_is_what_the_standard_library_writes(base, data, monkeypatch):
+    md = parse_metadata(json.dumps(base).encode(), PATH)
+    for s in md.snapshots:
+        if data.draw(st.booleans()):    # text of every kind in a summary; values of other types, as another
+            s.summary = dict(s.summary, **{data.draw(_KEY): data.draw(_VALUE)})   # writer may have put there
+        if data.draw(st.booleans()):
+            s.extra = dict(s.extra, **{"x" + data.draw(_KEY): data.draw(_VALUE)})
+    md.metadata_log = [M.MetadataLogEntry(i, data.draw(_TEXT)) for i in range(data.draw(st.integers(0, 3)))]
+    _written_both_ways(md, monkeypatch)
+
+
+def test_the_long_lists_are_encoded_by_msgspec_unless_a_snapshot_holds_other_types(monkeypatch):
+    md = parse_metadata(json.dumps(_v3_many(30)).encode(), PATH)
+    md.metadata_log = [M.MetadataLogEntry(1, "/t/metadata/v1.metadata.json")]
+    assert _written_both_ways(md, monkeypatch)[1] == 3        # snapshots, snapshot log, metadata log
+    md.snapshots[7].extra = dict(md.snapshots[7].extra, **{"x-float": 1e16})
+    text, calls = _written_both_ways(md, monkeypatch)
+    assert calls == 2 and b'"x-float":1e+16' in text          # the snapshots went to the standard library
+    md.snapshots[7].extra = {}
+    md.snapshots[3].summary = dict(md.snapshots[3].summary, note="caf\u00e9")
+    text, calls = _written_both_ways(md, monkeypatch)
+    assert calls == 3 and b'"note":"caf\\u00e9"' in text      # msgspec's text had a non-ASCII byte: redone
