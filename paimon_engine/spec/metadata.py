@@ -570,16 +570,17 @@ if _msgspec is not None:
     from typing import Any as _Any
 
     class _SnapshotJSON(_Struct, forbid_unknown_fields=True):
-        """A snapshot as :func:`_split` decodes it: typed fields, the summary a map of strings (as the spec has
-        it). A snapshot with any other field, or a field of another type, sends the whole document to the general
-        path."""
+        """A snapshot as :func:`_split` decodes it: typed fields, the summary kept as its JSON text until the
+        snapshot becomes an object (most of a snapshot's bytes are its summary, and most snapshots of a long
+        history are never read). A snapshot with any other field, or a field of another type, sends the whole
+        document to the general path."""
         snapshot_id: int = _field(name="snapshot-id")
         timestamp_ms: int = _field(name="timestamp-ms")
         parent_snapshot_id: int | None | _Unset = _field(name="parent-snapshot-id", default=_UNSET)
         sequence_number: int | None | _Unset = _field(name="sequence-number", default=_UNSET)
         manifest_list: str | None | _Unset = _field(name="manifest-list", default=_UNSET)
         manifests: _Any = _field(name="manifests", default=_UNSET)
-        summary: dict[str, str] | _Unset = _UNSET
+        summary: _msgspec.Raw | _Unset = _UNSET   # decoded when the snapshot becomes an object (_summary_json)
         schema_id: int | None | _Unset = _field(name="schema-id", default=_UNSET)
         first_row_id: _Any = _field(name="first-row-id", default=_UNSET)
         added_rows: _Any = _field(name="added-rows", default=_UNSET)
@@ -598,6 +599,7 @@ if _msgspec is not None:
         return tuple(zip(struct.__struct_fields__, struct.__struct_encode_fields__))
 
     _ANY_DECODER = _msgspec.json.Decoder()
+    _SUMMARY_DECODER = _msgspec.json.Decoder(dict[str, str])
     _ENCODER = _msgspec.json.Encoder()
     _TOP_DECODER = _msgspec.json.Decoder(_MetadataJSON)
     _TOP_KEYS, _SNAPSHOT_KEYS = _keys(_MetadataJSON), _keys(_SnapshotJSON)
@@ -610,22 +612,48 @@ def _split(data):
     except the snapshots (:class:`_SnapshotJSON`) and the snapshot log
     (:class:`_LogEntryJSON`). None when msgspec is not installed or the document is anything else (an unknown
     field, a field of an unexpected type, text msgspec refuses); the general path then parses and checks it and
-    produces the error, so both paths accept the same documents and give the same metadata. Every value is
-    decoded (no field is skipped: unknown ones are refused), so msgspec checks all of the text, UTF-8 included."""
+    produces the error, so both paths accept the same documents and give the same metadata. Every value but the
+    snapshots' summaries is decoded (unknown fields are refused); the summaries are kept as JSON text, checked
+    for syntax by msgspec, for UTF-8 here, and short enough to hold no integer longer than Python converts, so
+    what the general path refuses on load is refused on load here too."""
     if _msgspec is None:
         return None
+    text = data if isinstance(data, (str, bytes)) else bytes(data)   # (the summaries point into it: immutable)
     try:
-        top = _TOP_DECODER.decode(data)
+        top = _TOP_DECODER.decode(text)
+        if not isinstance(text, str) and not text.isascii():
+            text.decode()   # msgspec checks the UTF-8 of what it decodes, not of the summaries it keeps
     except (_msgspec.MsgspecError, ValueError, RecursionError):   # ValueError: bad UTF-8 in a string
         return None
+    snaps = top.snapshots
+    if snaps and max((len(j.summary) for j in snaps if j.summary is not _UNSET), default=0) > _SUMMARY_MAX:
+        return None
     return {key: v for name, key in _TOP_KEYS if (v := getattr(top, name)) is not _UNSET}
+
+
+#: a summary longer than this is decoded with the whole document (the general path): it may hold an integer
+#: longer than Python converts, which is an error on load there, not when the snapshot is first read
+_SUMMARY_MAX = 4000
+
+
+def _summary_json(j):
+    """(the summary of a :class:`_SnapshotJSON`, whether it is a map of strings): as the spec has it, or else
+    the JSON value as :func:`_loads` gives it, for the checked path to judge."""
+    raw = j.summary
+    if raw is _UNSET:
+        return raw, False
+    try:
+        return _SUMMARY_DECODER.decode(raw), True
+    except (_msgspec.MsgspecError, ValueError, RecursionError):
+        return _loads(raw), False
 
 
 def _snapshot_json(j, fv):
     """A :class:`Snapshot` from a :class:`_SnapshotJSON`, exactly as ``_snapshot`` makes it from the JSON object
     (the well-formed case directly, anything else through the checked path)."""
-    seq, ml, summary, first, added = j.sequence_number, j.manifest_list, j.summary, j.first_row_id, j.added_rows
-    if (type(ml) is str and type(summary) is dict and "operation" in summary
+    seq, ml, first, added = j.sequence_number, j.manifest_list, j.first_row_id, j.added_rows
+    summary, strings = _summary_json(j)
+    if (type(ml) is str and strings and "operation" in summary
             and (type(seq) is int or (seq is _UNSET and fv == 1)) and j.manifests is _UNSET
             and (first is _UNSET or (type(first) is int and first >= 0))
             and (added is _UNSET or (type(added) is int and added >= 0))):
@@ -642,7 +670,10 @@ def _snapshot_json(j, fv):
         s.extra = {} if first is _UNSET and added is _UNSET else {
             k: v for k, v in (("first-row-id", first), ("added-rows", added)) if v is not _UNSET}
         return s
-    return _snapshot({key: v for name, key in _SNAPSHOT_KEYS if (v := getattr(j, name)) is not _UNSET}, fv)
+    d = {key: v for name, key in _SNAPSHOT_KEYS if (v := getattr(j, name)) is not _UNSET}
+    if summary is not _UNSET:
+        d["summary"] = summary
+    return _snapshot(d, fv)
 
 
 def _loads(data):

@@ -155,6 +155,10 @@ def test_common_documents_take_the_msgspec_path():
     lambda d: d.update({"snapshots": {}}),
     lambda d: d.update({"statistics": [{"snapshot-id": 2**80, "x": 1e300}]}),
     lambda d: d["snapshots"][2]["summary"].update({"s": "\ud800"}),
+    lambda d: d["snapshots"][2]["summary"].update({"n": 10 ** 300}),        # summary values of other types
+    lambda d: d["snapshots"][2]["summary"].update({"x": {"y": [1, None, 2.5]}, "b": True}),
+    lambda d: d["snapshots"][2]["summary"].update({"long": "z" * 5000}),     # a summary longer than kept as text
+    lambda d: d["snapshots"][2]["summary"].update({"e": "caf\u00e9 \u2028"}),
 ])
 @pytest.mark.parametrize("fv", [1, 2, 3])
 def test_uncommon_documents_give_the_same_result_or_error(change, fv, monkeypatch):
@@ -194,6 +198,28 @@ def test_malformed_text_inside_a_summary_is_refused_on_load(monkeypatch):
     assert out[0] == "load error"
     data = json.dumps(doc).encode().replace(b'"SENTINEL"', b"NaN")
     assert _same(data, monkeypatch)[0] == "ok"
+    # an integer longer than Python converts inside a summary: refused on load on both paths (the fast path keeps
+    # summaries as text until first use, so it must not take this one)
+    data = json.dumps(doc).encode().replace(b'"SENTINEL"', b"9" * 5000)
+    assert _same(data, monkeypatch)[0] == "load error"
+    data = json.dumps(doc).encode().replace(b'"SENTINEL"', b'"caf\xc3\xa9"')   # UTF-8 that is right
+    assert _same(data, monkeypatch)[0] == "ok" and M._split(data) is not None
+
+
+def test_summaries_stay_text_until_their_snapshot_is_read():
+    doc = _many_snapshots(6)
+    doc["snapshots"][4]["summary"]["note"] = "caf\u00e9"
+    data = json.dumps(doc, ensure_ascii=False).encode()
+    split = M._split(bytearray(data))          # a mutable buffer: the kept text must not point into it
+    assert all(type(j.summary) is msgspec.Raw for j in split["snapshots"])
+    md = parse_metadata(data, PATH)
+    assert type(md.snapshots._raw[2].summary) is msgspec.Raw
+    assert md.snapshots[4].summary == doc["snapshots"][4]["summary"]
+    assert type(md.snapshots[4].summary) is dict
+    buf = bytearray(data)
+    md = parse_metadata(buf, PATH)
+    buf[:] = b" " * len(buf)
+    assert [s.summary for s in md.snapshots] == [s["summary"] for s in doc["snapshots"]]
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow,
