@@ -296,3 +296,26 @@ def test_the_long_lists_are_encoded_by_msgspec_unless_a_snapshot_holds_other_typ
     md.snapshots[3].summary = dict(md.snapshots[3].summary, note="caf\u00e9")
     text, calls = _written_both_ways(md, monkeypatch)
     assert calls == 3 and b'"note":"caf\\u00e9"' in text      # msgspec's text had a non-ASCII byte: redone
+
+
+
+@pytest.mark.parametrize("odd", [None, {"n": 7}, {"operation": None}], ids=["common", "int-value", "null-op"])
+def test_making_every_snapshot_at_once_gives_what_one_by_one_gives(odd, monkeypatch):
+    doc = _many_snapshots(20)
+    for i, s in enumerate(doc["snapshots"]):
+        s["summary"] = dict(s["summary"], **{"x-n": str(i)}, **(odd if odd and i == 11 else {}))
+    data = json.dumps(doc).encode()
+
+    def every(at_once):
+        md = parse_metadata(data, PATH)
+        try:
+            snaps = list(md.snapshots) if at_once else [md.snapshots[i] for i in range(len(md.snapshots))]
+            return [json.dumps(s.to_dict(2), sort_keys=True) for s in snaps]
+        except CorruptFileError as exc:
+            return ("error", str(exc), exc.field)
+
+    fast = every(True)
+    assert fast == every(False)
+    with monkeypatch.context() as m:
+        m.setattr(M, "_msgspec", None)
+        assert fast == every(True) == every(False)
