@@ -903,8 +903,8 @@ _STR_ONLY = {str}
 
 def _plain_snapshots(snapshots) -> bool:
     """True when no snapshot holds a value of another type than its fields' own: summaries of strings, extra
-    fields (v3 row lineage) of ints, v1 manifest paths of strings. Anything else (a float another writer put there) takes the standard
-    library, which is what decides how floats are written."""
+    fields (v3 row lineage) of ints, v1 manifest paths of strings. Anything else (a float another writer put
+    there) takes the standard library, which is what decides how floats are written."""
     for s in snapshots:
         if not set(map(type, s.summary.values())) <= _STR_ONLY:
             return False
