@@ -645,7 +645,7 @@ def _summary_json(j):
     try:
         return _SUMMARY_DECODER.decode(raw), True
     except (_msgspec.MsgspecError, ValueError, RecursionError):
-        return _loads(raw), False
+        return _loads(bytes(raw)), False   # (the standard library, if it comes to it, reads bytes, not Raw)
 
 
 def _snapshot_json(j, fv):
@@ -728,7 +728,7 @@ def _snapshot(d, fv):
     return s
 
 
-_INT_ONLY, _DICT_ONLY = {int}, {dict}
+_INT_ONLY, _DICT_ONLY, _STR_ONLY = {int}, {dict}, {str}
 
 
 def _ints_at(objects, key):
@@ -896,9 +896,6 @@ def _plain_json(value) -> bytes:
     except (UnicodeEncodeError, TypeError, OverflowError):
         return _std_json(value)
     return out if out.isascii() and b"\x7f" not in out else _std_json(value)
-
-
-_STR_ONLY = {str}
 
 
 def _plain_snapshots(snapshots) -> bool:
