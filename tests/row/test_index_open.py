@@ -2,6 +2,7 @@
 changed to other values opens the same way with the compiled kernel and its twin (the same arrays, or the same
 CorruptFileError), and nothing else is ever raised."""
 import io
+import os
 
 import numpy as np
 import pyarrow as pa
@@ -9,7 +10,7 @@ import pytest
 
 from paimon_engine import _speedups
 from paimon_engine import types as T
-from paimon_engine.errors import CorruptFileError
+from paimon_engine.errors import CorruptFileError, InvalidArgumentError
 from paimon_engine.formats.row import RowFileReader, RowFileWriter
 from paimon_engine.formats.row.footer import FOOTER_SIZE, Footer
 
@@ -121,3 +122,56 @@ def test_index_longer_than_the_first_read(tmp_path):
         for i in (0, 1, 63, 4999, 12345, n - 2, n - 1):
             assert r.get_row(i) == rows[i] == {"id": i, "s": f"v{i}"}
         assert r.blocks_read >= 7
+
+
+def _open_fds():
+    return set(os.listdir("/proc/self/fd"))
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="open descriptors are listed in /proc on Linux")
+def test_a_file_that_fails_to_open_is_closed(small_file, tmp_path):
+    """A location whose footer or index is broken raises CorruptFileError and leaves no descriptor open; a
+    good file's reader holds one until it is closed."""
+    good = tmp_path / "good.row"
+    good.write_bytes(small_file)
+    broken = {"magic.row": small_file[:-1] + b"\0", "index.row": small_file[:-FOOTER_SIZE - 2] + b"\xff\xff"
+              + small_file[-FOOTER_SIZE:], "short.row": small_file[:20]}
+    before = _open_fds()
+    for name, data in broken.items():
+        (tmp_path / name).write_bytes(data)
+        with pytest.raises(CorruptFileError):
+            RowFileReader(str(tmp_path / name), SCHEMA)
+        assert _open_fds() == before, name
+    r = RowFileReader(str(good), SCHEMA)
+    assert len(_open_fds() - before) == 1
+    r.close()
+    assert _open_fds() == before
+
+
+def test_every_kind_of_source_reads_alike(small_file, tmp_path):
+    """A location (plain, relative, ``file:`` URI, with ``//`` or ``/./`` in it), a binary file object and a
+    pyarrow input file give the same rows; a given file object stays open after the reader closes."""
+    import pyarrow.fs as pafs
+    path = tmp_path / "f.row"
+    path.write_bytes(small_file)
+    want = RowFileReader(io.BytesIO(small_file), SCHEMA).read_all().to_pylist()
+    rel = os.path.relpath(path)
+    odd = str(tmp_path) + "//./f.row"
+    for src in (str(path), rel, "file://" + str(path), odd):
+        with RowFileReader(src, SCHEMA) as r:
+            assert r.path == src
+            assert r.read_all().to_pylist() == want
+            assert r.get_row(7) == want[7]
+    with open(path, "rb") as f:
+        with RowFileReader(f, SCHEMA) as r:
+            assert r.read_all().to_pylist() == want
+            assert r.path == str(path)
+        assert not f.closed
+    arrow_file = pafs.LocalFileSystem().open_input_file(str(path))
+    with RowFileReader(arrow_file, SCHEMA) as r:
+        assert r.read_all().to_pylist() == want
+    assert not arrow_file.closed
+    with pytest.raises(InvalidArgumentError):
+        RowFileReader(12, SCHEMA)
+    with pytest.raises(InvalidArgumentError):
+        RowFileReader(str(path), "not a schema")

@@ -154,44 +154,58 @@ def _default_io():
     return _DEFAULT_IO
 
 
-def _nothing():
-    pass
+class _ArrowInput:
+    """A pyarrow input file (``read_at(length, offset)``, ``size()``) as the reader reads a source:
+    ``read_at(offset, length)``, ``size``, ``close()`` (the given file stays open)."""
 
+    __slots__ = ("path", "size", "_f")
 
-class _Source:
-    """``size`` + ``read_at`` over a location, a seekable file object or a pyarrow input file; ``close()``
-    closes the file opened for a location (a given file object stays open)."""
-
-    def __init__(self, source, file_io):
-        self.close = _nothing
-        if isinstance(source, str):
-            f = (file_io or _default_io()).open_input(source)
-            self.name, self.size, self._read, self.close = source, f.size, f.read_at, f.close
-        elif hasattr(source, "read_at") and hasattr(source, "size") and callable(source.size):
-            self.name = getattr(source, "path", None) or repr(source)
-            self.size = source.size()
-            self._read = lambda off, n: source.read_at(n, off)
-        elif hasattr(source, "seek") and hasattr(source, "read"):
-            self.name = getattr(source, "name", None) or repr(source)
-            source.seek(0, 2)
-            self.size = source.tell()
-            lock = threading.Lock()  # seek + read is one step for the reader's threads
-
-            def read(off, n, f=source):
-                with lock:
-                    f.seek(off)
-                    return f.read(n)
-            self._read = read
-        else:
-            raise InvalidArgumentError("source must be a location, a seekable binary file or a pyarrow input file")
+    def __init__(self, f):
+        self.path = getattr(f, "path", None) or repr(f)
+        self.size = f.size()
+        self._f = f
 
     def read_at(self, off, n):
-        data = self._read(off, n)
-        if not isinstance(data, bytes):
-            data = bytes(data)
-        if len(data) != n:
-            raise CorruptFileError(f"short read: {len(data)} of {n} bytes", path=self.name, offset=off)
-        return data
+        return self._f.read_at(n, off)
+
+    def close(self):
+        pass
+
+
+class _FileObjectInput:
+    """A seekable binary file object as the reader reads a source; seek + read is one step for the reader's
+    threads. The given file stays open."""
+
+    __slots__ = ("path", "size", "_f", "_lock")
+
+    def __init__(self, f):
+        self.path = getattr(f, "name", None) or repr(f)
+        f.seek(0, 2)
+        self.size = f.tell()
+        self._f = f
+        self._lock = threading.Lock()
+
+    def read_at(self, off, n):
+        with self._lock:
+            self._f.seek(off)
+            return self._f.read(n)
+
+    def close(self):
+        pass
+
+
+def _open_source(source, file_io):
+    """(name, input) for a location (opened through ``file_io``; the reader closes it), a pyarrow input file or
+    a seekable binary file object. The input has ``size``, ``read_at(offset, length)`` and ``close()``."""
+    if isinstance(source, str):
+        return source, (file_io or _default_io()).open_input(source)
+    if hasattr(source, "read_at") and hasattr(source, "size") and callable(source.size):
+        src = _ArrowInput(source)
+    elif hasattr(source, "seek") and hasattr(source, "read"):
+        src = _FileObjectInput(source)
+    else:
+        raise InvalidArgumentError("source must be a location, a seekable binary file or a pyarrow input file")
+    return src.path, src
 
 
 class RowFileReader:
@@ -202,34 +216,57 @@ class RowFileReader:
     bound and decoded in one kernel call into column buffers.
     """
 
+    # what a fresh reader starts with (set on the instance once they change)
+    _lists = None
+    #: blocks read and decompressed so far (cache hits not counted)
+    blocks_read = 0
+
     def __init__(self, source, schema: T.RowType, file_io=None, max_block_size: int = DEFAULT_MAX_BLOCK_SIZE,
                  cache_blocks: int = 8, threads: int | None = None):
-        if not isinstance(schema, T.RowType):
-            raise InvalidArgumentError("schema must be a RowType")
-        self._facts = _facts(schema)
+        facts = _FACTS.get(id(schema))
+        if facts is None or facts.schema is not schema:  # a schema not seen yet: checked and its facts made
+            if not isinstance(schema, T.RowType):
+                raise InvalidArgumentError("schema must be a RowType")
+            facts = _facts(schema)
+        self._facts = facts
         self.schema = schema
-        self.max_block_size = int(max_block_size)
-        self._src = _Source(source, file_io)
-        self.path = self._src.name
-        self._lists = None
+        self.max_block_size = max_block_size = int(max_block_size)
+        if type(source) is str:
+            self.path = source
+            src = (file_io or _DEFAULT_IO or _default_io()).open_input(source)
+        else:
+            self.path, src = _open_source(source, file_io)
+        self._src = src
         self._cache = OrderedDict()
         self._cache_blocks = cache_blocks
         self._threads_arg = threads
-        #: blocks read and decompressed so far (cache hits not counted)
-        self.blocks_read = 0
-        size = self._src.size
-        if size < FOOTER_SIZE + 3:
-            raise CorruptFileError(f"{size} bytes cannot hold a .row footer and index", path=self.path, offset=0)
-        tail_len = min(size, TAIL_READ)
-        tail = self._src.read_at(size - tail_len, tail_len)
-        # the footer and the index inside the tail checked in one kernel call; the index stays one NumPy array, so
-        # opening costs the same however many blocks the file has
-        self.footer, index = parse_tail(tail, size, path=self.path, max_block_size=self.max_block_size)
-        if index is None:
-            ft = self.footer
-            index = BlockIndex.parse(self._src.read_at(ft.index_offset, ft.index_length), ft, path=self.path,
-                                     max_block_size=self.max_block_size)
+        try:
+            size = src.size
+            if size < FOOTER_SIZE + 3:
+                raise CorruptFileError(f"{size} bytes cannot hold a .row footer and index", path=self.path,
+                                       offset=0)
+            tail_len = min(size, TAIL_READ)
+            tail = self._read_at(size - tail_len, tail_len)
+            # the footer and the index inside the tail checked in one kernel call; the index stays one NumPy array,
+            # so opening costs the same however many blocks the file has
+            self.footer, index = parse_tail(tail, size, path=self.path, max_block_size=max_block_size)
+            if index is None:
+                ft = self.footer
+                index = BlockIndex.parse(self._read_at(ft.index_offset, ft.index_length), ft, path=self.path,
+                                         max_block_size=max_block_size)
+        except BaseException:
+            src.close()
+            raise
         self.index = index
+
+    def _read_at(self, off, n):
+        """``n`` bytes at ``off`` of the source; CorruptFileError when it holds fewer."""
+        data = self._src.read_at(off, n)
+        if type(data) is not bytes:
+            data = bytes(data)
+        if len(data) != n:
+            raise CorruptFileError(f"short read: {len(data)} of {n} bytes", path=self.path, offset=off)
+        return data
 
     # -- the block index as Python lists, for the per-block loops of multi-block reads (built on first use) --
     def _index_lists(self):
@@ -276,7 +313,8 @@ class RowFileReader:
 
     def close(self):
         self._src.close()
-        self._cache.clear()
+        if self._cache:
+            self._cache.clear()
 
     def __enter__(self):
         return self
@@ -303,7 +341,7 @@ class RowFileReader:
         """{block: compressed frame} of one run, from one read."""
         offs, csz = self._offsets, self._csizes
         start = offs[run[0]]
-        raw = memoryview(self._src.read_at(start, offs[run[-1]] + csz[run[-1]] - start))
+        raw = memoryview(self._read_at(start, offs[run[-1]] + csz[run[-1]] - start))
         return {b: raw[offs[b] - start:offs[b] - start + csz[b]] for b in run}
 
     def _decompress(self, b, raw, dctx):
@@ -344,7 +382,7 @@ class RowFileReader:
         if data is not None:
             cache.move_to_end(b)
             return data
-        raw = self._src.read_at(off, csz)
+        raw = self._read_at(off, csz)
         self.blocks_read += 1
         data = cache[b] = self._checked_block(b, raw, thread_decompressor(), off, usz, nrows)
         if len(cache) > self._cache_blocks:
