@@ -4,6 +4,7 @@
 #   stopping when the block is full (Java's flush rule) or the buffer is.
 # decode_block: walk the rows of one decompressed block and write the
 #   projected top-level fields straight into preallocated column buffers.
+# row_values: one row of a block as Python values (at the end of this file).
 #
 # A schema is a "program" of int32 triples (kind, arg, next): nodes in
 # preorder; ``next`` is the index of the node after this subtree. ARRAY has
@@ -16,6 +17,11 @@ cimport cython
 cimport numpy as cnp
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, int8_t, int16_t, int32_t, int64_t, uint64_t
 from libc.string cimport memcmp, memcpy, memset
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_GET_SIZE, PyBytes_FromStringAndSize
+from cpython.dict cimport PyDict_SetItem
+from cpython.float cimport PyFloat_FromDouble
+from cpython.long cimport PyLong_FromLongLong
+from cpython.unicode cimport PyUnicode_DecodeUTF8
 from .leb128 cimport read_u32 as _read_u32, write_u32 as _write_u32
 from .bitrange cimport set_bits
 
@@ -2079,4 +2085,126 @@ def column_bounds(list cols, Py_ssize_t start, Py_ssize_t stop, int64_t[::1] sta
                 _num_bounds(p, nl, n, st, <float>0)
             else:
                 _num_bounds(p, nl, n, st, <double>0)
+    return 0
+
+
+# -- one row as Python values (RowFileReader.get_row) ---------------------------------------------------------
+#
+# row_values(block, nrows, row, kinds, names, out, state) -> status
+#   Row ``row`` of a decompressed block of ``nrows`` rows (its rows, then one int32 offset per row, then the row
+#   count) decoded into ``out``: names[i] -> the value of field i, None when its null bit is set. ``kinds``: one
+#   byte per field, K_BOOL .. K_F64, K_BYTES (bytes) or K_TEXT (UTF-8, str); every field of the row is one of
+#   these. Returns 0, or a negative status with, when ``state`` (4 items) is given: state[0] = the check that
+#   failed (RV_* below), state[1] = the field, state[2] = the byte offset in the block, state[3] = a detail (the
+#   row's offset, a length, a byte). Arguments that do not fit (a block too short for ``nrows`` offsets, a row
+#   outside them, kinds that are not bytes or not one per name) fail with RV_ARGS; every read is checked.
+
+cdef enum:
+    K_TEXT = 24
+
+RV_OFFSET, RV_BITMAP, RV_VARINT_TRUNCATED, RV_VARINT_OVERLONG, RV_LENGTH, RV_TRUNCATED, RV_BOOL, RV_UTF8, \
+    RV_ARGS = range(1, 10)
+
+
+cdef inline int _rv_fail(object state, int64_t check, int64_t field, int64_t at, int64_t detail, int status):
+    if state is not None:
+        state[0] = check
+        state[1] = field
+        state[2] = at
+        state[3] = detail
+    return status
+
+
+def row_values(block, Py_ssize_t nrows, Py_ssize_t row, kinds, tuple names, dict out, state):
+    cdef const uint8_t* p
+    cdef const uint8_t* k
+    cdef Py_ssize_t blen, nk, data_end, at, pos, end, nb, i, start
+    cdef int32_t i32
+    cdef uint64_t u64
+    cdef float f32
+    cdef double f64
+    cdef uint32_t n, b
+    cdef int kind, shift, j, w
+    cdef object v
+    if not PyBytes_CheckExact(block):  # the reader passes bytes; any other buffer is read from a copy
+        block = bytes(block)
+    p, blen = <const uint8_t*>PyBytes_AS_STRING(block), PyBytes_GET_SIZE(block)
+    if not PyBytes_CheckExact(kinds):
+        return _rv_fail(state, RV_ARGS, 0, 0, 0, BAD_LENGTH)
+    k, nk = <const uint8_t*>PyBytes_AS_STRING(kinds), PyBytes_GET_SIZE(kinds)
+    if nk != len(names) or nrows <= 0 or row < 0 or row >= nrows or nrows > (blen - 4) // 4:
+        return _rv_fail(state, RV_ARGS, 0, 0, 0, BAD_LENGTH)
+    data_end = blen - 4 - 4 * nrows
+    at = data_end + 4 * row
+    memcpy(&i32, p + at, 4)
+    pos = i32
+    if row + 1 < nrows:
+        memcpy(&i32, p + at + 4, 4)
+        end = i32
+    else:
+        end = data_end
+    if not 0 <= pos <= end <= data_end:
+        return _rv_fail(state, RV_OFFSET, 0, at, pos, BAD_VALUE)
+    nb = (nk + 7) >> 3
+    if nb > end - pos:
+        return _rv_fail(state, RV_BITMAP, 0, pos, 0, TRUNCATED)
+    start = pos
+    pos += nb
+    for i in range(nk):
+        if p[start + (i >> 3)] & (1 << (i & 7)):
+            PyDict_SetItem(out, names[i], None)
+            continue
+        kind = k[i]
+        if kind == K_BYTES or kind == K_TEXT:
+            n = 0
+            shift = 0
+            for j in range(5):
+                if pos >= end:
+                    return _rv_fail(state, RV_VARINT_TRUNCATED, i, pos, 0, TRUNCATED)
+                b = p[pos]
+                pos += 1
+                if j == 4 and b & 0xF0:
+                    return _rv_fail(state, RV_VARINT_OVERLONG, i, pos - 1, 0, OVERLONG)
+                n |= (b & 0x7F) << shift
+                if not b & 0x80:
+                    break
+                shift += 7
+            if n > 0x7FFFFFFF or n > end - pos:
+                return _rv_fail(state, RV_LENGTH, i, pos, n, BAD_LENGTH)
+            if kind == K_TEXT:
+                if not _utf8_ok(p + pos, n):
+                    return _rv_fail(state, RV_UTF8, i, pos, 0, INVALID_UTF8)
+                v = PyUnicode_DecodeUTF8(<const char*>p + pos, n, NULL)
+            else:
+                v = PyBytes_FromStringAndSize(<const char*>p + pos, n)
+            pos += n
+        else:
+            if kind == K_I64 or kind == K_F64:
+                w = 8
+            elif kind == K_I32 or kind == K_F32:
+                w = 4
+            elif kind == K_I16:
+                w = 2
+            elif kind == K_I8 or kind == K_BOOL:
+                w = 1
+            else:
+                return _rv_fail(state, RV_ARGS, i, 0, kind, BAD_VALUE)
+            if w > end - pos:
+                return _rv_fail(state, RV_TRUNCATED, i, pos, 0, TRUNCATED)
+            if kind == K_F64:
+                memcpy(&f64, p + pos, 8)
+                v = PyFloat_FromDouble(f64)
+            elif kind == K_F32:
+                memcpy(&f32, p + pos, 4)
+                v = PyFloat_FromDouble(f32)
+            elif kind == K_BOOL:
+                if p[pos] > 1:
+                    return _rv_fail(state, RV_BOOL, i, pos, p[pos], BAD_VALUE)
+                v = p[pos] == 1
+            else:  # a little-endian integer of w bytes, sign-extended
+                u64 = 0
+                memcpy(&u64, p + pos, w)
+                v = PyLong_FromLongLong(<int64_t>(u64 << (64 - 8 * w)) >> (64 - 8 * w))
+            pos += w
+        PyDict_SetItem(out, names[i], v)
     return 0

@@ -539,3 +539,94 @@ def column_bounds(cols, start, stop, stats):
                 st[3] = int(hi)
         st[1] += got
     return 0
+
+
+# -- one row as Python values (RowFileReader.get_row); see the kernel for the contract ---------------------------
+K_TEXT = 24
+RV_OFFSET, RV_BITMAP, RV_VARINT_TRUNCATED, RV_VARINT_OVERLONG, RV_LENGTH, RV_TRUNCATED, RV_BOOL, RV_UTF8, \
+    RV_ARGS = range(1, 10)
+_RV_FIXED = {K_I16: struct.Struct("<h"), K_I32: struct.Struct("<i"), K_I64: struct.Struct("<q"),
+             K_F32: struct.Struct("<f"), K_F64: struct.Struct("<d")}
+_I32 = struct.Struct("<i")
+
+
+class _RowFail(Exception):
+    pass
+
+
+def _rv_fail(state, check, field, at, detail, status):
+    if state is not None:
+        state[0], state[1], state[2], state[3] = check, field, at, detail
+    raise _RowFail(status)
+
+
+def row_values(block, nrows, row, kinds, names, out, state):
+    try:
+        return _row_values(memoryview(block).cast("B"), nrows, row, kinds, names, out, state)
+    except _RowFail as e:
+        return e.args[0]
+
+
+def _row_values(p, nrows, row, kinds, names, out, state):
+    blen = len(p)
+    if (type(kinds) is not bytes or len(kinds) != len(names) or nrows <= 0 or not 0 <= row < nrows
+            or nrows > (blen - 4) // 4):
+        _rv_fail(state, RV_ARGS, 0, 0, 0, BAD_LENGTH)
+    data_end = blen - 4 - 4 * nrows
+    at = data_end + 4 * row
+    pos = _I32.unpack_from(p, at)[0]
+    end = _I32.unpack_from(p, at + 4)[0] if row + 1 < nrows else data_end
+    if not 0 <= pos <= end <= data_end:
+        _rv_fail(state, RV_OFFSET, 0, at, pos, BAD_VALUE)
+    nb = (len(kinds) + 7) >> 3
+    if nb > end - pos:
+        _rv_fail(state, RV_BITMAP, 0, pos, 0, TRUNCATED)
+    start = pos
+    pos += nb
+    for i, kind in enumerate(kinds):
+        if p[start + (i >> 3)] & (1 << (i & 7)):
+            out[names[i]] = None
+            continue
+        if kind == K_BYTES or kind == K_TEXT:
+            n = shift = 0
+            for j in range(5):
+                if pos >= end:
+                    _rv_fail(state, RV_VARINT_TRUNCATED, i, pos, 0, TRUNCATED)
+                b = p[pos]
+                pos += 1
+                if j == 4 and b & 0xF0:
+                    _rv_fail(state, RV_VARINT_OVERLONG, i, pos - 1, 0, OVERLONG)
+                n |= (b & 0x7F) << shift
+                if not b & 0x80:
+                    break
+                shift += 7
+            if n > 0x7FFFFFFF or n > end - pos:
+                _rv_fail(state, RV_LENGTH, i, pos, n, BAD_LENGTH)
+            v = bytes(p[pos:pos + n])
+            if kind == K_TEXT:
+                try:
+                    v = v.decode("utf-8")
+                except UnicodeDecodeError:
+                    _rv_fail(state, RV_UTF8, i, pos, 0, INVALID_UTF8)
+            pos += n
+        elif kind in _RV_FIXED:
+            st = _RV_FIXED[kind]
+            if st.size > end - pos:
+                _rv_fail(state, RV_TRUNCATED, i, pos, 0, TRUNCATED)
+            v = st.unpack_from(p, pos)[0]
+            pos += st.size
+        elif kind == K_I8 or kind == K_BOOL:
+            if pos >= end:
+                _rv_fail(state, RV_TRUNCATED, i, pos, 0, TRUNCATED)
+            b = p[pos]
+            if kind == K_BOOL:
+                if b > 1:
+                    _rv_fail(state, RV_BOOL, i, pos, b, BAD_VALUE)
+                v = b == 1
+            else:
+                v = b - 256 if b > 127 else b
+            pos += 1
+        else:
+            _rv_fail(state, RV_ARGS, i, 0, kind, BAD_VALUE)
+        out[names[i]] = v
+    return 0

@@ -1081,3 +1081,83 @@ def test_column_bounds_rejects_short_arrays_bad_offsets_and_other_kinds(kernel):
     # bound rows carried in must lie before the rows' end (their offsets are read)
     assert kernel.column_bounds(cols[:1], 0, 2, np.array([1, 1, 5, 5], np.int64)) == status.BAD_LENGTH
     assert kernel.column_bounds(cols[:1], 0, 2, np.array([1, 1, -1, 0], np.int64)) == status.BAD_LENGTH
+
+
+# -- row_values: one row as Python values -------------------------------------------------------------------------
+RV_KINDS = bytes([V.K_BOOL, V.K_I8, V.K_I16, V.K_I32, V.K_I64, V.K_F32, V.K_F64, V.K_TEXT, V.K_BYTES])
+RV_NAMES = ("b", "i8", "i16", "i", "l", "f", "d", "s", "y")
+
+
+def rv_block():
+    """A block of four rows of RV_KINDS: values, nulls, a NaN with a payload, a length written in five bytes."""
+    def row(bits, *values):
+        return struct.pack("<H", bits) + b"".join(values)
+    rows = [row(0, b"\x01", b"\xfe", struct.pack("<h", -300), struct.pack("<i", 2**31 - 1), struct.pack("<q", -2**63),
+                struct.pack("<f", 1.5), struct.pack("<d", -0.0), b"\x03\xc3\xa9x", b"\x02\x00\xff"),
+            row(0b110000001, b"\xff", struct.pack("<h", 7), struct.pack("<i", -1), struct.pack("<q", 5),
+                b"\x01\x00\xc0\x7f", struct.pack("<d", float("inf"))),
+            row(0, b"\x00", b"\x7f", struct.pack("<h", 0), struct.pack("<i", 0), struct.pack("<q", 0),
+                b"\x00\x00\x80\xff", b"\x01\x00\x00\x00\x00\x00\xf8\x7f", b"\x82\x80\x80\x80\x00ab", b"\x00"),
+            row(0b111111111)]
+    data = b"".join(rows)
+    offs = list(itertools.accumulate([0] + [len(r) for r in rows[:-1]]))
+    return data + struct.pack(f"<{len(rows)}i", *offs) + struct.pack("<i", len(rows)), len(rows)
+
+
+def rv_run(kernel, block, nrows, row, kinds=RV_KINDS, names=RV_NAMES):
+    out, state = {}, [0, 0, 0, 0]
+    st = kernel.row_values(block, nrows, row, kinds, names, out, state)
+    # a NaN compares by its bits (the value made from a float32 NaN is the same double on both paths)
+    out = {k: (struct.pack("<d", v) if isinstance(v, float) and v != v else v) for k, v in out.items()}
+    return st, (state if st < 0 else None), out
+
+
+@pytest.mark.parametrize("kernel", IMPLS)
+def test_row_values_reads_every_kind(kernel):
+    block, n = rv_block()
+    got = [rv_run(kernel, block, n, r) for r in range(n)]
+    assert [g[0] for g in got] == [0] * n
+    first, second, third, nulls = (g[2] for g in got)
+    assert first == {"b": True, "i8": -2, "i16": -300, "i": 2**31 - 1, "l": -2**63, "f": 1.5, "d": -0.0,
+                     "s": "\xe9x", "y": b"\x00\xff"}
+    assert second["b"] is None and second["s"] is None and second["y"] is None and second["i8"] == -1
+    assert second["f"] == struct.pack("<d", struct.unpack("<f", b"\x01\x00\xc0\x7f")[0])
+    assert second["d"] == float("inf")
+    assert third["b"] is False and third["s"] == "ab" and third["y"] == b""
+    assert nulls == dict.fromkeys(RV_NAMES)
+    assert type(first["b"]) is bool and type(first["l"]) is int and type(first["f"]) is float
+    # the state is only written when a check fails; without one, the status alone comes back
+    offsets_at = len(block) - 4 - 4 * n
+    bad = block[:offsets_at] + struct.pack("<i", 10**6) + block[offsets_at + 4:]  # row 0 starts past the rows
+    assert kernel.row_values(bad, n, 0, RV_KINDS, RV_NAMES, {}, None) == status.BAD_VALUE
+
+
+@pytest.mark.parametrize("kernel", IMPLS)
+def test_row_values_twin_agrees_on_every_byte_changed(kernel):
+    block, n = rv_block()
+    twin = _speedups.twin("rowcodec")
+    checks = set()
+    for at in range(len(block) - 4):
+        for value in (0x00, 0x01, 0x02, 0x7F, 0x80, 0xFF, block[at] ^ 0x10):
+            bad = bytearray(block)
+            bad[at] = value
+            for r in range(n):
+                got = rv_run(kernel, bytes(bad), n, r)
+                assert got == rv_run(twin, bytes(bad), n, r), (at, value, r)
+                checks.add(got[1][0] if got[0] < 0 else 0)
+    assert checks >= {0, twin.RV_OFFSET, twin.RV_BITMAP, twin.RV_VARINT_TRUNCATED, twin.RV_VARINT_OVERLONG,
+                      twin.RV_LENGTH, twin.RV_TRUNCATED, twin.RV_BOOL, twin.RV_UTF8}, checks
+
+
+@pytest.mark.parametrize("kernel", IMPLS)
+def test_row_values_refuses_bad_arguments(kernel):
+    block, n = rv_block()
+    for args in [(n, n), (n, -1), (0, 0), (len(block), 0)]:
+        assert rv_run(kernel, block, *args)[:2] == (status.BAD_LENGTH, [kernel.RV_ARGS, 0, 0, 0])
+    assert rv_run(kernel, block, n, 0, kinds=bytearray(RV_KINDS))[0] == status.BAD_LENGTH
+    assert rv_run(kernel, block, n, 0, names=RV_NAMES[:-1])[0] == status.BAD_LENGTH
+    st, state, _ = rv_run(kernel, block, n, 0, kinds=bytes([V.K_BOOL, V.K_DEC_BIG]) + RV_KINDS[2:])
+    assert (st, state) == (status.BAD_VALUE, [kernel.RV_ARGS, 1, 0, V.K_DEC_BIG])
+    # a block given as any buffer reads as the same bytes
+    assert rv_run(kernel, bytearray(block), n, 2) == rv_run(kernel, block, n, 2)
+    assert rv_run(kernel, memoryview(block), n, 2) == rv_run(kernel, block, n, 2)

@@ -224,6 +224,66 @@ def test_get_row_names_the_bad_field():
         assert e.offset == len(good) + offset
 
 
+PLAIN = schema_of([("b", "BOOLEAN"), ("i8", "TINYINT"), ("i16", "SMALLINT"), ("i", "INT"), ("l", "BIGINT"),
+                   ("f", "FLOAT"), ("d", "DOUBLE"), ("s", "STRING"), ("y", "BYTES"), ("c", "CHAR(2)")])
+
+
+def _plain_row(rng, nulls):
+    """One encoded row of PLAIN: its null bitmap (fields in ``nulls`` null), then each other field's value."""
+    bits = sum(1 << i for i in nulls)
+    out = struct.pack("<H", bits)
+    values = [struct.pack("<B", int(rng.integers(0, 2))), struct.pack("<b", int(rng.integers(-128, 128))),
+              struct.pack("<h", int(rng.integers(-2**15, 2**15))), struct.pack("<i", int(rng.integers(-2**31, 2**31))),
+              struct.pack("<q", int(rng.integers(-2**63, 2**63))), struct.pack("<f", float(rng.normal())),
+              struct.pack("<d", float(rng.normal())), b"\x05h\xc3\xa9lo", b"\x03\x00\xff\x80", b"\x02ab"]
+    return out + b"".join(v for i, v in enumerate(values) if i not in nulls)
+
+
+def _get_row(data, n, field_by_field):
+    """get_row(n) of ``data`` as the row_values kernel reads it, or (``field_by_field``) as the general path does:
+    the row, or the error's message, field, row, block and offset."""
+    from paimon_engine.formats.row.reader import _SchemaFacts
+    r = RowFileReader(io.BytesIO(data), PLAIN)
+    if field_by_field:
+        r._facts = _SchemaFacts(PLAIN)
+        r._facts.row_kinds = None
+    try:
+        return r.get_row(n)
+    except CorruptFileError as e:
+        return (e.reason, e.field, e.row, e.block, e.offset)
+
+
+def _same(a, b):
+    if isinstance(a, dict) and isinstance(b, dict):  # a float that is NaN is the same NaN on both paths
+        return a.keys() == b.keys() and all(x == y or (x != x and y != y) for x, y in zip(a.values(), b.values()))
+    return a == b
+
+
+def test_get_row_in_one_call_reads_every_row_as_field_by_field():
+    """A row of numbers, booleans, text and bytes is read in one kernel call: every byte of a three-row block
+    (rows, offsets, row count) set to other values gives, for each row, what reading it field by field gives: the
+    same values, or the same error at the same field and offset."""
+    rng = np.random.default_rng(3)
+    rows = [_plain_row(rng, ()), _plain_row(rng, (0, 3, 7)), _plain_row(rng, (9, 4))]
+    block = raw_block(rows)
+    good = build([block])
+    for n in range(3):
+        got = _get_row(good, n, False)
+        assert isinstance(got, dict) and _same(got, _get_row(good, n, True))
+    assert _get_row(good, 1, False)["s"] is None and _get_row(good, 0, False)["s"] == "h\xe9lo"
+    outcomes = set()
+    for at in range(len(block) - 4):  # the row count itself is checked when the block is read
+        for value in (0x00, 0x01, 0x02, 0x7F, 0x80, 0xFF, block[at] ^ 0x04):
+            bad = bytearray(block)
+            bad[at] = value
+            data = build([bytes(bad)])
+            for n in range(3):
+                one, each = _get_row(data, n, False), _get_row(data, n, True)
+                assert _same(one, each), (at, value, n, one, each)
+                outcomes.add("ok" if isinstance(one, dict) else " ".join(one[0].split(" ")[:2]))
+    assert len(outcomes) >= 8, outcomes  # the mutations reach most checks
+
+
 def test_nested_counts_bounded():
     schema = schema_of([("a", "ARRAY<INT>")])
     data = build([raw_block([b"\x00\xff\xff\xff\xff\x07"])])   # 2**31-1 elements in 0 bytes

@@ -33,11 +33,20 @@ _PLAIN = (T.BooleanType, T.TinyIntType, T.SmallIntType, T.IntType, T.BigIntType,
           T.CharType, T.VarCharType, T.BinaryType, T.VarBinaryType, T.DecimalType)
 
 
+# the row_values kernel's code of each type whose Python value it makes (``get_row`` reads a row of these types
+# in one kernel call)
+_ROW_VALUE_KIND = {T.BooleanType: V.K_BOOL, T.TinyIntType: V.K_I8, T.SmallIntType: V.K_I16, T.IntType: V.K_I32,
+                   T.BigIntType: V.K_I64, T.FloatType: V.K_F32, T.DoubleType: V.K_F64, T.BinaryType: V.K_BYTES,
+                   T.VarBinaryType: V.K_BYTES, T.CharType: V.K_TEXT, T.VarCharType: V.K_TEXT}
+
+
 class _SchemaFacts:
     """What readers work out once per schema object: each field's kernel kind (which checks that the schema
-    can be stored), the decoding program, and how ``get_row`` reads each field (both built on first use)."""
+    can be stored), the decoding program, and how ``get_row`` reads each field (both built on first use);
+    ``row_kinds``: the row_values kernel's code of each field (None when a field has a type it does not make),
+    ``names`` the field names."""
 
-    __slots__ = ("schema", "_program", "_getters")
+    __slots__ = ("schema", "_program", "_getters", "row_kinds", "names")
 
     def __init__(self, schema):
         for f in schema.fields:
@@ -45,6 +54,9 @@ class _SchemaFacts:
         self.schema = schema
         self._program = None
         self._getters = None
+        self.names = tuple(f.name for f in schema.fields)
+        kinds = [_ROW_VALUE_KIND.get(type(f.type)) for f in schema.fields]
+        self.row_kinds = None if None in kinds else bytes(kinds)
 
     @property
     def program(self):
@@ -851,10 +863,18 @@ class RowFileReader:
         n = int(n)
         if not 0 <= n < self.num_rows:
             raise InvalidArgumentError(f"row {n} is out of range for a file of {self.num_rows} rows")
-        getters = self._facts.getters
+        facts = self._facts
         b, off, csz, usz, first, nrows = self.index.locate(n)
         data = self._block(b, off, csz, usz, nrows)
         local = n - first
+        kinds = facts.row_kinds
+        if kinds is not None:  # every field a number, a boolean, text or bytes: the row in one kernel call
+            out = {}
+            k = _speedups.kernel("rowcodec")
+            if k.row_values(data, nrows, local, kinds, facts.names, out, None) < 0:
+                self._row_error(k, data, nrows, local, kinds, b, n)
+            return out
+        getters = facts.getters
         data_end = len(data) - 4 - 4 * nrows
         at = data_end + 4 * local
         pos = _I32.unpack_from(data, at)[0]
@@ -903,3 +923,22 @@ class RowFileReader:
                 raise ValueOutOfRangeError("value outside the range of Python's datetime", field=name,
                                            value=v, path=self.path) from None
         return out
+
+
+    def _row_error(self, k, data, nrows, local, kinds, b, n):
+        """Raise the CorruptFileError for row ``n`` (row ``local`` of block ``b``), which the row_values kernel
+        refused: the same error the field-by-field reading gives."""
+        state = [0, 0, 0, 0]
+        st = k.row_values(data, nrows, local, kinds, self._facts.names, {}, state)
+        check, field, at, detail = state
+        if check == k.RV_OFFSET:
+            raise CorruptFileError(f"row offset {detail} outside the block's rows", path=self.path, block=b, row=n,
+                                   offset=at)
+        if check == k.RV_BITMAP:
+            raise CorruptFileError("row shorter than its null bitmap", path=self.path, block=b, row=n, offset=at)
+        what = {k.RV_VARINT_TRUNCATED: "truncated varint", k.RV_VARINT_OVERLONG: "overlong varint",
+                k.RV_LENGTH: f"length {detail} exceeds the available bytes", k.RV_TRUNCATED: "truncated value",
+                k.RV_BOOL: f"boolean byte {detail}", k.RV_UTF8: "invalid UTF-8"}.get(check)
+        if what is None:
+            raise CorruptFileError(f"row {n}: {status.describe(st)}", path=self.path, block=b, row=n)
+        raise CorruptFileError(what, path=self.path, block=b, row=n, field=self._facts.names[field], offset=at)

@@ -20,6 +20,8 @@ from ...errors import CorruptFileError, UnsupportedTypeError
 K_BOOL, K_I8, K_I16, K_I32, K_I64, K_F32, K_F64, K_BYTES = 1, 2, 3, 4, 5, 6, 7, 8
 K_TS_MILLIS, K_TS_NANO, K_DEC_COMPACT, K_DEC_BIG, K_VARIANT = 9, 10, 11, 12, 13
 K_ARRAY, K_MAP, K_ROW, K_RAW, O_SPAN = 20, 21, 22, 23, 30
+#: the row_values kernel's code for a UTF-8 BYTES field (returned as str; K_BYTES gives bytes)
+K_TEXT = 24
 
 NESTED_KINDS = (K_ARRAY, K_MAP, K_ROW, K_VARIANT)
 _EPOCH_DATE = datetime.date(1970, 1, 1)
