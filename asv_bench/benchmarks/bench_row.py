@@ -366,17 +366,20 @@ class RowLookup:
             self.dctx.decompress(self.frames[3], max_output_size=self.usizes[3])
 
 
-def _open_floor(path, block=None):
+def _open_floor(path, block=None, dctx=None):
     """What any reader pays to open ``path``: open, stat, read its 16 KiB tail, close (plain system calls). With
-    ``block`` = (offset, compressed size, uncompressed size): also read and decompress that block."""
+    ``block`` = (offset, compressed size, uncompressed size): also read and decompress that block, with ``dctx``
+    (a zstd decompressor kept between calls, as the engine keeps one per thread; a new one when None)."""
     fd = os.open(path, os.O_RDONLY)
     try:
         size = os.fstat(fd).st_size
         os.pread(fd, min(size, 16384), max(0, size - 16384))
         if block is not None:
-            import zstandard
+            if dctx is None:
+                import zstandard
+                dctx = zstandard.ZstdDecompressor()
             off, csz, usz = block
-            zstandard.ZstdDecompressor().decompress(os.pread(fd, csz, off), max_output_size=usz)
+            dctx.decompress(os.pread(fd, csz, off), max_output_size=usz)
     finally:
         os.close(fd)
 
@@ -385,10 +388,10 @@ class RowOpen:
     """Cold reads on the 1M-row file (574 blocks): open it (engine: ``RowFileReader``, which reads the footer and
     checks the block index; pypaimon: ``FormatRowReader``), and open + one random row from that fresh reader
     (engine ``get_row``; pypaimon ``row_indices=[n]``). ``floor`` is the system calls alone: open, stat, a 16 KiB
-    tail read, close (+ reading and decompressing the row's block). Each side's classes are imported in setup,
-    as in a program that opens many files (an import statement inside the timed call costs 10-15 us on a 2-core
-    machine, a quarter of the engine's figure); the ``timeraw_`` variant runs open + one row in a fresh process (imports in its
-    setup, every lazy first-use cost in the timing)."""
+    tail read, close (+ reading and decompressing the row's block with a decompressor kept between calls). Each
+    side's classes are imported in setup, as in a program that opens many files (an import statement inside the
+    timed call costs 10-15 us on a 2-core machine, a quarter of the engine's open); the ``timeraw_`` variant runs
+    open + one row in a fresh process (imports in its setup, every lazy first-use cost in the timing)."""
     params = (["paimon_engine", "pypaimon", "floor"],)
     param_names = ["impl"]
     timeout = 300
@@ -414,6 +417,8 @@ class RowOpen:
         ix = RowFileReader(path, self.schema).index
         self.blocks = (ix.row_starts, ix.offsets.tolist(), ix.compressed_sizes.tolist(),
                        ix.uncompressed_sizes.tolist())
+        import zstandard
+        self.dctx = zstandard.ZstdDecompressor()
 
     def time_open(self, path, impl):
         if impl == "paimon_engine":
@@ -433,7 +438,7 @@ class RowOpen:
         else:
             starts, offs, csz, usz = self.blocks
             b = int(np.searchsorted(starts, n, side="right")) - 1
-            _open_floor(path, (offs[b], csz[b], usz[b]))
+            _open_floor(path, (offs[b], csz[b], usz[b]), self.dctx)
 
     def timeraw_open_get_row(self, path, impl):
         # the libraries both sides load (numpy, pyarrow, zstandard) are imported before the timing starts
