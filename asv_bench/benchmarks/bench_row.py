@@ -389,9 +389,9 @@ class RowOpen:
     checks the block index; pypaimon: ``FormatRowReader``), and open + one random row from that fresh reader
     (engine ``get_row``; pypaimon ``row_indices=[n]``). ``floor`` is the system calls alone: open, stat, a 16 KiB
     tail read, close (+ reading and decompressing the row's block with a decompressor kept between calls). Each
-    side's classes are imported in setup, as in a program that opens many files (an import statement inside the
-    timed call costs 10-15 us on a 2-core machine, a quarter of the engine's open); the ``timeraw_`` variant runs
-    open + one row in a fresh process (imports in its setup, every lazy first-use cost in the timing)."""
+    side's classes are imported in setup, as in a program that opens many files (after this setup, which churns
+    memory, an import statement inside the timed call measured 10-15 us on a 2-core machine); the ``timeraw_``
+    variant runs open + one row in a fresh process (imports in its setup, every lazy first-use cost timed)."""
     params = (["paimon_engine", "pypaimon", "floor"],)
     param_names = ["impl"]
     timeout = 300

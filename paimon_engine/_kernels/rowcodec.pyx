@@ -2092,7 +2092,8 @@ def column_bounds(list cols, Py_ssize_t start, Py_ssize_t stop, int64_t[::1] sta
 #
 # row_values(block, nrows, row, kinds, names, out, state) -> status
 #   Row ``row`` of a decompressed block of ``nrows`` rows (its rows, then one int32 offset per row, then the row
-#   count) decoded into ``out``: names[i] -> the value of field i, None when its null bit is set. ``kinds``: one
+#   count) decoded into ``out`` (a dict): names[i] (a tuple) -> the value of field i, None when its null bit is
+#   set. ``block``: bytes, or any buffer (read from a copy). ``kinds``: one
 #   byte per field, K_BOOL .. K_F64, K_BYTES (bytes) or K_TEXT (UTF-8, str); every field of the row is one of
 #   these. Returns 0, or a negative status with, when ``state`` (4 items) is given: state[0] = the check that
 #   failed (RV_* below), state[1] = the field, state[2] = the byte offset in the block, state[3] = a detail (the
@@ -2115,7 +2116,7 @@ cdef inline int _rv_fail(object state, int64_t check, int64_t field, int64_t at,
     return status
 
 
-def row_values(block, Py_ssize_t nrows, Py_ssize_t row, kinds, tuple names, dict out, state):
+def row_values(block, Py_ssize_t nrows, Py_ssize_t row, kinds, tuple names not None, dict out not None, state):
     cdef const uint8_t* p
     cdef const uint8_t* k
     cdef Py_ssize_t blen, nk, data_end, at, pos, end, nb, i, start
@@ -2127,7 +2128,7 @@ def row_values(block, Py_ssize_t nrows, Py_ssize_t row, kinds, tuple names, dict
     cdef int kind, shift, j, w
     cdef object v
     if not PyBytes_CheckExact(block):  # the reader passes bytes; any other buffer is read from a copy
-        block = bytes(block)
+        block = bytes(memoryview(block))
     p, blen = <const uint8_t*>PyBytes_AS_STRING(block), PyBytes_GET_SIZE(block)
     if not PyBytes_CheckExact(kinds):
         return _rv_fail(state, RV_ARGS, 0, 0, 0, BAD_LENGTH)
@@ -2194,7 +2195,7 @@ def row_values(block, Py_ssize_t nrows, Py_ssize_t row, kinds, tuple names, dict
             if kind == K_F64:
                 memcpy(&f64, p + pos, 8)
                 v = PyFloat_FromDouble(f64)
-            elif kind == K_F32:
+            elif kind == K_F32:  # widened as C widens it (as Arrow's to_pylist gives it)
                 memcpy(&f32, p + pos, 4)
                 v = PyFloat_FromDouble(f32)
             elif kind == K_BOOL:

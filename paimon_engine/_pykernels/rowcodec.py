@@ -546,7 +546,7 @@ K_TEXT = 24
 RV_OFFSET, RV_BITMAP, RV_VARINT_TRUNCATED, RV_VARINT_OVERLONG, RV_LENGTH, RV_TRUNCATED, RV_BOOL, RV_UTF8, \
     RV_ARGS = range(1, 10)
 _RV_FIXED = {K_I16: struct.Struct("<h"), K_I32: struct.Struct("<i"), K_I64: struct.Struct("<q"),
-             K_F32: struct.Struct("<f"), K_F64: struct.Struct("<d")}
+             K_F32: struct.Struct("<f"), K_F64: struct.Struct("<d")}  # K_F32: its size (the value: _f32)
 _I32 = struct.Struct("<i")
 
 
@@ -560,11 +560,29 @@ def _rv_fail(state, check, field, at, detail, status):
     raise _RowFail(status)
 
 
+def _f32(p, pos):
+    """The FLOAT at ``pos`` widened to a Python float as C widens it (as Arrow's to_pylist and the kernel do; a
+    signalling NaN comes out quiet, where ``struct`` keeps it on newer Pythons)."""
+    return float(np.frombuffer(p, np.float32, 1, pos)[0])
+
+
 def row_values(block, nrows, row, kinds, names, out, state):
+    if type(names) is not tuple or type(out) is not dict:
+        raise TypeError("names must be a tuple and out a dict")
+    nrows, row = _ssize(nrows), _ssize(row)
     try:
-        return _row_values(memoryview(block).cast("B"), nrows, row, kinds, names, out, state)
+        return _row_values(block if type(block) is bytes else bytes(memoryview(block)), nrows, row, kinds, names,
+                           out, state)
     except _RowFail as e:
         return e.args[0]
+
+
+def _ssize(v):
+    """``v`` as the kernel's Py_ssize_t arguments take it (OverflowError beyond 64 bits)."""
+    v = _as_index(v)
+    if not -(1 << 63) <= v < 1 << 63:
+        raise OverflowError("Python int too large to convert to C ssize_t")
+    return v
 
 
 def _row_values(p, nrows, row, kinds, names, out, state):
@@ -613,7 +631,7 @@ def _row_values(p, nrows, row, kinds, names, out, state):
             st = _RV_FIXED[kind]
             if st.size > end - pos:
                 _rv_fail(state, RV_TRUNCATED, i, pos, 0, TRUNCATED)
-            v = st.unpack_from(p, pos)[0]
+            v = _f32(p, pos) if kind == K_F32 else st.unpack_from(p, pos)[0]
             pos += st.size
         elif kind == K_I8 or kind == K_BOOL:
             if pos >= end:

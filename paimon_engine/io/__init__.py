@@ -224,11 +224,7 @@ class FileIO:
     # -- reads ---------------------------------------------------------------
     def open_input(self, location: str) -> InputFile:
         if _PREAD:
-            # a local file: what resolve() would find, without making the filesystem object; an absolute path
-            # already in normal form (as _local_path sees it), the common case, is taken as it is
-            if (self._fixed is None and type(location) is str and location.startswith("/")
-                    and not location.endswith("/") and "//" not in location and "/." not in location):
-                return _open_local(location, location)
+            # a local file: what resolve() would find, without making the filesystem object
             local = self._local_path_of(normalize_location(location))
             if local is not None:
                 return _open_local(local, location)

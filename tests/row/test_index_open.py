@@ -148,6 +148,15 @@ def test_a_file_that_fails_to_open_is_closed(small_file, tmp_path):
     assert _open_fds() == before
 
 
+def test_a_given_file_stays_open_when_opening_fails(small_file):
+    """A file object or a pyarrow input file given by the caller is the caller's: a reader that fails to open it
+    leaves it open, as a reader that opened it does."""
+    for source in (io.BytesIO(small_file[:-1] + b"\0"), pa.BufferReader(small_file[:-1] + b"\0")):
+        with pytest.raises(CorruptFileError):
+            RowFileReader(source, SCHEMA)
+        assert not source.closed
+
+
 def test_every_kind_of_source_reads_alike(small_file, tmp_path):
     """A location (plain, relative, ``file:`` URI, with ``//`` or ``/./`` in it), a binary file object and a
     pyarrow input file give the same rows; a given file object stays open after the reader closes."""

@@ -24,7 +24,7 @@ __all__ = ["RowFileReader"]
 
 _I32 = struct.Struct("<i")
 _FIXED = {T.SmallIntType: struct.Struct("<h"), T.IntType: struct.Struct("<i"), T.BigIntType: struct.Struct("<q"),
-          T.FloatType: struct.Struct("<f"), T.DoubleType: struct.Struct("<d")}
+          T.FloatType: V.Float32, T.DoubleType: struct.Struct("<d")}
 
 # how get_row reads a field: a precompiled struct, bytes or text, or the general decoder
 _GET_FIXED, _GET_BYTES, _GET_VALUE = 0, 1, 2
@@ -235,19 +235,12 @@ class RowFileReader:
 
     def __init__(self, source, schema: T.RowType, file_io=None, max_block_size: int = DEFAULT_MAX_BLOCK_SIZE,
                  cache_blocks: int = 8, threads: int | None = None):
-        facts = _FACTS.get(id(schema))
-        if facts is None or facts.schema is not schema:  # a schema not seen yet: checked and its facts made
-            if not isinstance(schema, T.RowType):
-                raise InvalidArgumentError("schema must be a RowType")
-            facts = _facts(schema)
-        self._facts = facts
+        if not isinstance(schema, T.RowType):
+            raise InvalidArgumentError("schema must be a RowType")
+        self._facts = _facts(schema)
         self.schema = schema
         self.max_block_size = max_block_size = int(max_block_size)
-        if type(source) is str:
-            self.path = source
-            src = (file_io or _DEFAULT_IO or _default_io()).open_input(source)
-        else:
-            self.path, src = _open_source(source, file_io)
+        self.path, src = _open_source(source, file_io)
         self._src = src
         self._cache = OrderedDict()
         self._cache_blocks = cache_blocks
@@ -868,7 +861,7 @@ class RowFileReader:
         data = self._block(b, off, csz, usz, nrows)
         local = n - first
         kinds = facts.row_kinds
-        if kinds is not None:  # every field a number, a boolean, text or bytes: the row in one kernel call
+        if kinds is not None:  # every field an integer, a float, a boolean, text or bytes: one kernel call
             out = {}
             k = _speedups.kernel("rowcodec")
             if k.row_values(data, nrows, local, kinds, facts.names, out, None) < 0:

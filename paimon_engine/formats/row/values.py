@@ -247,6 +247,22 @@ def decode_bytes(buf, pos: int, end: int, text: bool):
     return raw, pos + n
 
 
+def f32_at(buf, pos: int) -> float:
+    """The FLOAT at ``pos`` of ``buf`` widened to a Python float as C widens it, as Arrow's ``to_pylist`` gives it
+    (a signalling NaN comes out quiet; ``struct`` keeps it on newer Pythons)."""
+    return float(np.frombuffer(buf, np.float32, 1, pos)[0])
+
+
+class Float32:
+    """FLOAT read the way ``struct.Struct("<f")`` reads it (``size``, ``unpack_from``), widened by :func:`f32_at`."""
+
+    size = 4
+
+    @staticmethod
+    def unpack_from(buf, pos=0):
+        return (f32_at(buf, pos),)
+
+
 def decode_value(t: T.DataType, buf, pos: int, end: int):
     """Decode one non-null value; returns ``(python_value, next_pos)`` (values fit ``pa.array(..., t.to_arrow())``)."""
     k = kind_of(t)
@@ -263,7 +279,7 @@ def decode_value(t: T.DataType, buf, pos: int, end: int):
     if fmt is not None:
         w = struct.calcsize(fmt)
         _need(pos, w, end)
-        x = struct.unpack_from(fmt, buf, pos)[0]
+        x = f32_at(buf, pos) if k == K_F32 else struct.unpack_from(fmt, buf, pos)[0]
         pos += w
         if k == K_I32 and isinstance(t, T.TimeType) and t.precision > 3:
             x *= 1000 if t.precision <= 6 else 1_000_000
