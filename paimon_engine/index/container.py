@@ -141,12 +141,27 @@ class FileIndexReader:
         self.entries: dict[str, dict[str, tuple[int, int]]] = {}
         self._read_header()
 
+    def close(self):
+        """Close the file this reader reads (nothing for bytes); the indexes opened from it stay usable only while
+        it is open."""
+        f, self._file = self._file, None
+        if f is not None and hasattr(f, "close"):
+            f.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
     def _read(self, off, n):
         if off < 0 or n < 0 or off + n > self.size:
             raise CorruptFileError(f"range [{off}, {off + n}) outside the {self.size}-byte file index",
                                    path=self.path, offset=off)
         if self._buf is not None:
             return self._buf[off:off + n]
+        if self._file is None:
+            raise InvalidArgumentError(f"the file index reader of {self.path} is closed")
         data = self._file.read_at(off, n)
         if len(data) != n:
             raise CorruptFileError("short read", path=self.path, offset=off)
@@ -270,7 +285,8 @@ EMBEDDED_INDEX_PREFIX = "base64:"
 
 
 def load_file_index(io, file_index: str, path=None):
-    """A :class:`FileIndexReader` for a manifest entry's ``file_index`` value."""
+    """A :class:`FileIndexReader` for a manifest entry's ``file_index`` value; it owns the file it opened (close it,
+    or use it in a ``with`` block)."""
     import base64
     import binascii
 
@@ -280,4 +296,9 @@ def load_file_index(io, file_index: str, path=None):
         except (binascii.Error, ValueError) as e:
             raise CorruptFileError(f"embedded file index is not base64: {e}", path=path) from None
         return FileIndexReader(raw, path=path)
-    return FileIndexReader(io.open_input(file_index), path=file_index)
+    f = io.open_input(file_index)
+    try:
+        return FileIndexReader(f, path=file_index)
+    except BaseException:
+        f.close()
+        raise

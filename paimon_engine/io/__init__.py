@@ -110,6 +110,14 @@ class _LocalInputFile(InputFile):
         if fd >= 0:
             os.close(fd)
 
+    def __del__(self):
+        # a file nobody closed (a reader dropped without close()) gives its descriptor back when it is collected,
+        # as Python's own file objects do
+        try:
+            self.close()
+        except Exception:
+            pass
+
 
 def _open_local(path: str, location: str) -> _LocalInputFile:
     """The local regular file ``path`` (named ``location``) opened for reading; NotFoundError when there is

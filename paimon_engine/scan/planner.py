@@ -386,8 +386,8 @@ class TableScan:
                 names[f.name] = w.name
         if not names:
             return REMAIN
-        reader = load_file_index(self.io, df.file_index, path=df.file_path)
-        return evaluate_file_index(bound, _IndexByCurrentName(reader, names))
+        with load_file_index(self.io, df.file_index, path=df.file_path) as reader:
+            return evaluate_file_index(bound, _IndexByCurrentName(reader, names))
 
     def _row_schema(self, df):
         """The RowType a ``row`` file was written with (None for self-describing formats)."""

@@ -66,6 +66,31 @@ def test_large_index_goes_to_a_file_beside_the_data(tmp_path):
     assert rows(t, col("k") == 2) == [1, 3]
 
 
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="open descriptors are listed in /proc on Linux")
+def test_planning_with_index_files_leaves_no_file_open(tmp_path):
+    """Planning reads each data file's index file and closes it: no descriptor is left open after plans and reads
+    that use the index files, nor after one whose index file is corrupt."""
+    from paimon_engine.errors import CorruptFileError
+    from paimon_engine.index.container import load_file_index
+    t = make(tmp_path, "row", **{"file-index.in-manifest-threshold": "16"})
+    before = set(os.listdir("/proc/self/fd"))
+    for _ in range(3):
+        assert len(t.scan(filter=col("k") == 2).plan_files()) == 1
+        assert rows(t, col("k") == 2) == [1, 3]
+    assert set(os.listdir("/proc/self/fd")) == before
+    loc = t.data_files()[0].data_file.file_index
+    with open(loc.replace("file://", ""), "r+b") as f:
+        f.write(b"\0" * 8)  # the header's magic number
+    with pytest.raises(CorruptFileError):
+        load_file_index(t.io, loc)
+    assert set(os.listdir("/proc/self/fd")) == before
+    with load_file_index(t.io, t.data_files()[1].data_file.file_index) as reader:
+        assert reader.columns()
+    assert set(os.listdir("/proc/self/fd")) == before
+    with pytest.raises(InvalidArgumentError, match="closed"):
+        reader.index_bytes("k", reader.index_types("k")[0])
+
+
 def test_index_follows_renamed_columns_and_can_be_switched_off(tmp_path):
     t = make(tmp_path, "row")
     with t.update_schema() as u:
