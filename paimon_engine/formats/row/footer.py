@@ -159,7 +159,7 @@ def parse_tail(tail: bytes, file_size: int, *, path=None, max_block_size=None):
     and the index it holds checked in one kernel call (what :meth:`Footer.parse` and :meth:`BlockIndex.parse`
     check). The BlockIndex is None when the index starts before the tail: read it and pass it to
     :meth:`BlockIndex.parse`. A broken rule raises :class:`CorruptFileError` as those two do."""
-    k = _speedups.kernel("rowindex")
+    k = _rowindex()
     st, rows, blocks, ioff, ilen, decoded, state = k.open_tail(tail, file_size,
                                                                 -1 if max_block_size is None else int(max_block_size))
     if st == 0:

@@ -917,7 +917,6 @@ class RowFileReader:
                                            value=v, path=self.path) from None
         return out
 
-
     def _row_error(self, k, data, nrows, local, kinds, b, n):
         """Raise the CorruptFileError for row ``n`` (row ``local`` of block ``b``), which the row_values kernel
         refused: the same error the field-by-field reading gives."""
