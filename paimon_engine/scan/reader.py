@@ -196,7 +196,6 @@ class _ParquetFile:
     """A data file opened for column reads by field id."""
 
     def __init__(self, io, path):
-        import pyarrow.parquet as pq
         self.path = path
         fs, p = io.resolve(path)
         from ..errors import NotFoundError
@@ -209,6 +208,14 @@ class _ParquetFile:
                 raise NotFoundError(f"data file not found: {path}") from None
             raise CorruptFileError(f"cannot open file: {exc}", path=path) from None
         self._file = f
+        try:
+            self._read_footer(fs, path)
+        except BaseException:
+            f.close()   # (the error's traceback would otherwise hold the file open for as long as it lives)
+            raise
+
+    def _read_footer(self, fs, path):
+        import pyarrow.parquet as pq
         self._lock = threading.Lock()     # seek + read of _read_buffer
         # page headers are walked only where reading them is cheap (a local file)
         self._local = getattr(fs, "type_name", "") == "local"
@@ -217,7 +224,7 @@ class _ParquetFile:
         # one read per column chunk
         self._buffer_size = _LOCAL_BUFFER if self._local else 0
         try:
-            self.pf = pq.ParquetFile(f, buffer_size=self._buffer_size)
+            self.pf = pq.ParquetFile(self._file, buffer_size=self._buffer_size)
             schema = self.schema_arrow = self.pf.schema_arrow   # (pyarrow builds it anew on every access)
         except (pa.ArrowException, OSError, ValueError) as exc:
             if "LogicalType that is not recognized" in str(exc):
@@ -249,6 +256,10 @@ class _ParquetFile:
         self._leaf = None
         self._dict_readers = {}
         self._chunk_problem = None
+
+    def close(self):
+        """Give the file back (what was read from it stays readable)."""
+        self._file.close()
 
     def check_statistics(self):
         """Raise CorruptFileError unless every column chunk names its schema column's physical type and has
@@ -607,6 +618,9 @@ class _RowFile:
         self.by_name = {f.name: f.name for f in file_schema.fields}
         self.has_ids = True
 
+    def close(self):
+        self.reader.close()
+
     def column_name(self, field):
         return self.by_id.get(field.id)
 
@@ -751,6 +765,13 @@ class TaskReader:
         manifest entry names ``data_path`` as its ``referenced_data_file`` (every row deletes from that file) is
         read for ``pos`` alone; otherwise a Parquet file's ``file_path`` is read as dictionary indices."""
         pf = _open(self.io, d.path, d.file_format, d.file_schema)
+        try:
+            return self._read_positions(pf, d, data_path)
+        finally:
+            pf.close()
+
+    @staticmethod
+    def _read_positions(pf, d, data_path):
         names = {}
         for fid, want in ((2147483546, "file_path"), (2147483545, "pos")):
             n = pf.by_id.get(fid) if pf.has_ids else None
@@ -811,11 +832,14 @@ class TaskReader:
                 fld = self.all_fields.get(fid)
                 n = pf.by_id.get(fid) if pf.has_ids else (pf.by_name.get(fld.name) if fld else None)
                 names.append(n)
-            if all(n is None for n in names):
-                # none of the key columns is in the file: its row count would come from the footer alone
-                raise CorruptFileError(f"equality delete file holds none of its key columns (field ids {list(ids)})",
-                                       path=d.path, offset=0)
-            tbl = pf.read([n for n in names if n is not None])
+            try:
+                if all(n is None for n in names):
+                    # none of the key columns is in the file: its row count would come from the footer alone
+                    raise CorruptFileError(f"equality delete file holds none of its key columns (field ids "
+                                           f"{list(ids)})", path=d.path, offset=0)
+                tbl = pf.read([n for n in names if n is not None])
+            finally:
+                pf.close()
             for n in names:
                 if n is not None and n not in tbl.column_names:
                     # the key's field id names a column that reads as nothing (a struct without leaves)
@@ -859,6 +883,12 @@ class TaskReader:
         """Yield the task's rows as ``pyarrow.RecordBatch`` objects (one per Parquet batch when ``batch_size``
         is given, else one per file)."""
         pf = _open(self.io, task.path, task.file_format, task.file_schema)
+        try:
+            yield from self._read_open_task(task, pf, batch_size)
+        finally:
+            pf.close()   # (also when the reader stops early or the read fails)
+
+    def _read_open_task(self, task, pf, batch_size):
         ids = self._needed(task)
         fields = [self.all_fields.get(fid) for fid in ids]
         file_cols = {}
