@@ -1076,13 +1076,47 @@ cdef Py_ssize_t _byte_array_unpacked(const uint8_t* p, Py_ssize_t nbytes, int w,
     return i
 
 
+cdef Py_ssize_t _byte_array_keep_unpacked(const uint8_t* p, Py_ssize_t nbytes, int w, Py_ssize_t take,
+                                          uint32_t ndict, const int32_t* doff, const uint8_t* dd, uint8_t* od,
+                                          int64_t* dp, int32_t* oo, Py_ssize_t* jp,
+                                          const uint8_t* kp) noexcept nogil:
+    """``_byte_array_unpacked`` with keep flags (``_byte_array_keep``'s checked path): every value is moved and
+    only a kept one advances the data and row cursors (``*dp``, ``*jp``). How many values were read (see
+    ``_byte_array_unpacked``)."""
+    cdef int32_t idx[256]
+    cdef Py_ssize_t i = 0, got, want, t, s, j = jp[0]
+    cdef int32_t a, e, ln
+    cdef int64_t d = dp[0]
+    while i < take:
+        want = take - i if take - i < 256 else 256
+        s = (i >> 3) * w
+        got = pe_unpack_vector(p + s, nbytes - s, w, want, ndict, NULL, 0, <uint8_t*>idx)
+        for t in range(got):
+            a = doff[idx[t]]
+            e = doff[idx[t] + 1]
+            if e - a <= 16:
+                memcpy(od + d, dd + a, 16)
+            else:
+                memcpy(od + d, dd + a, e - a)
+            ln = (e - a) & -(<int32_t>(kp[i + t] != 0))
+            d += ln
+            oo[j] = <int32_t>d
+            j += kp[i + t] != 0
+        i += got
+        if got < want:
+            break
+    dp[0] = d
+    jp[0] = j
+    return i
+
+
 cdef int _byte_array_keep(const uint8_t* b, Py_ssize_t end, Py_ssize_t* pos, Py_ssize_t n, int w,
                           const int32_t* doff, const uint8_t* dd, Py_ssize_t dlen, uint32_t ndict, uint8_t* od,
                           Py_ssize_t room, int64_t* dp, int32_t* oo, const uint8_t* kp, bint checked) noexcept nogil:
     """``dictionary_byte_array`` of the rows whose flag in ``kp`` is non-zero. With ``checked`` (see
     ``_page_fits``) every value is moved and only a kept one advances the data and row cursors (no branch on
     the flag); otherwise only kept values are appended, each checked."""
-    cdef Py_ssize_t done = 0, count, nbytes, k, take, fast, bit, j = 0
+    cdef Py_ssize_t done = 0, count, nbytes, k, take, fast, bit, j = 0, first
     cdef int32_t a, e, ln
     cdef uint32_t value, v
     cdef uint64_t word, mask = (<uint64_t>1 << w) - 1
@@ -1096,9 +1130,15 @@ cdef int _byte_array_keep(const uint8_t* b, Py_ssize_t end, Py_ssize_t* pos, Py_
             break
         take = count if count < n - done else n - done
         p = b + pos[0]
-        bit = 0
         fast = _fast_values(nbytes, w, take) if packed and w and checked else 0
-        for k in range(fast):
+        # the run's first values with their indices unpacked 16 at a time where the vector path is on; the scalar
+        # loops go on from the first value it left
+        first = _byte_array_keep_unpacked(p, nbytes, w, take, ndict, doff, dd, od, &d, oo, &j, kp + done) \
+            if packed and w and checked and _unpack_on() else 0
+        bit = first * w
+        if first > fast:
+            fast = first
+        for k in range(first, fast):
             memcpy(&word, p + (bit >> 3), 8)
             v = <uint32_t>((word >> (bit & 7)) & mask)
             bit += w

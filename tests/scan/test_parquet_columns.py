@@ -1077,6 +1077,20 @@ def test_long_bit_packed_runs_of_strings_on_the_vector_and_scalar_paths(vector_s
                         assert offs[0] == -1 and offs[2:n + 2].tolist() == (7 + ends).tolist(), (k, count, ndict)
                         assert offs[n + 2] == -1
                         assert (out[:7] == 0xCD).all() and out[7:7 + total].tolist() == values.tolist()
+                        # only the rows flagged (none, some, nearly all), as many values after the 7 bytes
+                        for rate in (0.0, 0.3, 0.97):
+                            keep = (rng.random(n) < rate).astype(np.uint8) * rng.integers(1, 256, n, dtype=np.uint8)
+                            kept = np.flatnonzero(keep)
+                            kends, kvalues = expected(d_off, d_data, want[kept]) if len(kept) else ([], [])
+                            koffs = np.full(len(kept) + 3, -1, np.int32)
+                            koffs[1] = 7
+                            kout = np.full(room, 0xCD, np.uint8)
+                            assert k.dictionary_byte_array(data, 0, len(data), n, d_off, d_data, koffs, 1, kout,
+                                                           keep) == rc, (k, count, n, ndict, room, rate)
+                            assert koffs[0] == -1 and koffs[2:len(kept) + 2].tolist() == (7 + np.asarray(
+                                kends, np.int64)).tolist(), (k, count, n, ndict, room, rate)
+                            kend = 7 + (int(kends[-1]) if len(kept) else 0)
+                            assert (kout[:7] == 0xCD).all() and kout[7:kend].tolist() == list(kvalues)
         # one index outside the dictionary, wherever it is
         for at in sorted({0, 15, 16, 17, 255, 256, 257, count // 2, count - 1} & set(range(count))):
             bad_vals = vals.copy()
@@ -1090,6 +1104,12 @@ def test_long_bit_packed_runs_of_strings_on_the_vector_and_scalar_paths(vector_s
                     out = np.zeros(room, np.uint8)
                     assert k.dictionary_byte_array(bad, 0, len(bad), count, d_off, d_data, offs, 0, out) == -3, \
                         (k, count, at, room)
+                    # the same with flags: a dropped row's index is checked all the same
+                    keep = (np.arange(count) % 2).astype(np.uint8)
+                    keep[at] = 0
+                    offs = np.zeros(count + 2, np.int32)
+                    assert k.dictionary_byte_array(bad, 0, len(bad), count, d_off, d_data, offs, 0, out,
+                                                   keep) == -3, (k, count, at, room)
 
 
 def test_kept_values_and_counts_on_the_vector_and_scalar_paths(vector_state):
