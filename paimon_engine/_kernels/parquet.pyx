@@ -1021,6 +1021,13 @@ cdef inline int64_t _moved(const int32_t* doff, const uint8_t* dd, uint32_t v, u
     return d + (e - a)
 
 
+cdef inline int64_t _moved_if(const int32_t* doff, const uint8_t* dd, uint32_t v, uint8_t* od, int64_t d,
+                              bint kept) noexcept nogil:
+    """``_moved``, the data's end advanced only when ``kept``: the value is moved either way and its length masked
+    (a branch on the flag would be mispredicted at each dropped row)."""
+    return d + ((_moved(doff, dd, v, od, d) - d) & -(<int64_t>kept))
+
+
 cdef inline int _one_bytes_checked(const int32_t* doff, const uint8_t* dd, Py_ssize_t dlen, uint32_t v,
                                    uint32_t ndict, uint8_t* data, Py_ssize_t room, int64_t* d,
                                    bint checked) noexcept nogil:
@@ -1053,60 +1060,36 @@ cdef bint _page_fits(const int32_t* doff, Py_ssize_t ndict, Py_ssize_t dlen, Py_
 
 cdef Py_ssize_t _byte_array_unpacked(const uint8_t* p, Py_ssize_t nbytes, int w, Py_ssize_t take, uint32_t ndict,
                                      const int32_t* doff, const uint8_t* dd, uint8_t* od, int64_t* dp,
-                                     int32_t* oo) noexcept nogil:
+                                     int32_t* oo, const uint8_t* kp, Py_ssize_t* jp) noexcept nogil:
     """``dictionary_byte_array``'s checked path (see ``_page_fits``) over the first values of a bit-packed run, their
     indices unpacked 16 at a time by the vector path (``pe_unpack_vector``) into a batch of 256 and then moved
-    without unpacking a value at a time: how many values were written (a multiple of 16, so the scalar loop goes
+    without unpacking a value at a time: how many values were read (a multiple of 16, so the scalar loop goes
     on from byte ``(first >> 3) * w``; 0 where the vector path cannot). A batch the vector path leaves short (an
-    index outside the dictionary, or the run's last bytes) ends it, and the scalar loop reads the rest."""
+    index outside the dictionary, or the run's last bytes) ends it, and the scalar loop reads the rest. ``kp``
+    (NULL: every row): keep flags of the run's values (``_byte_array_keep``'s checked path); every value is then
+    moved and only a kept one advances the data and row cursors (``*dp``, ``*jp``: the offsets written so far)."""
     cdef int32_t idx[256]
-    cdef Py_ssize_t i = 0, got, want, j, s
+    cdef Py_ssize_t i = 0, got, want, t, s, j = jp[0] if kp != NULL else 0
     cdef int64_t d = dp[0]
     while i < take:
         want = take - i if take - i < 256 else 256
         s = (i >> 3) * w
         got = pe_unpack_vector(p + s, nbytes - s, w, want, ndict, NULL, 0, <uint8_t*>idx)
-        for j in range(got):
-            d = _moved(doff, dd, <uint32_t>idx[j], od, d)
-            oo[i + j] = <int32_t>d
+        if kp == NULL:
+            for t in range(got):
+                d = _moved(doff, dd, <uint32_t>idx[t], od, d)
+                oo[i + t] = <int32_t>d
+        else:
+            for t in range(got):
+                d = _moved_if(doff, dd, <uint32_t>idx[t], od, d, kp[i + t] != 0)
+                oo[j] = <int32_t>d
+                j += kp[i + t] != 0
         i += got
         if got < want:
             break
     dp[0] = d
-    return i
-
-
-cdef Py_ssize_t _byte_array_keep_unpacked(const uint8_t* p, Py_ssize_t nbytes, int w, Py_ssize_t take,
-                                          uint32_t ndict, const int32_t* doff, const uint8_t* dd, uint8_t* od,
-                                          int64_t* dp, int32_t* oo, Py_ssize_t* jp,
-                                          const uint8_t* kp) noexcept nogil:
-    """``_byte_array_unpacked`` with keep flags (``_byte_array_keep``'s checked path): every value is moved and
-    only a kept one advances the data and row cursors (``*dp``, ``*jp``). How many values were read (see
-    ``_byte_array_unpacked``)."""
-    cdef int32_t idx[256]
-    cdef Py_ssize_t i = 0, got, want, t, s, j = jp[0]
-    cdef int32_t a, e, ln
-    cdef int64_t d = dp[0]
-    while i < take:
-        want = take - i if take - i < 256 else 256
-        s = (i >> 3) * w
-        got = pe_unpack_vector(p + s, nbytes - s, w, want, ndict, NULL, 0, <uint8_t*>idx)
-        for t in range(got):
-            a = doff[idx[t]]
-            e = doff[idx[t] + 1]
-            if e - a <= 16:
-                memcpy(od + d, dd + a, 16)
-            else:
-                memcpy(od + d, dd + a, e - a)
-            ln = (e - a) & -(<int32_t>(kp[i + t] != 0))
-            d += ln
-            oo[j] = <int32_t>d
-            j += kp[i + t] != 0
-        i += got
-        if got < want:
-            break
-    dp[0] = d
-    jp[0] = j
+    if kp != NULL:
+        jp[0] = j
     return i
 
 
@@ -1117,7 +1100,6 @@ cdef int _byte_array_keep(const uint8_t* b, Py_ssize_t end, Py_ssize_t* pos, Py_
     ``_page_fits``) every value is moved and only a kept one advances the data and row cursors (no branch on
     the flag); otherwise only kept values are appended, each checked."""
     cdef Py_ssize_t done = 0, count, nbytes, k, take, fast, bit, j = 0, first
-    cdef int32_t a, e, ln
     cdef uint32_t value, v
     cdef uint64_t word, mask = (<uint64_t>1 << w) - 1
     cdef bint packed
@@ -1133,7 +1115,7 @@ cdef int _byte_array_keep(const uint8_t* b, Py_ssize_t end, Py_ssize_t* pos, Py_
         fast = _fast_values(nbytes, w, take) if packed and w and checked else 0
         # the run's first values with their indices unpacked 16 at a time where the vector path is on; the scalar
         # loops go on from the first value it left
-        first = _byte_array_keep_unpacked(p, nbytes, w, take, ndict, doff, dd, od, &d, oo, &j, kp + done) \
+        first = _byte_array_unpacked(p, nbytes, w, take, ndict, doff, dd, od, &d, oo, kp + done, &j) \
             if packed and w and checked and _unpack_on() else 0
         bit = first * w
         if first > fast:
@@ -1145,15 +1127,7 @@ cdef int _byte_array_keep(const uint8_t* b, Py_ssize_t end, Py_ssize_t* pos, Py_
             if v >= ndict:
                 rc = -3
                 break
-            a = doff[v]
-            e = doff[v + 1]
-            if e - a <= 16:
-                memcpy(od + d, dd + a, 16)
-            else:
-                memcpy(od + d, dd + a, e - a)
-            # the length when kept, else 0, as a mask (a branch on the flag would be mispredicted at each drop)
-            ln = (e - a) & -(<int32_t>(kp[done + k] != 0))
-            d += ln
+            d = _moved_if(doff, dd, v, od, d, kp[done + k] != 0)
             oo[j] = <int32_t>d
             j += kp[done + k] != 0
         if rc:
@@ -1255,7 +1229,7 @@ def dictionary_byte_array(const uint8_t[::1] buf, Py_ssize_t pos, Py_ssize_t end
                 if checked:
                     # the run's first values with their indices unpacked 16 at a time where the vector path is on;
                     # the scalar loops go on from the first value it left
-                    first = _byte_array_unpacked(p, nbytes, w, take, ndict, doff, dd, od, &d, oo + done) \
+                    first = _byte_array_unpacked(p, nbytes, w, take, ndict, doff, dd, od, &d, oo + done, NULL, NULL) \
                         if w and _unpack_on() else 0
                     bit = first * w
                     if first > fast:
